@@ -1,0 +1,12 @@
+"""The Primal Gradient Solver (PGS) for p-norm regularised linear learning, compiled with Numba.
+
+Public API::
+
+    from solver import PGSClassifier, PGSRegressor, load_model, warm_up, TracePoint
+"""
+
+from .estimators import PGSClassifier, PGSRegressor, load_model
+from .tracing import TracePoint, time_to_target
+from .warmup import warm_up
+
+__all__ = ["PGSClassifier", "PGSRegressor", "TracePoint", "load_model", "time_to_target", "warm_up"]

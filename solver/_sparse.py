@@ -1,0 +1,74 @@
+"""The one row-access layer every kernel uses, for CSR and dense input alike.
+
+A kernel sees a data set as the tuple ``(data, indices, indptr, dense)``:
+
+* CSR: the matrix's own arrays; the features of row i are ``indices[pos]`` for
+  ``pos in range(indptr[i], indptr[i + 1])``.
+* dense (C-contiguous, shape (m, n)): ``data`` is the matrix raveled (a view, no copy),
+  ``indices = arange(n)`` and ``indptr = arange(0, m*n + 1, n)``; the feature of position ``pos``
+  is ``indices[pos - indptr[i]]``.
+
+``row_extent`` returns ``(start, end, base)`` so that the loop ``indices[pos - base]`` serves both
+(``base`` is 0 for CSR), with no branch inside the loop over a row's non-zeros. Sparse input is never
+densified; dense input costs O(m + n) extra memory.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+
+class KernelData(NamedTuple):
+    data: np.ndarray  # float32 or float64, 1-D
+    indices: np.ndarray  # int32
+    indptr: np.ndarray  # int64
+    dense: bool
+    n_features: int
+
+
+def as_kernel_data(X) -> KernelData:
+    """View a validated 2-D float array or CSR matrix as kernel arrays (copies only what it must)."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        indices = X.indices
+        if indices.dtype != np.int32:
+            if X.shape[1] >= np.iinfo(np.int32).max:
+                raise ValueError(f"at most {np.iinfo(np.int32).max - 1} features are supported")
+            indices = indices.astype(np.int32)
+        return KernelData(
+            np.ascontiguousarray(X.data),
+            np.ascontiguousarray(indices),
+            X.indptr.astype(np.int64, copy=False),
+            False,
+            X.shape[1],
+        )
+    X = np.ascontiguousarray(X)
+    m, n = X.shape
+    return KernelData(
+        X.reshape(-1),
+        np.arange(n, dtype=np.int32),
+        np.arange(m + 1, dtype=np.int64) * n,
+        True,
+        n,
+    )
+
+
+def mean_row_nnz(X: KernelData) -> float:
+    m = X.indptr.shape[0] - 1
+    return float(X.indptr[-1]) / max(m, 1)
+
+
+@njit(cache=True, inline="always")
+def row_extent(X, i):
+    indptr, dense = X[2], X[3]
+    start = indptr[i]
+    end = indptr[i + 1]
+    base = start if dense else 0
+    return start, end, base

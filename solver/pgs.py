@@ -1,0 +1,288 @@
+"""The Primal Gradient Solver (PGS paper, Figures 1 and 2) at O(k d) cost per iteration for every p.
+
+Objective, eq. (7)::
+
+    F(w) = sigma / (2 (p - 1)) * ||w||_p^2 + (1/m) * sum_i l(<w, x_i>; y_i),   p in (1, 2]
+
+Figure 1 keeps lambda, the running sum of negated minibatch sub-gradients, and sets
+``w_t = grad r*(lambda / ((t + 1) sigma))``. Figure 2 evaluates that gradient coordinate by coordinate,
+which costs O(n) per iteration for p < 2. We use the factorisation of papers/README.md instead::
+
+    w_t = C_t * phi(lambda),   phi(x) = sgn(x) |x|^(q-1),   C_t = ||lambda||_q^(2-q) / ((q-1)(t+1) sigma)
+    ||w_t||_p = (p - 1) ||lambda||_q / ((t + 1) sigma)
+
+so that only the coordinates a minibatch touches change, and the scalar C_t absorbs both the
+1/((t+1) sigma) decay and the projection onto the ball {||w||_p <= B} (erratum 1: the factor is
+B / ||w_t||_p). The sum S = sum_j |lambda_j|^q is updated with each touched coordinate and recomputed
+exactly every ``refresh_every`` iterations, which removes floating-point drift at amortised O(1) cost.
+
+Numerical range. For p < 2, q = p / (p - 1) reaches 21 at p = 1.05, and |lambda_j|^q overflows for
+|lambda_j| beyond about 1e14. ``phi`` and S are therefore kept relative to a power-of-two scale
+``ref``: phi_j = sgn |lambda_j / ref|^(q-1), which the refresh re-picks when max |lambda / ref| leaves
+[2^-8, 2^8] (and at once when a coordinate nears overflow). The products C * phi are independent of
+``ref``.
+
+The running average of w_1..w_T (``output="average"``) is kept lazily: AVG_j accumulates
+phi_j * (P - MARK_j), where P is the prefix sum of the scalars C_t and MARK_j the value of P when
+coordinate j last changed, as averaged SGD does for p = 2 (Bottou; scikit-learn's ASGD).
+
+``t0`` generalises the paper's (t + 1) sigma to (t + t0) sigma: t0 = 1 is Figure 1 exactly; a larger
+t0 adds t0 - 1 rounds of pure regulariser to the follow-the-regularised-leader sum, which keeps the
+objective and the logarithmic-regret argument (Lemma 1) while taming the first steps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._sparse import KernelData, mean_row_nnz, row_extent
+from .losses import loss_derivative
+
+# Columns of the per-coordinate state array ``weights`` (shape (n_weights, 4); one row per coordinate
+# keeps the four values of a coordinate in one cache line, since the minibatch touches them together).
+PHI, LAM, AVG, MARK = range(4)
+# Entries of the scalar state ``scal``.
+S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS = range(6)
+# Entries of the hyper-parameter array ``hyp``.
+H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH = range(10)
+
+# |lambda / ref| above this would risk overflow in |.|^q once summed over up to 2^60 coordinates.
+_EXPONENT_BUDGET = 900.0
+# The refresh re-picks ref when max |lambda / ref| leaves [1 / _REF_BAND, _REF_BAND].
+_REF_BAND = 256.0
+# The lazy average loses log2(P / C_t) bits in P - MARK_j; for p < 2 a refresh restarts P once that
+# passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda grows when q is large, so this
+# restart happens about once per 1.3- to 2-fold growth of lambda for p near 1, and every few thousand
+# iterations for p near 2. For p = 2, C_t ~ 1 / t and the periodic refresh keeps P / C_t near
+# refresh_every.)
+_PREFIX_SPAN = 2.0**12
+
+
+@njit(cache=True, inline="always")
+def _move_coordinate(weights, j, delta, q, inv_ref, prefix, average):
+    """lambda_j += delta. Returns the change of sum |lambda_j / ref|^q and the new |lambda_j / ref|."""
+    if average:
+        weights[j, AVG] += weights[j, PHI] * (prefix - weights[j, MARK])
+        weights[j, MARK] = prefix
+    old = weights[j, LAM]
+    new = old + delta
+    weights[j, LAM] = new
+    a_old = abs(old) * inv_ref
+    a_new = abs(new) * inv_ref
+    if q == 2.0:
+        weights[j, PHI] = new * inv_ref
+        return a_new * a_new - a_old * a_old, a_new
+    phi = a_new ** (q - 1.0)
+    change = a_new * phi - a_old * abs(weights[j, PHI])
+    weights[j, PHI] = phi if new >= 0.0 else -phi
+    return change, a_new
+
+
+@njit(cache=True)
+def _flush_average(weights, prefix):
+    """Bring every AVG_j up to date and restart the prefix sum P at 0 (the caller resets P).
+
+    Restarting P keeps P - MARK_j accurate, and must precede any change of ``ref``.
+    """
+    for j in range(weights.shape[0]):
+        weights[j, AVG] += weights[j, PHI] * (prefix - weights[j, MARK])
+        weights[j, MARK] = 0.0
+
+
+@njit(cache=True)
+def _refresh(weights, q, ref):
+    """The exact S = sum |lambda_j / ref|^q, after re-picking ``ref`` if needed (p < 2)."""
+    n = weights.shape[0]
+    if q != 2.0:
+        amax = 0.0
+        for j in range(n):
+            amax = max(amax, abs(weights[j, LAM]))
+        scaled = amax / ref
+        if amax > 0.0 and (scaled > _REF_BAND or scaled < 1.0 / _REF_BAND):
+            ref = 2.0 ** math.ceil(math.log2(amax))
+            for j in range(n):
+                lam = weights[j, LAM]
+                phi = (abs(lam) / ref) ** (q - 1.0)
+                weights[j, PHI] = phi if lam >= 0.0 else -phi
+    inv_ref = 1.0 / ref
+    sumq = 0.0
+    for j in range(n):
+        sumq += abs(weights[j, LAM]) * inv_ref * abs(weights[j, PHI])
+    return sumq, ref
+
+
+@njit(cache=True)
+def pgs_chunk(X, y, batches, hyp, weights, scal):
+    """Run ``len(batches) // k`` iterations of Figure 1, continuing from the state in ``weights``/``scal``.
+
+    ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
+    describes w_t = scal[S_COEF] * weights[:, PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
+    iterate stopped being finite (the caller raises).
+    """
+    data, indices = X[0], X[1]
+    code = int(hyp[H_LOSS])
+    sigma = hyp[H_SIGMA]
+    q = hyp[H_Q]
+    t0 = hyp[H_T0]
+    radius = hyp[H_RADIUS]
+    fit_bias = hyp[H_BIAS] != 0.0
+    bias_value = hyp[H_BIAS]
+    k = int(hyp[H_K])
+    eps = hyp[H_EPS]
+    average = hyp[H_AVERAGE] != 0.0
+    refresh_every = int(hyp[H_REFRESH])
+    overflow_at = 2.0 ** (_EXPONENT_BUDGET / q)
+    bias_j = weights.shape[0] - 1
+
+    t = int(scal[S_T])
+    coef = scal[S_COEF]
+    sumq = scal[S_SUMQ]
+    ref = scal[S_REF]
+    prefix = scal[S_PREFIX]
+    inv_ref = 1.0 / ref
+    grad = np.empty(k)
+
+    for it in range(batches.shape[0] // k):
+        t += 1
+        # Figure 1, lines 4-6: lambda_t, the minibatch sub-gradient at w_{t-1} = coef * phi.
+        for b in range(k):
+            i = batches[it * k + b]
+            start, end, base = row_extent(X, i)
+            dot = 0.0
+            for pos in range(start, end):
+                dot += data[pos] * weights[indices[pos - base], PHI]
+            if fit_bias:
+                dot += bias_value * weights[bias_j, PHI]
+            grad[b] = loss_derivative(code, coef * dot, y[i], eps) / k
+        # Line 7: lambda <- lambda - lambda_t, touching only the minibatch's coordinates.
+        largest = 0.0
+        for b in range(k):
+            g = grad[b]
+            if g == 0.0:
+                continue
+            i = batches[it * k + b]
+            start, end, base = row_extent(X, i)
+            for pos in range(start, end):
+                change, a = _move_coordinate(
+                    weights, indices[pos - base], -g * data[pos], q, inv_ref, prefix, average
+                )
+                sumq += change
+                largest = max(largest, a)
+            if fit_bias:
+                change, a = _move_coordinate(
+                    weights, bias_j, -g * bias_value, q, inv_ref, prefix, average
+                )
+                sumq += change
+                largest = max(largest, a)
+        if t == 1 or t % refresh_every == 0 or largest > overflow_at:
+            if average:
+                _flush_average(weights, prefix)
+                prefix = 0.0
+            sumq, ref = _refresh(weights, q, ref)
+            inv_ref = 1.0 / ref
+        sumq = max(sumq, 0.0)
+        # Line 8 and Figure 2: w_t = grad r*(lambda / ((t + t0 - 1 + 1) sigma)) = coef * phi.
+        s = 1.0 / ((t + t0) * sigma)
+        if sumq == 0.0:
+            coef = 0.0
+            norm_w = 0.0
+        elif q == 2.0:
+            norm_w = ref * math.sqrt(sumq) * s
+            coef = ref * s
+        else:
+            # ||w_t||_p = (p - 1) ||lambda||_q s, and p - 1 = 1 / (q - 1).
+            norm_w = ref * sumq ** (1.0 / q) * s / (q - 1.0)
+            coef = ref * sumq ** ((2.0 - q) / q) * s / (q - 1.0)
+        # Figure 2, line 6 (erratum 1): project onto ||w||_p <= B by the scalar B / ||w_t||_p.
+        if norm_w > radius:
+            coef *= radius / norm_w
+        if average and q != 2.0 and prefix > _PREFIX_SPAN * coef:
+            _flush_average(weights, prefix)
+            prefix = 0.0
+        prefix += coef
+        if not (math.isfinite(coef) and math.isfinite(sumq)):
+            scal[S_STATUS] = 1.0
+            break
+
+    scal[S_T] = t
+    scal[S_COEF] = coef
+    scal[S_SUMQ] = sumq
+    scal[S_REF] = ref
+    scal[S_PREFIX] = prefix
+
+
+class PGSState:
+    """The state of one PGS run on one binary or regression problem, advanced chunk by chunk.
+
+    Parameters
+    ----------
+    X : KernelData
+        The training data (see ``solver._sparse``).
+    y : ndarray of shape (m,), float64
+        Targets: +-1 for classification losses, real values for regression.
+    loss_code, p, sigma, radius, fit_intercept, batch_size, t0, epsilon, average
+        As in ``PGSClassifier``; ``radius`` is a number or ``math.inf``, ``average`` whether to
+        maintain the running average of the iterates.
+    """
+
+    def __init__(
+        self,
+        X: KernelData,
+        y: np.ndarray,
+        *,
+        loss_code: int,
+        p: float,
+        sigma: float,
+        radius: float,
+        fit_intercept: bool,
+        batch_size: int,
+        t0: float,
+        epsilon: float,
+        average: bool,
+    ):
+        self.X = X
+        self.y = y
+        n_weights = X.n_features + int(fit_intercept)
+        q = 2.0 if p == 2.0 else p / (p - 1.0)
+        row_cost = mean_row_nnz(X) + int(fit_intercept)
+        refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
+        self.hyp = np.array(
+            [loss_code, sigma, q, t0, radius, 1.0 if fit_intercept else 0.0, batch_size, epsilon,
+             1.0 if average else 0.0, refresh_every],
+            dtype=np.float64,
+        )
+        self.weights = np.zeros((n_weights, 4))
+        self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+        self.fit_intercept = fit_intercept
+        self.p = p
+
+    @property
+    def t(self) -> int:
+        return int(self.scal[S_T])
+
+    def run(self, batches: np.ndarray) -> None:
+        """Advance by ``len(batches) // batch_size`` iterations."""
+        pgs_chunk(self.X, self.y, batches, self.hyp, self.weights, self.scal)
+        if self.scal[S_STATUS]:
+            raise FloatingPointError(
+                f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp[H_SIGMA]:g}): the "
+                "iterate is no longer finite. Scale the features (e.g. MaxAbsScaler or "
+                "StandardScaler), increase sigma, keep radius='auto' (an unbounded domain lets the "
+                "squared loss blow up), or use a p closer to 2."
+            )
+
+    def current(self) -> np.ndarray:
+        """w_t, the last iterate, as a dense vector of length n_weights."""
+        return self.scal[S_COEF] * self.weights[:, PHI]
+
+    def average(self) -> np.ndarray:
+        """(w_1 + ... + w_t) / t, or the last iterate when averaging was not requested or t = 0."""
+        t = self.t
+        if not self.hyp[H_AVERAGE] or t == 0:
+            return self.current()
+        w = self.weights
+        return (w[:, AVG] + w[:, PHI] * (self.scal[S_PREFIX] - w[:, MARK])) / t
+
