@@ -174,17 +174,22 @@ class Loss:
     classification: bool
     regression: bool
     smooth: bool  # differentiable everywhere (L-BFGS and the like need it)
+    # Bound on d^2 l / dz^2 (1 for the hinge, as a scale): sets the first step of t0="auto".
+    curvature: float
 
 
 LOSSES: dict[str, Loss] = {
     loss.name: loss
     for loss in (
-        Loss("hinge", HINGE, classification=True, regression=False, smooth=False),
-        Loss("logistic", LOGISTIC, classification=True, regression=False, smooth=True),
-        Loss("squared", SQUARED, classification=True, regression=True, smooth=True),
-        Loss("squared_hinge", SQUARED_HINGE, classification=True, regression=False, smooth=True),
-        Loss("smooth_hinge", SMOOTH_HINGE, classification=True, regression=False, smooth=True),
-        Loss("huber", HUBER, classification=False, regression=True, smooth=True),
+        Loss("hinge", HINGE, classification=True, regression=False, smooth=False, curvature=1.0),
+        Loss("logistic", LOGISTIC, classification=True, regression=False, smooth=True,
+             curvature=0.25),
+        Loss("squared", SQUARED, classification=True, regression=True, smooth=True, curvature=2.0),
+        Loss("squared_hinge", SQUARED_HINGE, classification=True, regression=False, smooth=True,
+             curvature=2.0),
+        Loss("smooth_hinge", SMOOTH_HINGE, classification=True, regression=False, smooth=True,
+             curvature=1.0),
+        Loss("huber", HUBER, classification=False, regression=True, smooth=True, curvature=2.0),
     )
 }
 

@@ -1,0 +1,251 @@
+"""PGSClassifier / PGSRegressor: scikit-learn conformance, validation, input kinds, stopping."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from solver import PGSClassifier, PGSRegressor, load_model
+from solver.tracing import time_to_target
+
+
+@parametrize_with_checks([PGSClassifier(), PGSRegressor(), PGSClassifier(p=1.5, loss="hinge")])
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
+
+
+def _binary(seed=0, n=300):
+    X, y = make_classification(n_samples=n, n_features=8, random_state=seed)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"p": 2.5}, ["'p'", "(1.0, 2.0]", "2.5"]),
+        ({"p": 1.0}, ["'p'", "(1.0, 2.0]", "1.0"]),
+        ({"sigma": 0.0}, ["'sigma'", "(0.0, inf)", "0.0"]),
+        ({"sigma": -1.0}, ["'sigma'", "-1.0"]),
+        ({"batch_size": 0}, ["'batch_size'", "[1, inf)", "0"]),
+        ({"loss": "cauchy"}, ["'loss'", "logistic", "cauchy"]),
+        ({"output": "best"}, ["'output'", "average", "best"]),
+        ({"radius": -2.0}, ["'radius'", "-2.0"]),
+        ({"t0": 0.5}, ["'t0'", "0.5"]),
+        ({"target_score": float("nan")}, ["'target_score'", "nan"]),
+    ],
+)
+def test_bad_parameters_name_parameter_range_and_value(params, words):
+    X, y = _binary()
+    with pytest.raises(ValueError) as info:
+        PGSClassifier(**params).fit(X, y)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_regressor_rejects_classification_losses():
+    X, y = make_regression(n_samples=50, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="'loss' parameter of PGSRegressor.*'squared'.*Got 'logistic'"):
+        PGSRegressor(loss="logistic").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("X_change", "y_change", "match"),
+    [
+        (lambda X: np.where(X > 1.5, np.nan, X), None, "Input X contains NaN"),
+        (lambda X: np.where(X > 1.5, np.inf, X), None, "Input X contains infinity"),
+        (None, lambda y: np.where(np.arange(y.size) == 3, np.nan, y), "Input y contains NaN"),
+        (lambda X: X[:-1], None, "inconsistent numbers of samples"),
+        (None, lambda y: np.zeros_like(y), "at least 2 classes.*got 1 class"),
+    ],
+)
+def test_bad_data_gets_clear_errors(X_change, y_change, match, as_input):
+    X, y = _binary()
+    y = y.astype(float)
+    X = X_change(X) if X_change else X
+    y = y_change(y) if y_change else y
+    with pytest.raises(ValueError, match=match):
+        PGSClassifier().fit(as_input(X) if np.isfinite(X).all() else X, y)
+
+
+@pytest.mark.parametrize("p", [1.3, 2.0])
+@pytest.mark.parametrize("output", ["average", "last", "random"])
+def test_dense_and_sparse_give_the_same_model(p, output):
+    X, y = _binary(seed=1)
+    X[np.abs(X) < 0.5] = 0.0
+    params = dict(p=p, output=output, random_state=3, sigma=1e-3)
+    dense = PGSClassifier(**params).fit(X, y)
+    sparse = PGSClassifier(**params).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(dense.intercept_, sparse.intercept_, rtol=1e-10, atol=1e-13)
+
+
+def test_same_random_state_same_model_and_different_seeds_differ():
+    X, y = _binary()
+    a = PGSClassifier(random_state=7).fit(X, y).coef_
+    b = PGSClassifier(random_state=7).fit(X, y).coef_
+    c = PGSClassifier(random_state=8).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_labels_of_any_two_values():
+    X, y = _binary()
+    labels = np.where(y == 1, "spam", "ham")
+    clf = PGSClassifier(random_state=0).fit(X, labels)
+    assert set(clf.predict(X)) <= {"spam", "ham"}
+    assert clf.classes_.tolist() == ["ham", "spam"]
+    assert clf.score(X, labels) > 0.8
+
+
+def test_multiclass_one_vs_rest(as_input):
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    clf = PGSClassifier(sigma=1e-3, n_iter=20000, random_state=0).fit(as_input(X), y)
+    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+    assert clf.decision_function(as_input(X)).shape == (150, 3)
+    proba = clf.predict_proba(as_input(X))
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    np.testing.assert_array_equal(proba.argmax(1), clf.predict(as_input(X)))
+    assert clf.score(as_input(X), y) > 0.85
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared", "squared_hinge", "smooth_hinge"])
+def test_predict_proba_only_for_logistic(loss):
+    X, y = _binary()
+    clf = PGSClassifier(loss=loss, random_state=0).fit(X, y)
+    assert not hasattr(clf, "predict_proba")
+    assert clf.score(X, y) > 0.8
+
+
+def test_squared_loss_classifier_predicts_by_sign():
+    X, y = _binary()
+    clf = PGSClassifier(loss="squared", sigma=1e-3, random_state=0).fit(X, y)
+    scores = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(scores > 0).astype(int)])
+
+
+def test_regressor_learns_a_linear_function(as_input):
+    X, y, w = make_regression(n_samples=400, n_features=5, noise=0.1, coef=True, random_state=0)
+    y = y / np.std(y)
+    reg = PGSRegressor(sigma=1e-6, n_iter=40000, random_state=0).fit(as_input(X), y)
+    assert reg.score(as_input(X), y) > 0.99
+    huber = PGSRegressor(loss="huber", sigma=1e-6, n_iter=40000, random_state=0).fit(X, y)
+    assert huber.score(X, y) > 0.95
+
+
+def test_export_and_load_without_pickle():
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = PGSClassifier(sigma=1e-3, random_state=0).fit(X, names)
+    meta, arrays = clf.export_model()
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as stored:
+        loaded = load_model(meta, dict(stored))
+    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X))
+    import json
+
+    assert json.loads(json.dumps(meta)) == meta
+
+    reg = PGSRegressor(random_state=0).fit(X, y.astype(float))
+    loaded = load_model(*reg.export_model())
+    np.testing.assert_allclose(loaded.predict(X), reg.predict(X))
+
+
+def test_trace_records_checkpoints_and_time_to_target():
+    X, y = _binary(n=2000)
+    clf = PGSClassifier(sigma=1e-4, random_state=0, n_iter=50000)
+    clf.fit(X[:1500], y[:1500], eval_set=(X[1500:], y[1500:]))
+    trace = clf.trace_
+    assert trace[0].iteration == 0 and trace[-1].iteration == clf.n_iter_ == 50000
+    assert all(a.iteration < b.iteration for a, b in zip(trace, trace[1:], strict=False))
+    assert all(a.solver_seconds <= b.solver_seconds for a, b in zip(trace, trace[1:], strict=False))
+    assert all(pt.score_name == "accuracy" and 0 <= pt.test_score <= 1 for pt in trace)
+    assert trace[-1].test_score == pytest.approx(clf.score(X[1500:], y[1500:]))
+    assert trace[-1].objective < trace[0].objective
+    reached = time_to_target(trace, [0.5, 1.01], higher_is_better=True)
+    assert reached[1.01] is None
+    assert reached[0.5] == next(pt.solver_seconds for pt in trace if pt.test_score >= 0.5)
+
+
+def test_trace_without_eval_set_only_on_request():
+    X, y = _binary()
+    assert PGSClassifier(random_state=0).fit(X, y).trace_ == []
+    trace = PGSClassifier(random_state=0).fit(X, y, trace=True).trace_
+    assert trace and all(pt.test_score is None for pt in trace)
+
+
+def test_regression_trace_is_rmse():
+    X, y = make_regression(n_samples=500, n_features=4, noise=1.0, random_state=0)
+    y = y / y.std()
+    reg = PGSRegressor(random_state=0, target_score=0.3)
+    reg.fit(X[:400], y[:400], eval_set=(X[400:], y[400:]))
+    assert reg.trace_[-1].score_name == "rmse"
+    assert reg.stop_reason_ == "target_score" and reg.trace_[-1].test_score <= 0.3
+
+
+def test_stop_at_target_score():
+    X, y = _binary(n=3000)
+    clf = PGSClassifier(random_state=0, n_iter=10**6, target_score=0.8)
+    clf.fit(X[:2000], y[:2000], eval_set=(X[2000:], y[2000:]))
+    assert clf.stop_reason_ == "target_score"
+    assert clf.n_iter_ < 10**6
+    assert clf.trace_[-1].test_score >= 0.8
+
+
+def test_stop_at_time_budget():
+    X, y = _binary(n=3000)
+    clf = PGSClassifier(random_state=0, n_iter=10**9, time_budget=0.2).fit(X, y)
+    assert clf.stop_reason_ == "time_budget"
+    assert 0 < clf.n_iter_ < 10**9
+
+
+def test_callback_sees_progress_and_can_stop():
+    X, y = _binary(n=3000)
+    seen = []
+
+    def callback(progress):
+        seen.append(progress)
+        return len(seen) < 3
+
+    clf = PGSClassifier(random_state=0, n_iter=10**8)
+    clf.fit(X[:2000], y[:2000], eval_set=(X[2000:], y[2000:]), callback=callback)
+    assert clf.stop_reason_ == "callback" and len(seen) == 3
+    assert [s.iteration for s in seen] == sorted(s.iteration for s in seen)
+    assert seen[-1].iteration == clf.n_iter_ and seen[-1].n_iter == 10**8
+    assert sum(len(s.new_points) for s in seen) == len(clf.trace_)
+    assert clf.predict(X).shape == (3000,)  # still a fitted model
+
+
+@pytest.mark.parametrize("p", [1.05, 1.5, 2.0])
+def test_small_p_and_small_sigma_stay_finite(p):
+    X, y = _binary(n=500)
+    X = X * 50.0  # unscaled features make lambda large
+    clf = PGSClassifier(p=p, sigma=1e-9, n_iter=300000, radius=None, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_)) and np.isfinite(clf.intercept_).all()
+
+
+def test_divergence_raises_an_actionable_error():
+    X, y = _binary()
+    with pytest.raises(FloatingPointError, match="Scale the features.*increase sigma"):
+        PGSRegressor(radius=None, t0=1.0, sigma=1e-8, random_state=0).fit(X * 1e150, y * 1.0)
+
+
+def test_random_output_is_the_paper_line_9():
+    X, y = _binary()
+    # With a single iteration the random iterate can only be w_1, the last one.
+    one = dict(n_iter=1, random_state=0, fit_intercept=False)
+    np.testing.assert_array_equal(
+        PGSClassifier(output="random", **one).fit(X, y).coef_,
+        PGSClassifier(output="last", **one).fit(X, y).coef_,
+    )
+    clf = PGSClassifier(output="random", t0=1.0, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.7 and math.isfinite(clf.coef_.sum())
