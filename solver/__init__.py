@@ -5,7 +5,8 @@ Public API::
     from solver import PGSClassifier, PGSRegressor, load_model, warm_up, TracePoint
 """
 
-from .estimators import PGSClassifier, PGSRegressor, load_model
+from ._base import load_model
+from .estimators import PGSClassifier, PGSRegressor
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
 
