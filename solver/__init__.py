@@ -7,7 +7,17 @@ Public API::
 
 from ._base import load_model
 from .estimators import PGSClassifier, PGSRegressor
+from .registry import SOLVERS, estimator_for
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
 
-__all__ = ["PGSClassifier", "PGSRegressor", "TracePoint", "load_model", "time_to_target", "warm_up"]
+__all__ = [
+    "SOLVERS",
+    "PGSClassifier",
+    "PGSRegressor",
+    "TracePoint",
+    "estimator_for",
+    "load_model",
+    "time_to_target",
+    "warm_up",
+]

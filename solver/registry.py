@@ -1,0 +1,43 @@
+"""The solvers a training job can name: one entry per solver, nothing else to change elsewhere.
+
+The service validates a job's ``solver`` and ``params`` against this table and trains with the
+estimator class it gives for the data set's task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._base import LinearModelBase
+from .estimators import PGSClassifier, PGSRegressor
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    name: str
+    classifier: type[LinearModelBase] | None
+    regressor: type[LinearModelBase] | None
+    summary: str
+
+
+SOLVERS: dict[str, SolverSpec] = {
+    spec.name: spec
+    for spec in (
+        SolverSpec("pgs", PGSClassifier, PGSRegressor,
+                   "Primal Gradient Solver, p-norm regularised (PGS paper, Figures 1-2)"),
+    )
+}
+
+
+def estimator_for(solver: str, task: str, params: dict) -> LinearModelBase:
+    """A validated, unfitted estimator for ``task`` ("binary", "multiclass" or "regression").
+
+    Raises ``KeyError`` for an unknown solver, ``ValueError``/``TypeError`` for bad parameters.
+    """
+    spec = SOLVERS[solver]
+    cls = spec.regressor if task == "regression" else spec.classifier
+    if cls is None:
+        raise ValueError(f"solver {solver!r} does not support {task} tasks")
+    estimator = cls(**params)
+    estimator.validate_params()
+    return estimator
