@@ -146,9 +146,29 @@ class LinearModelBase(BaseEstimator):
             "n_features_in": int(self.n_features_in_),
             "n_iter": int(self.n_iter_),
             "classes": self.classes_.tolist() if hasattr(self, "classes_") else None,
+            "nnz_weights": int(np.count_nonzero(self.coef_)),
         }
         arrays = {"coef": np.asarray(self.coef_), "intercept": np.atleast_1d(self.intercept_)}
         return meta, arrays
+
+    @classmethod
+    def _from_export(cls, meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
+        """The inverse of ``export_model`` for this class (see ``load_model``)."""
+        est = cls(**meta["params"])
+        est.n_features_in_ = int(meta["n_features_in"])
+        est.n_iter_ = int(meta["n_iter"])
+        coef = np.asarray(arrays["coef"], dtype=np.float64)
+        intercept = np.asarray(arrays["intercept"], dtype=np.float64)
+        if coef.shape[-1] != est.n_features_in_:
+            raise ValueError("coef does not match n_features_in")
+        if isinstance(est, ClassifierMixin):
+            est.classes_ = np.asarray(meta["classes"])
+            est.coef_, est.intercept_ = coef.reshape(-1, est.n_features_in_), intercept
+        else:
+            est.coef_, est.intercept_ = coef.reshape(-1), float(intercept[0])
+        est.trace_ = []
+        est.stop_reason_ = "loaded"
+        return est
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -261,21 +281,7 @@ def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
     """Rebuild a fitted estimator from ``export_model()`` output; runs no code from the data."""
     if meta.get("format") != 1 or meta.get("estimator") not in ESTIMATORS:
         raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
-    est = ESTIMATORS[meta["estimator"]](**meta["params"])
-    est.n_features_in_ = int(meta["n_features_in"])
-    est.n_iter_ = int(meta["n_iter"])
-    coef = np.asarray(arrays["coef"], dtype=np.float64)
-    intercept = np.asarray(arrays["intercept"], dtype=np.float64)
-    if coef.shape[-1] != est.n_features_in_:
-        raise ValueError("coef does not match n_features_in")
-    if isinstance(est, ClassifierMixin):
-        est.classes_ = np.asarray(meta["classes"])
-        est.coef_, est.intercept_ = coef.reshape(-1, est.n_features_in_), intercept
-    else:
-        est.coef_, est.intercept_ = coef.reshape(-1), float(intercept[0])
-    est.trace_ = []
-    est.stop_reason_ = "loaded"
-    return est
+    return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
 
 
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:

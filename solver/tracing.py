@@ -28,6 +28,10 @@ class TracePoint:
     objective: float
     test_score: float | None = None
     score_name: str | None = None
+    # Non-zero weights of the predictor (the L1 paper's density plots) and, for solvers that count
+    # them, data accesses (non-zeros of X read so far; the L1 paper's x-axis).
+    nnz_weights: int | None = None
+    data_accesses: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -45,7 +49,10 @@ class Progress:
 
 
 class Engine(Protocol):
-    """An iterative solver the driver can advance: ``t`` iterations done so far."""
+    """An iterative solver the driver can advance: ``t`` iterations done so far.
+
+    An engine may also have an integer attribute ``data_accesses`` (recorded in the trace).
+    """
 
     t: int
     samples_per_iteration: int
@@ -101,7 +108,9 @@ def drive(
     next_time = schedule.interval if schedule.interval else math.inf
 
     def checkpoint() -> TracePoint:
-        objective, score = evaluate(engine.output_weights())
+        weights = engine.output_weights()
+        objective, score = evaluate(weights)
+        accesses = getattr(engine, "data_accesses", None)
         point = TracePoint(
             iteration=engine.t,
             samples_seen=engine.t * engine.samples_per_iteration,
@@ -109,6 +118,8 @@ def drive(
             objective=float(objective),
             test_score=None if score is None else float(score),
             score_name=score_name if score is not None else None,
+            nnz_weights=int(np.count_nonzero(weights)),
+            data_accesses=None if accesses is None else int(accesses),
         )
         trace.append(point)
         pending.append(point)
