@@ -45,7 +45,7 @@ from .losses import loss_derivative
 # keeps the four values of a coordinate in one cache line, since the minibatch touches them together).
 PHI, LAM, AVG, MARK = range(4)
 # Entries of the scalar state ``scal``.
-S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS = range(6)
+S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK = range(7)
 # Entries of the hyper-parameter array ``hyp``.
 H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS = range(11)
 
@@ -53,6 +53,10 @@ H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, 
 _EXPONENT_BUDGET = 900.0
 # The refresh re-picks ref when max |lambda / ref| leaves [1 / _REF_BAND, _REF_BAND].
 _REF_BAND = 256.0
+# S += new - old carries an absolute error of about eps times the largest term ever added or
+# removed since S was last exact. When that peak exceeds 2^12 S (a dominant term shrank: with
+# q = 21, a 1.5-fold drop of the largest |lambda_j| divides its term by 2^12), S is recomputed.
+_CANCEL_SPAN = 2.0**12
 # The lazy average loses log2(P / C_t) bits in P - MARK_j; for p < 2 a refresh restarts P once that
 # passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda grows when q is large, so this
 # restart happens about once per 1.3- to 2-fold growth of lambda for p near 1, and every few thousand
@@ -87,7 +91,10 @@ def _link_power(a, q, quarters):
 
 @njit(cache=True, inline="always")
 def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
-    """lambda_j += delta. Returns the change of sum |lambda_j / ref|^q and the new |lambda_j / ref|."""
+    """lambda_j += delta.
+
+    Returns the change of S = sum |lambda_j / ref|^q, the term of S removed, and |lambda_j / ref|.
+    """
     if average:
         weights[j, AVG] += weights[j, PHI] * (prefix - weights[j, MARK])
         weights[j, MARK] = prefix
@@ -98,11 +105,11 @@ def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
     a_new = abs(new) * inv_ref
     if q == 2.0:
         weights[j, PHI] = new * inv_ref
-        return a_new * a_new - a_old * a_old, a_new
+        return a_new * a_new - a_old * a_old, a_old * a_old, a_new
     phi = _link_power(a_new, q, quarters)
-    change = a_new * phi - a_old * abs(weights[j, PHI])
+    removed = a_old * abs(weights[j, PHI])
     weights[j, PHI] = phi if new >= 0.0 else -phi
-    return change, a_new
+    return a_new * phi - removed, removed, a_new
 
 
 @njit(cache=True)
@@ -167,6 +174,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     sumq = scal[S_SUMQ]
     ref = scal[S_REF]
     prefix = scal[S_PREFIX]
+    peak = scal[S_PEAK]
     inv_ref = 1.0 / ref
     grad = np.empty(k)
 
@@ -191,23 +199,31 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             i = batches[it * k + b]
             start, end, base = row_extent(X, i)
             for pos in range(start, end):
-                change, a = _move_coordinate(
+                change, old, a = _move_coordinate(
                     weights, indices[pos - base], -g * data[pos], q, quarters, inv_ref, prefix, average
                 )
                 sumq += change
+                peak = max(peak, old)
                 largest = max(largest, a)
             if fit_bias:
-                change, a = _move_coordinate(
+                change, old, a = _move_coordinate(
                     weights, bias_j, -g * bias_value, q, quarters, inv_ref, prefix, average
                 )
                 sumq += change
+                peak = max(peak, old)
                 largest = max(largest, a)
-        if t == 1 or t % refresh_every == 0 or largest > overflow_at:
+        if (
+            t == 1
+            or t % refresh_every == 0
+            or largest > overflow_at
+            or peak > _CANCEL_SPAN * sumq
+        ):
             if average:
                 _flush_average(weights, prefix)
                 prefix = 0.0
             sumq, ref = _refresh(weights, q, quarters, ref)
             inv_ref = 1.0 / ref
+            peak = sumq
         sumq = max(sumq, 0.0)
         # Line 8 and Figure 2: w_t = grad r*(lambda / ((t + t0 - 1 + 1) sigma)) = coef * phi.
         s = 1.0 / ((t + t0) * sigma)
@@ -237,6 +253,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     scal[S_SUMQ] = sumq
     scal[S_REF] = ref
     scal[S_PREFIX] = prefix
+    scal[S_PEAK] = peak
 
 
 class PGSState:
@@ -283,7 +300,7 @@ class PGSState:
             dtype=np.float64,
         )
         self.weights = np.zeros((n_weights, 4))
-        self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+        self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
         self.fit_intercept = fit_intercept
         self.p = p
 
