@@ -1,0 +1,40 @@
+# The PGS service: uvicorn + a process pool, SQLite and files under /opt/pgs/var (a volume).
+# Build: docker build -t pgs-service .      Run: see docker-compose.yml
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    # Compiled Numba kernels: filled at build time (below), readable and writable by the app user.
+    NUMBA_CACHE_DIR=/opt/pgs/numba-cache \
+    PGS_DATA_DIR=/opt/pgs/var \
+    PGS_HOST=0.0.0.0 \
+    PGS_PORT=8000
+
+WORKDIR /opt/pgs
+RUN useradd --system --create-home --uid 10001 --user-group pgs
+
+# Only what the package needs; .dockerignore keeps the rest (venv, var, .git) out of the context.
+COPY pyproject.toml README.md ./
+COPY solver ./solver
+COPY app ./app
+RUN python -m pip install --upgrade pip && python -m pip install .
+
+# Warm-up at build: every kernel signature is compiled into the image's cache, so a new worker
+# process loads it in milliseconds instead of compiling for seconds.
+RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
+    && python -c "from solver import warm_up; warm_up()" \
+    && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
+
+USER pgs
+VOLUME ["/opt/pgs/var"]
+EXPOSE 8000
+
+# No curl in the slim image: ask /readyz with the standard library.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=2).status != 200)"]
+
+# PGS_HOST=0.0.0.0: the server refuses to start unless PGS_API_KEYS is set (or
+# PGS_ALLOW_ANONYMOUS=1); docker-compose.yml reads the keys from .env.
+CMD ["python", "-m", "app"]

@@ -1,0 +1,172 @@
+"""/v1/models: list, read, delete, and predict (JSON dense/sparse rows or svmlight text)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, Depends, Path, Request, Response
+from sqlalchemy import select, update
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import CacheDep, FactoryDep, ModelRowDep, SessionDep, SettingsDep
+from app.api.pagination import CursorQuery, LimitQuery, paginate
+from app.core.config import Settings
+from app.core.db import transaction
+from app.core.errors import ProblemError, field_error, invalid, not_found
+from app.models import Job, Model
+from app.schemas import ModelList, ModelRead, PredictRequest, PredictResponse
+from app.services.model_store import (
+    LoadedModel,
+    ModelCache,
+    delete_model_files,
+    load_model_files,
+)
+from app.services.predict import (
+    instances_to_matrix,
+    predict,
+    svmlight_to_matrix,
+    unsupported_media_type,
+)
+
+router = APIRouter(prefix="/v1/models", tags=["models"])
+
+# Below this many rows the prediction runs on the event loop: a thread hop would cost more than
+# the work (a sparse dot product); larger batches go to the thread pool.
+INLINE_ROWS = 64
+
+
+@router.get("", response_model=ModelList, summary="List models, newest first")
+def list_models(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
+    items, next_cursor = paginate(session, select(Model), Model.id, limit, cursor)
+    return {"items": items, "next_cursor": next_cursor}
+
+
+@router.get("/{model_id}", response_model=ModelRead, summary="One model")
+def get_model(model: ModelRowDep) -> Model:
+    return model
+
+
+@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files")
+def delete_model(
+    model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
+) -> Response:
+    stem = model.file_stem
+    session.execute(update(Job).where(Job.model_id == model.id).values(model_id=None))
+    session.delete(model)
+    session.commit()
+    cache.evict(model.id)
+    delete_model_files(settings.data_dir, stem)
+    return Response(status_code=204)
+
+
+def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
+    from solver import load_model
+
+    with transaction(factory) as s:
+        row = s.get(Model, model_id)
+        if row is None:
+            raise not_found("model", model_id)
+        stem, classes, task = row.file_stem, row.classes, row.task
+        n_features, index_base = row.n_features, row.index_base
+    meta, arrays = load_model_files(settings.data_dir, stem)
+    return LoadedModel(
+        model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
+        n_features=n_features, index_base=index_base,
+        classes=None if classes is None else np.asarray(classes),
+    )
+
+
+async def _cached_model(
+    model_id: Annotated[int, Path(ge=1)], settings: SettingsDep, factory: FactoryDep,
+    cache: CacheDep,
+) -> LoadedModel:
+    # A hit touches neither the database nor the disk; a miss loads in the thread pool.
+    hit = cache.get(model_id)
+    if hit is not None:
+        return hit
+    return await run_in_threadpool(
+        ModelCache.get_or_load, cache, model_id, lambda: _load(settings, factory, model_id)
+    )
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ProblemError(413, f"the body exceeds the limit of {limit} bytes",
+                           kind="payload-too-large")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ProblemError(413, f"the body exceeds the limit of {limit} bytes",
+                               kind="payload-too-large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
+    if media_type == "text/plain":
+        return svmlight_to_matrix(body, model.n_features, model.index_base)
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise invalid(f"the body is not valid JSON: {exc}",
+                      [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
+    return instances_to_matrix(payload, model.n_features)
+
+
+def _run(body: bytes, media_type: str, model: LoadedModel) -> bytes:
+    X = _to_matrix(body, media_type, model)
+    return json.dumps(predict(model, X)).encode()
+
+
+_PREDICT_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {
+                "type": "object",
+                "required": ["instances"],
+                "properties": {"instances": {"type": "array", "minItems": 1, "items": {"anyOf": [
+                    {"type": "array", "items": {"type": "number"},
+                     "description": "dense: n_features numbers"},
+                    {"type": "object", "required": ["indices", "values"], "properties": {
+                        "indices": {"type": "array", "items": {"type": "integer"}},
+                        "values": {"type": "array", "items": {"type": "number"}}},
+                     "description": "sparse, 0-based distinct indices"},
+                ]}}},
+                "description": PredictRequest.__doc__,
+            },
+            "example": {"instances": [[0.1, 0.0, 1.0], {"indices": [0, 2], "values": [0.1, 1]}]}},
+            "text/plain": {"schema": {"type": "string"},
+                           "example": "1:0.5 3:1.25\n2:1 7:-0.5"},
+        },
+    }
+}
+
+
+@router.post(
+    "/{model_id}/predict",
+    response_model=PredictResponse,
+    summary="Predict: JSON dense or sparse rows, or text/plain svmlight lines",
+    openapi_extra=_PREDICT_DOC,
+    responses={415: {"description": "Neither application/json nor text/plain"}},
+)
+async def predict_route(
+    request: Request,
+    settings: SettingsDep,
+    model: Annotated[LoadedModel, Depends(_cached_model)],
+) -> Response:
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype not in ("application/json", "text/plain"):
+        raise unsupported_media_type()
+    body = await _read_body(request, settings.max_predict_bytes)
+    # Small requests inline (see INLINE_ROWS); rows are counted cheaply by newlines/brackets.
+    approx_rows = body.count(b"\n") + 1 if ctype == "text/plain" else body.count(b"]")
+    if approx_rows <= INLINE_ROWS:
+        out = _run(body, ctype, model)
+    else:
+        out = await run_in_threadpool(_run, body, ctype, model)
+    return Response(out, media_type="application/json")

@@ -1,0 +1,1 @@
+"""Cross-cutting pieces of the service: settings, database, errors, auth, metrics, files."""

@@ -1,0 +1,94 @@
+"""create_app(): the FastAPI application, its lifespan (database, migrations, worker pool)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from anyio import to_thread
+from fastapi import Depends, FastAPI
+
+from app.api.routes import datasets, health, jobs, models
+from app.core.config import Settings, get_settings
+from app.core.db import make_engine, make_session_factory, run_migrations
+from app.core.errors import install_error_handlers
+from app.core.metrics import MetricsMiddleware, ServiceMetrics
+from app.core.security import require_api_key
+from app.runner import JobRunner
+from app.services import jobs as job_service
+from app.services.model_store import ModelCache
+
+log = logging.getLogger("app")
+
+API_VERSION = "1.0.0"
+
+
+def _prepare_dirs(settings: Settings) -> None:
+    for d in (settings.data_dir, settings.datasets_dir, settings.models_dir, settings.tmp_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    # Uploads interrupted by a crash leave parts behind; nothing else lives in tmp/.
+    for stale in settings.tmp_dir.glob("upload-*.part"):
+        stale.unlink(missing_ok=True)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; nothing starts until the lifespan runs (no work at import or build time)."""
+    settings = settings or get_settings()
+    metrics = ServiceMetrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        _prepare_dirs(settings)
+        if settings.numba_cache_dir is not None:
+            os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
+        engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
+        await to_thread.run_sync(run_migrations, engine)
+        factory = make_session_factory(engine)
+        runner = JobRunner(settings, factory)
+        app.state.engine = engine
+        app.state.session_factory = factory
+        app.state.runner = runner
+        app.state.model_cache = ModelCache(settings.model_cache_size)
+        # Import the solver now (Numba takes a moment) rather than in the first request.
+        await to_thread.run_sync(__import__, "solver")
+        await to_thread.run_sync(runner.start)
+        log.info("PGS service ready: data dir %s, %d worker(s)", settings.data_dir,
+                 settings.workers)
+        try:
+            yield
+        finally:
+            log.info("shutting down: stopping running jobs (they return to the queue)")
+            await to_thread.run_sync(runner.shutdown)
+            engine.dispose()
+
+    app = FastAPI(
+        title="PGS training and inference service",
+        version=API_VERSION,
+        description="Upload data sets, train p-norm linear models with the Primal Gradient "
+        "Solver, follow time-to-accuracy, and predict. Errors are RFC 9457 problem+json.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+
+    def snapshot() -> dict[str, Any]:
+        with app.state.session_factory() as s:
+            counts = job_service.count_by_status(s)
+        return {
+            "jobs": counts,
+            "in_flight": app.state.runner.in_flight(),
+            "workers": settings.workers,
+            "cache_size": len(app.state.model_cache),
+        }
+
+    metrics.add_state_collector(snapshot)
+    install_error_handlers(app)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    auth = [Depends(require_api_key)]
+    app.include_router(health.router)
+    for module in (datasets, jobs, models):
+        app.include_router(module.router, dependencies=auth)
+    return app

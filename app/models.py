@@ -1,0 +1,177 @@
+"""SQLAlchemy 2.0 ORM models: the database is the source of truth for metadata and job state."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """Stores naive UTC (SQLite has no time zones) and hands back aware UTC datetimes."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are ambiguous; pass an aware UTC datetime")
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        return None if value is None else value.replace(tzinfo=dt.UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class JobStatus:
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    ALL = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)
+    ACTIVE = (QUEUED, RUNNING)
+    TERMINAL = (SUCCEEDED, FAILED, CANCELLED)
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+    # AUTOINCREMENT: ids of deleted rows are never reused, so a stale id can never name new data.
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    format: Mapped[str] = mapped_column(String(16))
+    compressed: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Path of the CSR .npz relative to the data dir.
+    file_name: Mapped[str] = mapped_column(String(255))
+    n_samples: Mapped[int] = mapped_column(Integer)
+    n_features: Mapped[int] = mapped_column(Integer)
+    nnz: Mapped[int] = mapped_column(Integer)
+    task: Mapped[str] = mapped_column(String(16))
+    classes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    # "numeric" or "string": how labels are stored in the .npz.
+    label_kind: Mapped[str] = mapped_column(String(16))
+    # 1 when svmlight feature indices in the file were 1-based (the LIBSVM convention), else 0.
+    index_base: Mapped[int] = mapped_column(Integer, default=1)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_status", "status"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
+    solver: Mapped[str] = mapped_column(String(32))
+    task: Mapped[str] = mapped_column(String(16))
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    test_dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    test_fraction: Mapped[float | None] = mapped_column(Float, nullable=True)
+    split_seed: Mapped[int] = mapped_column(Integer, default=0)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    targets: Mapped[list[float]] = mapped_column(JSON, default=list)
+    time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    # How many times a worker has claimed the job; also the fencing token of the current run:
+    # every worker write is conditional on it, so a run that lost its claim writes nothing.
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    worker_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    iteration: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    n_iter: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    samples_seen: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    stop_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Plain column, not a foreign key: models.job_id already points the other way.
+    model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class TracePoint(Base):
+    """One checkpoint of a job's run (the solver's TracePoint, stored)."""
+
+    __tablename__ = "job_trace"
+
+    job_id: Mapped[int] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    iteration: Mapped[int] = mapped_column(Integer)
+    samples_seen: Mapped[int] = mapped_column(Integer)
+    solver_seconds: Mapped[float] = mapped_column(Float)
+    objective: Mapped[float | None] = mapped_column(Float, nullable=True)
+    test_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    score_name: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+class Model(Base):
+    __tablename__ = "models"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="SET NULL"), nullable=True
+    )
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    solver: Mapped[str] = mapped_column(String(32))
+    task: Mapped[str] = mapped_column(String(16))
+    estimator: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    n_features: Mapped[int] = mapped_column(Integer)
+    classes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    index_base: Mapped[int] = mapped_column(Integer, default=1)
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # File stem relative to the data dir: <stem>.npz holds the arrays, <stem>.json the metadata.
+    file_stem: Mapped[str] = mapped_column(String(255))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IdempotencyKey(Base):
+    """Remembers which job a POST /v1/jobs with an Idempotency-Key created."""
+
+    __tablename__ = "idempotency_keys"
+
+    # Keys are scoped to the caller, so two clients cannot collide on a key.
+    principal: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,1 @@
+"""Plain functions behind the routes: parsing, storage, job state transitions, prediction."""

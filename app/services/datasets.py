@@ -1,0 +1,57 @@
+"""Data sets on disk: CSR arrays in a .npz (no pickle), written atomically; seeded splits."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from app.core.files import atomic_write
+
+
+def save_csr(path: Path, X: sp.csr_matrix, y: np.ndarray) -> int:
+    """Store ``X`` as its CSR arrays plus labels ``y``; returns the file size."""
+    X = sp.csr_matrix(X)
+    arrays = {
+        "data": np.ascontiguousarray(X.data, dtype=np.float64),
+        "indices": np.ascontiguousarray(X.indices),
+        "indptr": np.ascontiguousarray(X.indptr),
+        "shape": np.asarray(X.shape, dtype=np.int64),
+        # Fixed-width unicode or float64: both load with allow_pickle=False.
+        "y": np.asarray(y),
+    }
+    if arrays["y"].dtype.kind not in "fU":
+        raise TypeError(f"labels must be float or unicode, got dtype {arrays['y'].dtype}")
+    return atomic_write(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+
+
+def load_csr(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    with np.load(path, allow_pickle=False) as f:
+        shape = tuple(int(v) for v in f["shape"])
+        X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
+        return X, f["y"]
+
+
+def new_dataset_file(datasets_dir: Path) -> tuple[Path, str]:
+    """A fresh file path and its name relative to the data dir."""
+    name = f"{uuid.uuid4().hex}.npz"
+    return datasets_dir / name, f"datasets/{name}"
+
+
+def widen(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:
+    """Give ``X`` ``n_features`` columns (svmlight test files may miss trailing features)."""
+    if X.shape[1] == n_features:
+        return X
+    if X.shape[1] > n_features:
+        raise ValueError(f"{X.shape[1]} features, more than the model's {n_features}")
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
+def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded shuffle split: the same (n, fraction, seed) always gives the same rows."""
+    n_test = int(round(n * test_fraction))
+    n_test = min(max(n_test, 1), n - 1)
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])

@@ -1,0 +1,190 @@
+"""Job state transitions, shared by the API, the runner (server side) and the worker processes.
+
+queued -> running -> succeeded | failed | cancelled. Every write a worker makes is conditional on
+``(id, attempts == token, status == running)``: ``attempts`` is the fencing token of one run, so a
+run that lost its claim (its server restarted and re-queued the job) can no longer write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.db import transaction
+from app.models import Job, JobStatus, Model, TracePoint, utcnow
+
+Factory = sessionmaker[Session]
+
+
+def _owned(job_id: int, token: int) -> Any:
+    return (Job.id == job_id) & (Job.attempts == token) & (Job.status == JobStatus.RUNNING)
+
+
+def claim(factory: Factory, job_id: int, pid: int) -> int | None:
+    """queued -> running; returns the run's fencing token, or None if the job is not queued."""
+    with transaction(factory) as s:
+        res = s.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.status == JobStatus.QUEUED, Job.cancel_requested.is_(False))
+            .values(
+                status=JobStatus.RUNNING, attempts=Job.attempts + 1, worker_pid=pid,
+                started_at=utcnow(), finished_at=None, iteration=None, n_iter=None,
+                samples_seen=None, metrics=None, stop_reason=None, error=None,
+            )
+        )
+        if res.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        # A previous, interrupted run may have left checkpoints behind.
+        s.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
+        return s.scalar(select(Job.attempts).where(Job.id == job_id))
+
+
+@dataclass
+class Progress:
+    iteration: int
+    n_iter: int | None
+    samples_seen: int
+    metrics: dict[str, Any]
+    points: Sequence[dict[str, Any]]
+    first_seq: int
+
+
+def record_progress(factory: Factory, job_id: int, token: int, p: Progress) -> tuple[bool, bool]:
+    """Write progress and new trace points; returns (still owned, cancel requested)."""
+    with transaction(factory) as s:
+        res = s.execute(
+            update(Job)
+            .where(_owned(job_id, token))
+            .values(iteration=p.iteration, n_iter=p.n_iter, samples_seen=p.samples_seen,
+                    metrics=p.metrics)
+        )
+        if res.rowcount != 1:  # type: ignore[attr-defined]
+            return False, False
+        if p.points:
+            s.add_all(
+                TracePoint(job_id=job_id, seq=p.first_seq + i, **pt) for i, pt in enumerate(p.points)
+            )
+        cancel = bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+        return True, cancel
+
+
+def finish(
+    factory: Factory,
+    job_id: int,
+    token: int,
+    status: str,
+    *,
+    progress: Progress | None = None,
+    stop_reason: str | None = None,
+    error: str | None = None,
+    model: Model | None = None,
+) -> bool:
+    """running -> a terminal status (with the model row when it succeeded); False if not owned."""
+    with transaction(factory) as s:
+        values: dict[str, Any] = {
+            "status": status, "finished_at": utcnow(), "stop_reason": stop_reason, "error": error,
+        }
+        if progress is not None:
+            values.update(iteration=progress.iteration, n_iter=progress.n_iter,
+                          samples_seen=progress.samples_seen, metrics=progress.metrics)
+        res = s.execute(update(Job).where(_owned(job_id, token)).values(**values))
+        if res.rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        if progress is not None and progress.points:
+            s.add_all(
+                TracePoint(job_id=job_id, seq=progress.first_seq + i, **pt)
+                for i, pt in enumerate(progress.points)
+            )
+        if model is not None:
+            s.add(model)
+            s.flush()
+            s.execute(update(Job).where(Job.id == job_id).values(model_id=model.id))
+        return True
+
+
+def release(factory: Factory, job_id: int, token: int) -> bool:
+    """running -> queued after a graceful shutdown interrupted the run (not counted as a try)."""
+    with transaction(factory) as s:
+        res = s.execute(
+            update(Job)
+            .where(_owned(job_id, token))
+            .values(status=JobStatus.QUEUED, attempts=Job.attempts - 1, started_at=None,
+                    worker_pid=None, iteration=None, n_iter=None, samples_seen=None, metrics=None)
+        )
+        if res.rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        s.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
+        return True
+
+
+def _settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
+    """A running job whose worker is gone: re-queue it or fail it. True if it must be submitted."""
+    now = utcnow()
+    if job.cancel_requested:
+        job.status, job.finished_at, job.stop_reason = JobStatus.CANCELLED, now, "cancelled"
+        return False
+    if job.attempts >= max_attempts:
+        job.status, job.finished_at = JobStatus.FAILED, now
+        job.error = f"{why}; gave up after {job.attempts} attempt(s)"
+        return False
+    job.status, job.started_at, job.worker_pid = JobStatus.QUEUED, None, None
+    job.iteration = job.n_iter = job.samples_seen = None
+    job.metrics = None
+    job.error = f"{why}; re-queued (attempt {job.attempts} of {max_attempts} was lost)"
+    s.execute(delete(TracePoint).where(TracePoint.job_id == job.id))
+    return True
+
+
+def recover_on_startup(factory: Factory, max_attempts: int) -> list[int]:
+    """Settle jobs a previous server left behind; returns the queued job ids, oldest first.
+
+    Assumes one server process owns the database (the embedded deployment): every job still
+    ``running`` at start-up belongs to a worker that died with the previous server.
+    """
+    with transaction(factory) as s:
+        for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
+            _settle_lost_run(s, job, max_attempts, "the server stopped while the job was running")
+        return list(
+            s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id))
+        )
+
+
+def settle_crashed_worker(factory: Factory, job_id: int, max_attempts: int, why: str) -> bool:
+    """The job's future failed without the worker settling it; True if it must be resubmitted."""
+    with transaction(factory) as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            return False
+        if job.status == JobStatus.QUEUED:
+            return True  # never started: the pool broke before it got there
+        if job.status != JobStatus.RUNNING:
+            return False
+        return _settle_lost_run(s, job, max_attempts, why)
+
+
+def fail_unstarted(factory: Factory, job_id: int, error: str) -> None:
+    with transaction(factory) as s:
+        s.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.status.in_(JobStatus.ACTIVE))
+            .values(status=JobStatus.FAILED, finished_at=utcnow(), error=error)
+        )
+
+
+def request_cancel(s: Session, job: Job) -> None:
+    """A queued job is cancelled at once; a running one is flagged and its worker stops it."""
+    if job.status == JobStatus.QUEUED:
+        job.status, job.finished_at, job.stop_reason = JobStatus.CANCELLED, utcnow(), "cancelled"
+    job.cancel_requested = True
+
+
+def count_by_status(s: Session) -> dict[str, int]:
+    rows = s.execute(select(Job.status, func.count()).group_by(Job.status)).all()
+    counts = dict.fromkeys(JobStatus.ALL, 0)
+    counts.update({status: int(n) for status, n in rows})
+    return counts
+

@@ -1,0 +1,103 @@
+"""Trained models on disk (arrays in .npz + JSON metadata, never pickle) and the in-memory LRU."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.core.files import atomic_write, atomic_write_bytes, remove_quietly
+
+
+def save_model_files(
+    models_dir: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]
+) -> tuple[str, int]:
+    """Write ``<stem>.npz`` then ``<stem>.json``; returns the stem (relative to the data dir)
+    and the total size. The JSON is written last, so a model whose .json exists is complete."""
+    for name, arr in arrays.items():
+        if np.asarray(arr).dtype.hasobject:
+            raise TypeError(f"model array {name!r} has dtype object; it would need pickle")
+    stem = uuid.uuid4().hex
+    npz_size = atomic_write(models_dir / f"{stem}.npz", lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+    json_size = atomic_write_bytes(
+        models_dir / f"{stem}.json", json.dumps(meta, sort_keys=True).encode()
+    )
+    return f"models/{stem}", npz_size + json_size
+
+
+def load_model_files(data_dir: Path, stem: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    base = data_dir / stem
+    meta = json.loads(base.with_suffix(".json").read_text())
+    with np.load(base.with_suffix(".npz"), allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    return meta, arrays
+
+
+def delete_model_files(data_dir: Path, stem: str) -> None:
+    base = data_dir / stem
+    remove_quietly(base.with_suffix(".json"), base.with_suffix(".npz"))
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """What a prediction needs, all in memory."""
+
+    model_id: int
+    estimator: Any
+    task: str
+    n_features: int
+    index_base: int
+    # Original labels indexed by the integer codes the estimator was trained on.
+    classes: np.ndarray | None
+
+    @property
+    def has_proba(self) -> bool:
+        return hasattr(self.estimator, "predict_proba")
+
+
+class ModelCache:
+    """A thread-safe LRU of loaded models, so a prediction reads neither the disk nor the DB."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[int, LoadedModel] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, model_id: int) -> LoadedModel | None:
+        with self._lock:
+            item = self._items.get(model_id)
+            if item is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(model_id)
+            self.hits += 1
+            return item
+
+    def get_or_load(self, model_id: int, load: Callable[[], LoadedModel]) -> LoadedModel:
+        item = self.get(model_id)
+        if item is not None:
+            return item
+        # Loading outside the lock: two racing first requests load twice, which is harmless.
+        item = load()
+        with self._lock:
+            self._items[model_id] = item
+            self._items.move_to_end(model_id)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return item
+
+    def evict(self, model_id: int) -> None:
+        with self._lock:
+            self._items.pop(model_id, None)
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,56 @@
+"""The service's view of the solver registry (``solver.SOLVERS``): build a validated estimator for
+a job, or explain in API terms (the field and the reason) why it cannot be built.
+
+Adding a solver is one entry in ``solver/registry.py``; nothing here changes. ``solver`` is imported
+on first use, so importing the web app does not load Numba.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.core.errors import field_error
+
+
+class InvalidParams(ValueError):
+    """Parameters the estimator refuses; ``errors`` name each bad field for the problem body."""
+
+    def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def _blame(message: str, params: dict[str, Any]) -> list[str | int]:
+    # scikit-learn style messages quote the parameter ("The 'p' parameter ..."); fall back to a
+    # bare word, then to the whole params object.
+    for pattern in ("'{}'", r"\b{}\b"):
+        for name in sorted(params, key=len, reverse=True):
+            if re.search(pattern.format(re.escape(name)), message):
+                return ["body", "params", name]
+    return ["body", "params"]
+
+
+def build_estimator(solver: str, task: str, params: dict[str, Any]) -> Any:
+    """An unfitted, validated estimator for ``task``; raises :class:`InvalidParams`."""
+    from solver import SOLVERS, estimator_for
+
+    spec = SOLVERS.get(solver)
+    if spec is None:
+        msg = f"unknown solver {solver!r}; available: {', '.join(sorted(SOLVERS))}"
+        raise InvalidParams(msg, [field_error(["body", "solver"], msg)])
+    cls = spec.regressor if task == "regression" else spec.classifier
+    if cls is None:
+        msg = f"solver {solver!r} does not support {task} data sets"
+        raise InvalidParams(msg, [field_error(["body", "solver"], msg)])
+    allowed = set(cls().get_params())
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        hint = f"unknown parameter for {cls.__name__}; allowed: {', '.join(sorted(allowed))}"
+        errors = [field_error(["body", "params", k], hint, "extra_forbidden") for k in unknown]
+        raise InvalidParams(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}", errors)
+    try:
+        return estimator_for(solver, task, params)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        raise InvalidParams(msg, [field_error(_blame(msg, params), msg)]) from exc

@@ -1,0 +1,169 @@
+"""POST/GET/DELETE /v1/datasets: both formats, gzip, and every bad-input case answered clearly."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from sklearn.datasets import load_svmlight_file
+
+from app.core.config import Settings
+from app.main import create_app
+from app.services.datasets import load_csr
+
+from .conftest import assert_problem, make_settings, upload
+
+
+def _stored(settings: Settings, client: TestClient, dataset_id: int):
+    from app.models import Dataset
+
+    with client.app.state.session_factory() as s:  # type: ignore[attr-defined]
+        row = s.get(Dataset, dataset_id)
+        return load_csr(settings.data_dir / row.file_name)
+
+
+def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings, data_dir: Path):
+    path = data_dir / "heart_scale.svm"
+    r = upload(client, path, "heart_scale.svm", name="heart")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert r.headers["location"] == f"/v1/datasets/{body['id']}"
+    X_ref, y_ref = load_svmlight_file(str(path))
+    assert body | {"id": 0, "created_at": ""} == {
+        "id": 0, "name": "heart", "format": "svmlight", "compressed": False,
+        "n_samples": 270, "n_features": 13, "nnz": X_ref.nnz, "task": "binary",
+        "classes": [-1, 1], "index_base": 1, "size_bytes": path.stat().st_size,
+        "sha256": __import__("hashlib").sha256(path.read_bytes()).hexdigest(), "created_at": "",
+    }
+    X, y = _stored(settings, client, body["id"])
+    assert (X != X_ref).nnz == 0 and np.array_equal(y, y_ref)
+    assert client.get(r.headers["location"]).json() == body
+
+
+def test_gzip_svmlight_is_detected_by_content(client: TestClient, data_dir: Path):
+    raw = (data_dir / "heart_scale.svm").read_bytes()
+    # A misleading name: detection uses the gzip magic bytes, not the extension.
+    r = upload(client, gzip.compress(raw), "heart.txt")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["compressed"] is True and body["format"] == "svmlight"
+    assert (body["n_samples"], body["n_features"]) == (270, 13)
+
+
+def test_csv_with_string_labels(client: TestClient, settings: Settings, data_dir: Path):
+    r = upload(client, data_dir / "magic04.csv", "magic04.csv")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["format"] == "csv" and body["task"] == "binary"
+    assert (body["n_samples"], body["n_features"], body["classes"]) == (19020, 10, ["g", "h"])
+    X, y = _stored(settings, client, body["id"])
+    first = (data_dir / "magic04.csv").read_text().splitlines()[0].split(",")
+    np.testing.assert_allclose(X[0].toarray().ravel(), [float(v) for v in first[:-1]])
+    assert y[0] == first[-1] and y.dtype.kind == "U"
+
+
+def test_gzip_csv_with_header_and_named_label_column(client: TestClient):
+    text = "label,a,b\nyes,1.5,0\nno,0,2\nyes,3,1\n"
+    r = upload(client, gzip.compress(text.encode()), "t.csv.gz", label_column="label")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["compressed"] and body["format"] == "csv"
+    assert (body["n_samples"], body["n_features"], body["nnz"]) == (3, 2, 4)
+    assert body["classes"] == ["no", "yes"]
+
+
+def test_regression_and_multiclass_are_inferred(client: TestClient, data_dir: Path):
+    r = upload(client, data_dir / "abalone.svm", "abalone.svm")
+    assert r.status_code == 201 and r.json()["task"] == "regression"
+    assert r.json()["classes"] is None
+    multi = b"1 1:0.5\n2 2:1\n3 1:1 2:1\n2 1:0.1\n"
+    r = upload(client, multi, "m.svm")
+    assert r.json()["task"] == "multiclass" and r.json()["classes"] == [1, 2, 3]
+    r = upload(client, multi, "m.svm", task="regression")
+    assert r.json()["task"] == "regression"
+
+
+def test_list_get_delete(client: TestClient, data_dir: Path):
+    ids = [upload(client, data_dir / "heart_scale.svm", f"h{i}.svm").json()["id"] for i in range(3)]
+    page1 = client.get("/v1/datasets", params={"limit": 2}).json()
+    assert [d["id"] for d in page1["items"]] == ids[::-1][:2]
+    page2 = client.get("/v1/datasets", params={"limit": 2, "cursor": page1["next_cursor"]}).json()
+    assert [d["id"] for d in page2["items"]] == [ids[0]] and page2["next_cursor"] is None
+    assert client.delete(f"/v1/datasets/{ids[1]}").status_code == 204
+    assert_problem(client.get(f"/v1/datasets/{ids[1]}"), 404)
+    assert_problem(client.delete(f"/v1/datasets/{ids[1]}"), 404)
+    assert [d["id"] for d in client.get("/v1/datasets").json()["items"]] == [ids[2], ids[0]]
+
+
+@pytest.mark.parametrize(
+    ("content", "filename", "fields"),
+    [
+        (b"", "empty.svm", {}),
+        (b"\n\n  \n", "blank.svm", {}),
+        (gzip.compress(b""), "empty.svm.gz", {}),
+        (b"\x00\xff\xfe\x00garbage", "bin.svm", {}),
+        (b"\x1f\x8b\x08\x00broken-gzip-stream", "x.svm", {}),
+        (b"1 1:nan 2:1\n", "nan.svm", {}),
+        (b"1 1:2 1:3\n", "dup.svm", {}),
+        (b"1 1:1\n-1 0:2\n", "zero.svm", {"zero_based": "false"}),
+        (b"a,b,c\n1,2,x\n1,inf,y\n", "inf.csv", {}),
+        (b"1,2,x\n1,2\n", "ragged.csv", {}),
+        (b"1,abc,x\n2,3,y\n", "text-feature.csv", {"header": "false"}),
+        (b"1,2,x\n3,4,\n", "missing-label.csv", {}),
+        (b"1,2,3\n", "t.csv", {"label_column": "7"}),
+        (b"1,2,3\n", "t.csv", {"label_column": "nope", "header": "false"}),
+        (b"just some words\n", "words.txt", {}),
+        (b"1 1:1\n", "x.svm", {"format": "yaml"}),
+        (b"1 1:1\n", "x.svm", {"colour": "blue"}),
+    ],
+    ids=[
+        "empty", "blank", "empty-gzip", "binary", "corrupt-gzip", "nan", "duplicate-index",
+        "zero-index-1-based", "csv-inf", "csv-ragged", "csv-text-feature", "csv-missing-label",
+        "csv-label-column-range", "csv-label-column-name", "unknown-format", "bad-format-field",
+        "unknown-field",
+    ],
+)
+def test_bad_uploads_are_422(client: TestClient, content: bytes, filename: str, fields: dict):
+    body = assert_problem(upload(client, content, filename, **fields), 422)
+    assert body["errors"], body
+    assert client.get("/v1/datasets").json()["items"] == []
+
+
+def test_upload_over_the_limit_is_413(tmp_path: Path, data_dir: Path):
+    settings = make_settings(tmp_path, max_upload_bytes=10_000)
+    with TestClient(create_app(settings)) as c:
+        assert_problem(upload(c, data_dir / "heart_scale.svm"), 413)
+        # Chunked (no Content-Length): the streaming counter stops it too.
+        data = (data_dir / "heart_scale.svm").read_bytes()
+        boundary = "xyzzy"
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                f"filename=\"h.svm\"\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+
+        def chunks():
+            for i in range(0, len(body), 4096):
+                yield body[i:i + 4096]
+
+        r = c.post("/v1/datasets", content=chunks(),
+                   headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+        assert_problem(r, 413)
+        # Nothing is left behind in the temp dir.
+        assert list(settings.tmp_dir.iterdir()) == []
+
+
+def test_gzip_bomb_is_413(tmp_path: Path):
+    settings = make_settings(tmp_path, max_decompressed_bytes=100_000)
+    bomb = gzip.compress(b"1 1:1\n" * 1_000_000)  # ~6 MB of text in a few kB
+    with TestClient(create_app(settings)) as c:
+        assert_problem(upload(c, bomb, "bomb.svm.gz"), 413)
+
+
+def test_wrong_content_type_and_missing_file(client: TestClient):
+    assert_problem(client.post("/v1/datasets", json={"file": "1 1:1"}), 415)
+    assert_problem(client.post("/v1/datasets", data={"name": "x"},
+                               files={"other": ("a.svm", b"1 1:1\n")}), 422, "body.file")
+    r = client.post("/v1/datasets", content=b"--x\r\n",
+                    headers={"content-type": "multipart/form-data"})
+    assert_problem(r, 422)

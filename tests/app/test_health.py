@@ -1,0 +1,60 @@
+"""/healthz, /readyz, /metrics, the OpenAPI document, and the problem+json catch-alls."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+
+from .conftest import assert_problem, make_settings, upload
+
+
+def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
+    with TestClient(create_app(make_settings(tmp_path, prestart_workers=True))) as c:
+        assert c.get("/healthz").json() == {"status": "ok"}
+        deadline = time.monotonic() + 120
+        while (r := c.get("/readyz")).status_code != 200:
+            body = assert_problem(r, 503)
+            assert "workers" in body["detail"]
+            assert time.monotonic() < deadline, body
+            time.sleep(0.1)
+        assert r.json() == {"status": "ready", "checks": {"database": "ok", "workers": "ok"}}
+    # After shutdown the pool is stopped: a late check says so.
+
+
+def test_metrics_count_requests_by_route_template_and_jobs_by_status(client: TestClient):
+    for _ in range(3):
+        client.get("/v1/datasets/12345")
+    upload(client, b"1 1:1\n-1 2:1\n", "t.svm")
+    text = client.get("/metrics").text
+    assert 'pgs_http_requests_total{method="GET",route="/v1/datasets/{dataset_id}",status="404"} 3.0' in text
+    assert 'pgs_http_requests_total{method="POST",route="/v1/datasets",status="201"} 1.0' in text
+    bucket = 'le="0.25",method="GET",route="/v1/datasets/{dataset_id}"'
+    assert f"pgs_http_request_duration_seconds_bucket{{{bucket}}}" in text
+    assert 'pgs_jobs{status="queued"} 0.0' in text
+    assert "pgs_queue_depth 0.0" in text and "pgs_workers 1.0" in text
+    # Unknown paths share one label instead of one per path.
+    client.get("/no/such/path/1")
+    client.get("/no/such/path/2")
+    assert 'route="unmatched",status="404"} 2.0' in client.get("/metrics").text
+
+
+def test_openapi_and_docs(client: TestClient):
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/datasets", "/v1/jobs/{job_id}/cancel", "/v1/models/{model_id}/predict",
+            "/healthz", "/readyz", "/metrics"} <= set(spec["paths"])
+    predict = spec["paths"]["/v1/models/{model_id}/predict"]["post"]["requestBody"]["content"]
+    assert {"application/json", "text/plain"} <= set(predict)
+    upload_body = spec["paths"]["/v1/datasets"]["post"]["requestBody"]["content"]
+    assert "file" in upload_body["multipart/form-data"]["schema"]["properties"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_routing_errors_are_problems(client: TestClient):
+    assert_problem(client.get("/v1/nothing"), 404)
+    assert_problem(client.put("/v1/datasets"), 405)
+    assert_problem(client.get("/v1/datasets/abc"), 422, "path.dataset_id")
+    assert_problem(client.get("/v1/datasets/0"), 422, "path.dataset_id")
