@@ -103,8 +103,15 @@ class LinearModelBase(BaseEstimator):
         self.solver_seconds_ = result.solver_seconds
         return self
 
+    def _scores(self, X, weights: np.ndarray) -> np.ndarray:
+        """Scores of X under engine output ``weights`` (n_outputs, n_weights): shape (m, n_outputs).
+
+        A solver whose weights are not a vector over the features (kernel PGS) overrides this.
+        """
+        return _margins(X, weights, self.fit_intercept)
+
     def _objective(self, X, y: np.ndarray, w: np.ndarray) -> float:
-        z = _margins(X, w[None, :], self.fit_intercept)[:, 0]
+        z = self._scores(X, w[None, :])[:, 0]
         loss = mean_loss(LOSSES[self.loss].code, z, y, float(getattr(self, "epsilon", 1.0)))
         return float(self._penalty(w) + loss)
 
@@ -202,7 +209,7 @@ class LinearClassifierMixin(ClassifierMixin):
             X_test, y_test = eval_data
 
             def eval_fn(weights):
-                scores = _margins(X_test, weights, self.fit_intercept)
+                scores = self._scores(X_test, weights)
                 return float(np.mean(self._labels_from(scores) == y_test))
 
         targets = _one_vs_rest(y, self.classes_)
@@ -263,7 +270,7 @@ class LinearRegressorMixin(RegressorMixin):
             y_test = y_test.astype(np.float64)
 
             def eval_fn(weights):
-                z = _margins(X_test, weights, self.fit_intercept)[:, 0]
+                z = self._scores(X_test, weights)[:, 0]
                 return float(np.sqrt(np.mean((z - y_test) ** 2)))
 
         return self._fit_targets(X, y[None, :], eval_fn, "rmse", False, callback, trace)

@@ -10,6 +10,16 @@ from dataclasses import dataclass
 
 from ._base import LinearModelBase
 from .estimators import PGSClassifier, PGSRegressor
+from .lecture_estimators import (
+    GDClassifier,
+    GDRegressor,
+    KernelPGSClassifier,
+    KernelPGSRegressor,
+    OGDClassifier,
+    OGDRegressor,
+    SGDClassifier,
+    SGDRegressor,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,15 @@ SOLVERS: dict[str, SolverSpec] = {
     for spec in (
         SolverSpec("pgs", PGSClassifier, PGSRegressor,
                    "Primal Gradient Solver, p-norm regularised (PGS paper, Figures 1-2)"),
+        SolverSpec("gd", GDClassifier, GDRegressor,
+                   "Gradient descent, full gradient, L2-regularised (lecture 22, Algorithm 1)"),
+        SolverSpec("sgd", SGDClassifier, SGDRegressor,
+                   "Stochastic gradient descent, constant step, L2-regularised (lecture 22, "
+                   "Algorithm 2)"),
+        SolverSpec("ogd", OGDClassifier, OGDRegressor,
+                   "Online gradient descent, step 1/(sigma t), averaged (lecture 22, Algorithm 3)"),
+        SolverSpec("kernel_pgs", KernelPGSClassifier, KernelPGSRegressor,
+                   "Kernel PGS, p = 2: linear, RBF or polynomial kernel (PGS paper, Section VII)"),
     )
 }
 

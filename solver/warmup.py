@@ -15,6 +15,7 @@ import scipy.sparse as sp
 def warm_up() -> None:
     """Fit tiny problems through every kernel signature a worker will meet."""
     from .estimators import PGSClassifier, PGSRegressor
+    from .lecture_estimators import KernelPGSClassifier, OGDClassifier
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 3))
@@ -29,3 +30,5 @@ def warm_up() -> None:
             for data in (Xd, Xs):
                 PGSClassifier(n_iter=4, p=1.5, random_state=0).fit(data, y, eval_set=(data, y))
                 PGSRegressor(n_iter=4, random_state=0).fit(data, y.astype(float))
+                OGDClassifier(n_iter=4, random_state=0).fit(data, y)  # the kernel of gd, sgd, ogd
+                KernelPGSClassifier(n_iter=4, random_state=0).fit(data, y)

@@ -4,35 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.optimize
-import scipy.sparse as sp
 
 from solver import PGSClassifier, PGSRegressor
 
-
-def exact_optimum(X, y, *, loss, p, sigma):
-    """min_w sigma/(2(p-1)) ||w||_p^2 + mean l(<w, x_i>; y_i), intercept as a constant feature."""
-    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
-    m = Xa.shape[0]
-
-    def objective(w):
-        z = Xa @ w
-        if loss == "logistic":
-            value = np.logaddexp(0.0, -y * z).mean()
-            dz = -y / (1.0 + np.exp(y * z))
-        else:
-            value = np.mean((z - y) ** 2)
-            dz = 2.0 * (z - y)
-        norm = np.sum(np.abs(w) ** p) ** (1.0 / p)
-        reg = sigma / (2.0 * (p - 1.0)) * norm**2
-        dreg = sigma / (p - 1.0) * norm ** (2.0 - p) * np.sign(w) * np.abs(w) ** (p - 1.0)
-        return value + reg, Xa.T @ dz / m + dreg
-
-    res = scipy.optimize.minimize(
-        objective, np.zeros(Xa.shape[1]), jac=True, method="L-BFGS-B",
-        options={"maxiter": 10000, "gtol": 1e-12, "ftol": 1e-15},
-    )
-    return res.fun, objective
+from .oracles import exact_optimum
 
 
 def _gap(est, X, objective, fopt):
