@@ -10,6 +10,17 @@ from dataclasses import dataclass
 
 from ._base import LinearModelBase
 from .estimators import PGSClassifier, PGSRegressor
+from .l1 import (
+    GCDClassifier,
+    GCDRegressor,
+    SCDClassifier,
+    SCDRegressor,
+    SMIDASClassifier,
+    SMIDASRegressor,
+    TruncGradClassifier,
+    TruncGradRegressor,
+)
+from .lbfgs import LBFGSClassifier, LBFGSRegressor
 from .lecture_estimators import (
     GDClassifier,
     GDRegressor,
@@ -35,6 +46,16 @@ SOLVERS: dict[str, SolverSpec] = {
     for spec in (
         SolverSpec("pgs", PGSClassifier, PGSRegressor,
                    "Primal Gradient Solver, p-norm regularised (PGS paper, Figures 1-2)"),
+        SolverSpec("scd", SCDClassifier, SCDRegressor,
+                   "Stochastic coordinate descent, L1-regularised (L1 paper, Algorithm 2)"),
+        SolverSpec("gcd", GCDClassifier, GCDRegressor,
+                   "Greedy coordinate descent, L1-regularised (L1 paper, Section 4.2)"),
+        SolverSpec("smidas", SMIDASClassifier, SMIDASRegressor,
+                   "Stochastic mirror descent made sparse, L1-regularised (L1 paper, Algorithm 3)"),
+        SolverSpec("truncgrad", TruncGradClassifier, TruncGradRegressor,
+                   "Truncated gradient, L1-regularised (Langford et al.; L1 paper, Section 4.2)"),
+        SolverSpec("lbfgs", LBFGSClassifier, LBFGSRegressor,
+                   "L-BFGS (scipy) on PGS's p-norm objective: the PGS paper's baseline"),
         SolverSpec("gd", GDClassifier, GDRegressor,
                    "Gradient descent, full gradient, L2-regularised (lecture 22, Algorithm 1)"),
         SolverSpec("sgd", SGDClassifier, SGDRegressor,

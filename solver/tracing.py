@@ -51,7 +51,8 @@ class Progress:
 class Engine(Protocol):
     """An iterative solver the driver can advance: ``t`` iterations done so far.
 
-    An engine may also have an integer attribute ``data_accesses`` (recorded in the trace).
+    An engine may also have an integer attribute ``data_accesses`` (recorded in the trace) and a
+    boolean ``converged``: once true, the run stops with ``stop_reason == "converged"``.
     """
 
     t: int
@@ -77,7 +78,7 @@ class CheckpointSchedule:
 @dataclass
 class RunResult:
     trace: list[TracePoint]
-    stop_reason: str  # "completed" | "callback" | "target_score" | "time_budget"
+    stop_reason: str  # "completed" | "callback" | "target_score" | "time_budget" | "converged"
     solver_seconds: float
 
 
@@ -153,7 +154,8 @@ def drive(
             chunk = max(1, min(chunk, int(remaining / max(per_iter, 1e-9)) + 1))
 
         over_budget = time_budget is not None and solver_seconds >= time_budget
-        at_end = engine.t >= n_iter or over_budget
+        converged = bool(getattr(engine, "converged", False))
+        at_end = engine.t >= n_iter or over_budget or converged
         if evaluate is not None and (engine.t >= next_iter or solver_seconds >= next_time or at_end):
             point = checkpoint()
             next_iter = schedule.next_iteration(engine.t)
@@ -163,6 +165,8 @@ def drive(
                 stop_reason = "target_score"
         if stop_reason == "completed" and over_budget and engine.t < n_iter:
             stop_reason = "time_budget"
+        if stop_reason == "completed" and converged and engine.t < n_iter:
+            stop_reason = "converged"
         if callback is not None:
             progress = Progress(
                 engine.t, n_iter, engine.t * engine.samples_per_iteration, solver_seconds,

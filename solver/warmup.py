@@ -15,6 +15,8 @@ import scipy.sparse as sp
 def warm_up() -> None:
     """Fit tiny problems through every kernel signature a worker will meet."""
     from .estimators import PGSClassifier, PGSRegressor
+    from .l1 import GCDClassifier, SCDClassifier, SMIDASClassifier
+    from .lbfgs import LBFGSClassifier
     from .lecture_estimators import KernelPGSClassifier, OGDClassifier
 
     rng = np.random.default_rng(0)
@@ -32,3 +34,6 @@ def warm_up() -> None:
                 PGSRegressor(n_iter=4, random_state=0).fit(data, y.astype(float))
                 OGDClassifier(n_iter=4, random_state=0).fit(data, y)  # the kernel of gd, sgd, ogd
                 KernelPGSClassifier(n_iter=4, random_state=0).fit(data, y)
+                # The L1 family (SMIDAS's kernel is also truncgrad's) and L-BFGS's objective.
+                for cls in (SCDClassifier, GCDClassifier, SMIDASClassifier, LBFGSClassifier):
+                    cls(n_iter=4, random_state=0).fit(data, y)

@@ -1,0 +1,309 @@
+"""Coordinate descent for L1-regularised losses: SCD (L1 paper, Algorithm 2) and its greedy twin GCD.
+
+Objective, eq. (1) of Shalev-Shwartz & Tewari (JMLR 2011), with lambda called ``sigma`` here::
+
+    P(w) = (1/m) sum_i L(<w, x_i> + b; y_i) + sigma ||w||_1
+
+(the intercept b, when fitted, is one more coordinate: the constant column 1, left out of the L1 term).
+
+Both methods update one coordinate j per iteration with the step of Algorithm 2,
+
+    w_j <- s_{lambda_j / beta_j}(w_j - g_j / beta_j),   g_j = (1/m) sum_i L'(z_i; y_i) x_ij,
+
+where s_tau is soft-thresholding and z = Xw (+ b) is kept up to date through column access (CSC):
+an update of w_j touches only the rows where x_ij != 0. They differ in how j is chosen:
+
+* ``scd``: uniformly at random (Algorithm 2); parameter-free.
+* ``gcd``: greedily (Section 4.2), the coordinate whose update has the largest guaranteed decrease
+  of P, ``lambda_j |w_j| - (eta g_j + beta_j/2 eta^2 + lambda_j |w_j + eta|)`` for the step eta above
+  (the bound of eq. (10)). The full gradient g is maintained: changing w_j changes L'(z_i) on the
+  rows of column j, and each of those rows then changes g on its own non-zeros (row access, CSR).
+
+beta_j. The paper takes beta = sup L'' (1 for its squared loss (1/2)(a - y)^2, 1/4 for the logistic
+loss) under the assumption x in [-1, 1]^d. Condition (9) of Theorem 1 is needed per coordinate, and
+the tightest constant satisfying it is ``beta_j = sup L'' * (1/m) sum_i x_ij^2``, which we use: it
+never exceeds the paper's beta on data in [-1, 1]^d (it equals it on +-1 columns), is still
+parameter-free, and keeps the method stable on unscaled data, where the paper's beta diverges. Our
+squared loss is (z - y)^2 without the 1/2, so its sup L'' is 2 (``LOSSES["squared"].curvature``), and
+sigma here is twice the paper's lambda for the same problem.
+
+Data accesses (the paper's x-axis) count each non-zero x_ij an iteration reads, once per iteration:
+nnz of column j for SCD; for GCD that plus the non-zeros of every row whose derivative changed, plus
+a full pass over the data whenever the maintained gradient is recomputed exactly (every n_weights
+iterations, which removes floating-point drift). Dense input counts every entry, zeros included.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ._sparse import KernelData, as_kernel_data, row_extent
+from .losses import loss_derivative
+
+# Columns of the per-coordinate constants ``coef``.
+BETA, LAM = 0, 1
+
+
+# -- the coordinate update both methods share -----------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _column_gradient(C, j, z, y, code, eps):
+    """(sum_i L'(z_i; y_i) x_ij, nnz of column j): the sum behind g_j, read from the column view C."""
+    data, indices = C[0], C[1]
+    start, end, base = row_extent(C, j)
+    g = 0.0
+    for pos in range(start, end):
+        i = indices[pos - base]
+        g += loss_derivative(code, z[i], y[i], eps) * data[pos]
+    return g, end - start
+
+
+@njit(cache=True, inline="always")
+def soft_threshold(x, tau):
+    """s_tau(x) = sign(x) max(0, |x| - tau), the L1 paper's thresholding (SCD, GCD, SMIDAS)."""
+    if x > tau:
+        return x - tau
+    if x < -tau:
+        return x + tau
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _coordinate_step(w_j, g, beta, lam):
+    """Algorithm 2's three cases: argmin_u g (u - w_j) + beta/2 (u - w_j)^2 + lam |u| (eq. (10))."""
+    return soft_threshold(w_j - g / beta, lam / beta)
+
+
+@njit(cache=True, inline="always")
+def _guaranteed_decrease(w_j, new, g, beta, lam):
+    """The decrease of P that the quadratic bound (9) guarantees for the step w_j -> new (>= 0):
+    lam |w_j| - (eta g + beta/2 eta^2 + lam |w_j + eta|) for eta = new - w_j.
+
+    Written without cancellation: when new != 0 the optimality of the step gives
+    g = -beta eta - lam sign(new), and the bound becomes beta/2 eta^2 + lam (|w_j| - sign(new) w_j),
+    so tiny steps near the optimum still compare correctly.
+    """
+    if new == 0.0:
+        return lam * abs(w_j) + w_j * g - 0.5 * beta * w_j * w_j
+    step = new - w_j
+    crossed = abs(w_j) - w_j if new > 0.0 else abs(w_j) + w_j
+    return 0.5 * beta * step * step + lam * crossed
+
+
+@njit(cache=True)
+def _column_sq_means(C, m):
+    """(1/m) sum_i x_ij^2 for every column j of the column view C."""
+    data = C[0]
+    n = C[2].shape[0] - 1
+    out = np.zeros(n)
+    for j in range(n):
+        start, end, _ = row_extent(C, j)
+        total = 0.0
+        for pos in range(start, end):
+            total += data[pos] * data[pos]
+        out[j] = total / m
+    return out
+
+
+# -- the two selection rules ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def scd_chunk(C, y, coords, w, z, coef, code, eps):
+    """Algorithm 2 for the coordinates ``coords`` in turn; returns the data accesses made.
+
+    ``C`` is the column view (``C[j]`` = column j of [X, 1]), ``coef[:, BETA]`` and ``coef[:, LAM]``
+    the per-coordinate beta_j and L1 weight, ``z`` the margins Xw (+ b), updated in place.
+    """
+    data, indices = C[0], C[1]
+    inv_m = 1.0 / y.shape[0]
+    accesses = 0
+    for j in coords:
+        beta = coef[j, BETA]
+        if beta == 0.0:
+            continue  # an all-zero column: its weight stays 0 and reading it costs nothing
+        g, nnz = _column_gradient(C, j, z, y, code, eps)
+        accesses += nnz
+        new = _coordinate_step(w[j], g * inv_m, beta, coef[j, LAM])
+        delta = new - w[j]
+        if delta != 0.0:
+            start, end, base = row_extent(C, j)
+            for pos in range(start, end):
+                z[indices[pos - base]] += delta * data[pos]
+            w[j] = new
+    return accesses
+
+
+@njit(cache=True)
+def gcd_refresh(C, y, z, grad, code, eps):
+    """The exact gradient g = (1/m) [X, 1]^T L'(z) into ``grad``; returns the data accesses made."""
+    inv_m = 1.0 / y.shape[0]
+    accesses = 0
+    for j in range(grad.shape[0]):
+        g, nnz = _column_gradient(C, j, z, y, code, eps)
+        grad[j] = g * inv_m
+        accesses += nnz
+    return accesses
+
+
+@njit(cache=True)
+def gcd_chunk(C, R, y, n, w, z, grad, coef, code, eps):
+    """Up to ``n`` greedy steps. Returns (iterations done, data accesses, converged).
+
+    ``R`` is the row view of [X, 1] (CSR); ``grad`` the maintained gradient. Converged means no
+    coordinate step changes w any more (every guaranteed decrease is 0 in floating point): w
+    satisfies the optimality conditions of (1) to rounding.
+    """
+    cdata, cindices = C[0], C[1]
+    rdata, rindices = R[0], R[1]
+    inv_m = 1.0 / y.shape[0]
+    accesses = 0
+    for it in range(n):
+        best = -1
+        best_gain = 0.0
+        best_new = 0.0
+        for j in range(w.shape[0]):
+            beta = coef[j, BETA]
+            if beta == 0.0:
+                continue
+            new = _coordinate_step(w[j], grad[j], beta, coef[j, LAM])
+            gain = _guaranteed_decrease(w[j], new, grad[j], beta, coef[j, LAM])
+            if gain > best_gain:
+                best, best_gain, best_new = j, gain, new
+        if best < 0:
+            return it, accesses, True
+        delta = best_new - w[best]
+        w[best] = best_new
+        start, end, base = row_extent(C, best)
+        accesses += end - start
+        for pos in range(start, end):
+            i = cindices[pos - base]
+            before = loss_derivative(code, z[i], y[i], eps)
+            z[i] += delta * cdata[pos]
+            change = (loss_derivative(code, z[i], y[i], eps) - before) * inv_m
+            if change != 0.0:
+                rstart, rend, rbase = row_extent(R, i)
+                accesses += rend - rstart
+                for rpos in range(rstart, rend):
+                    grad[rindices[rpos - rbase]] += change * rdata[rpos]
+    return n, accesses, False
+
+
+# -- the Python front -----------------------------------------------------------------------------
+
+
+def with_bias_column(data: KernelData, fit_intercept: bool, rows: bool
+                     ) -> tuple[KernelData | None, KernelData]:
+    """(row view or None, column view) of [X, 1] (or of X): CSR and CSC arrays in the kernel layout.
+
+    The constant column makes the intercept an ordinary coordinate (with L1 weight 0), so the
+    kernels need no special case for it. Both views are new float64 arrays whatever the input
+    (the column view is a transposed copy anyway), so the kernels are compiled for one signature
+    only. Dense input stays dense; sparse input stays sparse. The row view (GCD's) is built only
+    when asked for.
+    """
+    m = data.indptr.shape[0] - 1
+    n = data.n_features
+    if data.dense:
+        X = data.data.reshape(m, n)
+        if fit_intercept:
+            X = np.hstack([X, np.ones((m, 1), dtype=X.dtype)])
+        return (as_kernel_data(np.array(X, dtype=np.float64)) if rows else None,
+                as_kernel_data(np.ascontiguousarray(X.T, dtype=np.float64)))
+    X = sp.csr_matrix((data.data, data.indices, data.indptr), shape=(m, n)).astype(np.float64)
+    if fit_intercept:
+        X = sp.hstack([X, np.ones((m, 1))], format="csr")
+    return (as_kernel_data(X) if rows else None), as_kernel_data(X.T.tocsr())
+
+
+class CoordinateEngine:
+    """Advances one coordinate-descent run per output column (one-vs-rest) by SCD or GCD.
+
+    An iteration is one coordinate update. With ``greedy`` (GCD) each output picks its own
+    coordinates and ``converged`` becomes true once no coordinate step changes any output's
+    weights (in practice only at an exactly sparse fixed point such as w = 0 for a large sigma:
+    near other optima the steps shrink but stay representable).
+    """
+
+    samples_per_iteration = 0  # a coordinate step reads one column, not whole samples
+
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss_code: int, epsilon: float,
+                 sigma: float, curvature: float, fit_intercept: bool, greedy: bool, rng):
+        self.rows, self.cols = with_bias_column(data, fit_intercept, rows=greedy)
+        m = targets.shape[1]
+        n_weights = self.cols.indptr.shape[0] - 1
+        self.coef = np.empty((n_weights, 2))
+        self.coef[:, BETA] = curvature * _column_sq_means(self.cols, m)
+        if not np.isfinite(self.coef[:, BETA]).all():
+            raise ValueError(
+                "coordinate descent needs the column means of x_ij^2, which overflow for these "
+                "features. Scale the features (e.g. MaxAbsScaler or StandardScaler)."
+            )
+        self.coef[:, LAM] = sigma
+        if fit_intercept:
+            self.coef[-1, LAM] = 0.0
+        self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
+        self.w = [np.zeros(n_weights) for _ in self.targets]
+        self.z = [np.zeros(m) for _ in self.targets]
+        self.grad = [np.zeros(n_weights) for _ in self.targets] if greedy else None
+        self.done = [False] * len(self.targets)
+        self.loss = (loss_code, float(epsilon))
+        self.greedy = greedy
+        self.rng = rng
+        self.t = 0
+        self.data_accesses = 0
+        self.converged = False
+        self._since_refresh = n_weights  # GCD: compute the exact gradient before the first step
+
+    def run(self, n: int) -> None:
+        if not self.greedy:
+            coords = self.rng.integers(0, self.coef.shape[0], size=n)
+            for y, w, z in zip(self.targets, self.w, self.z, strict=True):
+                self.data_accesses += scd_chunk(self.cols, y, coords, w, z, self.coef, *self.loss)
+            self.t += n
+        else:
+            self._run_greedy(n)
+        if not all(np.isfinite(z).all() for z in self.z):
+            raise FloatingPointError(
+                f"coordinate descent diverged at iteration {self.t}: the weights are no longer "
+                "finite. Scale the features (e.g. StandardScaler) or increase sigma."
+            )
+
+    def _run_greedy(self, n: int) -> None:
+        n_weights = self.coef.shape[0]
+        while n > 0 and not self.converged:
+            if self._since_refresh >= n_weights:
+                for k, (y, z, grad) in enumerate(zip(self.targets, self.z, self.grad, strict=True)):
+                    if not self.done[k]:
+                        self.data_accesses += gcd_refresh(self.cols, y, z, grad, *self.loss)
+                self._since_refresh = 0
+            step = min(n, n_weights - self._since_refresh)
+            advanced = 0
+            for k, (y, w, z, grad) in enumerate(
+                zip(self.targets, self.w, self.z, self.grad, strict=True)
+            ):
+                if self.done[k]:
+                    continue
+                done, accesses, converged = gcd_chunk(
+                    self.cols, self.rows, y, step, w, z, grad, self.coef, *self.loss
+                )
+                self.data_accesses += accesses
+                self.done[k] = converged
+                advanced = max(advanced, done)
+            self.converged = all(self.done)
+            self.t += advanced if self.converged else step
+            self._since_refresh += step
+            n -= step
+
+    def output_weights(self) -> np.ndarray:
+        return np.stack(self.w)
+
+
+def default_coordinate_iterations(n_weights: int, passes: float) -> int:
+    """``passes`` sweeps' worth of coordinate updates (one sweep reads about the whole data once)."""
+    return max(1, math.ceil(passes * n_weights))

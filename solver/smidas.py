@@ -1,0 +1,291 @@
+"""Stochastic mirror descent made sparse (SMIDAS, L1 paper Algorithm 3) and truncated gradient.
+
+Objective (1) of the L1 paper, as in ``solver.scd``: (1/m) sum_i L(<w, x_i> + b; y_i) + sigma ||w||_1.
+
+Algorithm 3 keeps a dual vector theta and, per iteration on a sample i (or a minibatch, averaged),
+
+    theta~ = theta - eta L'(<w, x_i>; y_i) x_i                      (mirror gradient step)
+    theta_j = sign(theta~_j) max(0, |theta~_j| - eta sigma)  for all j   (truncation)
+    w = f^-1(theta),   f^-1_j(theta) = sign(theta_j) |theta_j|^(p-1) / ||theta||_p^(p-2)     (eq. (12))
+
+with p = 2 ln(d) the exponent of the DUAL side (papers/README.md: it is the PGS paper's q; the
+primal norm p/(p-1) is close to 1). We use the paper's experimental choice p = ceil(2 ln d), d the
+number of features (at least 2), which makes every power an integer power.
+
+Truncated gradient (Langford et al. 2009, in the variant the L1 paper compares with in Section 4.2:
+truncation by eta sigma at every step, no threshold) is the same iteration with the identity link,
+which is f^-1 for p = 2. Both solvers therefore run one kernel, ``mirror_chunk``:
+
+* p = 2 (``truncgrad``): theta is w, and the truncation of a coordinate no sample touches is
+  deferred until it is read. k skipped truncations by eta sigma are one truncation by k eta sigma,
+  so this is exact and an iteration costs O(nnz(x_i)).
+* p > 2 (``smidas``): f^-1 couples every coordinate through ||theta||_p, so every non-zero theta_j
+  is truncated and mapped at every iteration. The kernel keeps the list of non-zero coordinates
+  and visits only those: O(nnz(x_i) + nnz(w)) per iteration, which is the sparsity SMIDAS is
+  designed to keep, in a single pass that truncates, drops zeros and recomputes ||theta||_p exactly
+  (no drift), relative to a scale that follows max |theta_j| so that |theta_j|^p cannot overflow.
+  The weights are kept as w = C * PHI with one scalar C, as PGS keeps its w_t.
+
+The intercept, when fitted, is the weight of a constant feature 1: it takes the mirror step like
+the other coordinates (and, for p > 2, enters ||theta||_p) but is never truncated, so it is not
+penalised. The model is the last iterate (the analysis uses a random one; the paper's experiments,
+like this code, report the iterate itself, whose sparsity is the point).
+
+Data accesses: each iteration counts the non-zeros of its samples once (they are read twice, for
+<w, x_i> and for the step, as in every stochastic method here). Dense input counts every entry.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._sparse import KernelData, row_extent
+from .losses import loss_derivative
+from .scd import soft_threshold
+
+# Columns of the per-coordinate state (one row per coordinate): theta, and either w_j / C (p > 2) or
+# the iteration up to which theta_j has been truncated (p = 2).
+THETA, PHI, STAMP = range(3)
+# Columns of the integer state: the list of non-zero coordinates (p > 2) and each one's slot in it.
+ACTIVE, SLOT = range(2)
+# Entries of the hyper-parameters ``hyp`` and of the scalar state ``scal``.
+H_LOSS, H_EPS, H_ETA, H_SIGMA, H_P, H_K, H_BIAS = range(7)
+S_T, S_ACTIVE, S_STATUS, S_COEF, S_REF = range(5)
+# ref follows max |theta_j| within this factor: r^p then stays within 2^(8p) <= 2^360 for p <= 45.
+_REF_BAND = 256.0
+
+
+@njit(cache=True)
+def _ipow(a, n):
+    """a^n for an integer n >= 0, by squaring (p is an integer, and pow() would dominate)."""
+    result = 1.0
+    while n > 0:
+        if n & 1:
+            result *= a
+        a *= a
+        n >>= 1
+    return result
+
+
+@njit(cache=True)
+def _weight(state, j, t, tau, coef, identity, bias_j):
+    """w_j at the start of iteration t + 1. For the identity link this first applies the
+    truncations that coordinate j has skipped since it was last read."""
+    if not identity:
+        return coef * state[j, PHI]
+    if j != bias_j and state[j, STAMP] < t:
+        state[j, THETA] = soft_threshold(state[j, THETA], tau * (t - state[j, STAMP]))
+        state[j, STAMP] = t
+    return state[j, THETA]
+
+
+@njit(cache=True)
+def _dual_step(state, members, j, delta, n_active, identity):
+    """theta_j += delta; for p > 2 a coordinate that becomes non-zero joins the active list."""
+    state[j, THETA] += delta
+    if not identity and members[j, SLOT] < 0 and state[j, THETA] != 0.0:
+        members[n_active, ACTIVE] = j
+        members[j, SLOT] = n_active
+        n_active += 1
+    return n_active
+
+
+@njit(cache=True)
+def _link_power(state, j, theta, inv_ref, p):
+    """PHI_j = sign(theta_j) r_j^(p-1) for r_j = |theta_j| / ref; returns r_j^p."""
+    r = abs(theta) * inv_ref
+    power = _ipow(r, p - 1)
+    state[j, PHI] = power if theta > 0.0 else -power
+    return power * r
+
+
+@njit(cache=True)
+def _truncate_and_link(state, members, n_active, tau, p, bias_j, ref):
+    """For p > 2: truncate every active theta_j, drop the zeros, and map w = f^-1(theta) (eq. (12)).
+
+    Relative to a scale ``ref``, with r_j = |theta_j| / ref and S = sum r_j^p, ||theta||_p = ref S^(1/p)
+    and w_j = C PHI_j for PHI_j = sign(theta_j) r_j^(p-1) and C = ref S^((2-p)/p): one pass over the
+    active coordinates. ``ref`` follows max |theta_j| within a factor _REF_BAND either way, so that
+    r_j^p can neither overflow nor vanish for the largest coordinate. Returns
+    (n_active, C, ref), with n_active = -1 if theta is no longer finite.
+    """
+    inv_ref = 1.0 / ref
+    amax = 0.0
+    total = 0.0
+    a = 0
+    while a < n_active:
+        j = members[a, ACTIVE]
+        theta = state[j, THETA]
+        if not math.isfinite(theta):
+            return -1, 0.0, ref
+        if j != bias_j:
+            theta = soft_threshold(theta, tau)
+            state[j, THETA] = theta
+        if theta == 0.0:
+            # Swap the last active coordinate into slot a and look at slot a again.
+            state[j, PHI] = 0.0
+            n_active -= 1
+            last = members[n_active, ACTIVE]
+            members[a, ACTIVE] = last
+            members[last, SLOT] = a
+            members[j, SLOT] = -1
+            continue
+        total += _link_power(state, j, theta, inv_ref, p)
+        amax = max(amax, abs(theta))
+        a += 1
+    if n_active == 0:
+        return 0, 0.0, ref
+    if not (1.0 / _REF_BAND <= amax * inv_ref <= _REF_BAND):
+        # The largest |theta_j| moved 2^8-fold since ref was picked (rare): re-pick, map again.
+        ref = amax
+        inv_ref = 1.0 / ref
+        total = 0.0
+        for a in range(n_active):
+            j = members[a, ACTIVE]
+            total += _link_power(state, j, state[j, THETA], inv_ref, p)
+    return n_active, ref * total ** ((2.0 - p) / p), ref
+
+
+@njit(cache=True)
+def mirror_chunk(X, y, batches, hyp, state, members, scal):
+    """Run ``len(batches) // k`` iterations of Algorithm 3 (identity link when p = 2).
+
+    Returns the data accesses made; sets ``scal[S_STATUS]`` to 1 if the iterate stopped being
+    finite (the caller raises).
+    """
+    data, indices = X[0], X[1]
+    code = int(hyp[H_LOSS])
+    eps = hyp[H_EPS]
+    eta = hyp[H_ETA]
+    tau = eta * hyp[H_SIGMA]
+    p = int(hyp[H_P])
+    k = int(hyp[H_K])
+    bias_value = hyp[H_BIAS]
+    identity = p == 2
+    bias_j = state.shape[0] - 1 if bias_value != 0.0 else -1
+    t = int(scal[S_T])
+    n_active = int(scal[S_ACTIVE])
+    coef = scal[S_COEF]
+    ref = scal[S_REF]
+    step = np.empty(k)
+    accesses = 0
+    finite = True
+
+    for it in range(batches.shape[0] // k):
+        # v = L'(<w, x_i>; y_i) x_i, averaged over the minibatch, at the current w.
+        for b in range(k):
+            i = batches[it * k + b]
+            start, end, base = row_extent(X, i)
+            accesses += end - start
+            dot = 0.0
+            for pos in range(start, end):
+                dot += data[pos] * _weight(state, indices[pos - base], t, tau, coef, identity,
+                                           bias_j)
+            if bias_j >= 0:
+                dot += bias_value * _weight(state, bias_j, t, tau, coef, identity, bias_j)
+            step[b] = eta * loss_derivative(code, dot, y[i], eps) / k
+            finite = finite and math.isfinite(step[b])
+        # theta~ = theta - eta v, on the minibatch's coordinates only.
+        for b in range(k):
+            g = step[b]
+            if g == 0.0:
+                continue
+            i = batches[it * k + b]
+            start, end, base = row_extent(X, i)
+            for pos in range(start, end):
+                n_active = _dual_step(state, members, indices[pos - base], -g * data[pos],
+                                      n_active, identity)
+            if bias_j >= 0:
+                n_active = _dual_step(state, members, bias_j, -g * bias_value, n_active, identity)
+        t += 1
+        # The truncation of iteration t: deferred per coordinate for the identity link.
+        if not identity:
+            n_active, coef, ref = _truncate_and_link(state, members, n_active, tau, p, bias_j, ref)
+            finite = finite and n_active >= 0
+        if not finite:
+            scal[S_STATUS] = 1.0
+            break
+
+    scal[S_T] = t
+    scal[S_ACTIVE] = n_active
+    scal[S_COEF] = coef
+    scal[S_REF] = ref
+    return accesses
+
+
+@njit(cache=True)
+def max_row_norm_sq(X, p, bias_value):
+    """max_i ||(x_i, bias_value)||_p^2 over the rows of X (computed relative to each row's max)."""
+    data = X[0]
+    m = X[2].shape[0] - 1
+    best = 0.0
+    for i in range(m):
+        start, end, _ = row_extent(X, i)
+        amax = abs(bias_value)
+        for pos in range(start, end):
+            amax = max(amax, abs(data[pos]))
+        if amax == 0.0:
+            continue
+        total = _ipow(abs(bias_value) / amax, p)
+        for pos in range(start, end):
+            total += _ipow(abs(data[pos]) / amax, p)
+        best = max(best, amax * amax * total ** (2.0 / p))
+    return best
+
+
+def dual_exponent(n_features: int) -> int:
+    """The L1 paper's p = ceil(2 ln d) (Section 4.3.3), at least 2 (where f^-1 is the identity)."""
+    return max(2, math.ceil(2.0 * math.log(max(n_features, 1))))
+
+
+class MirrorEngine:
+    """Advances one mirror-descent run per output column (one-vs-rest) on shared minibatches."""
+
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss_code: int, epsilon: float,
+                 sigma: float, eta: float, p: int, batch_size: int, fit_intercept: bool, rng):
+        self.X = data
+        self.m = targets.shape[1]
+        n_weights = data.n_features + int(fit_intercept)
+        self.hyp = np.array([loss_code, epsilon, eta, sigma, p, batch_size,
+                             1.0 if fit_intercept else 0.0], dtype=np.float64)
+        self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
+        self.states = [np.zeros((n_weights, 3)) for _ in self.targets]
+        self.members = [np.full((n_weights, 2), -1, dtype=np.int64) for _ in self.targets]
+        self.scals = [np.array([0.0, 0.0, 0.0, 0.0, 1.0]) for _ in self.targets]
+        self.batch_size = batch_size
+        self.samples_per_iteration = batch_size
+        self.rng = rng
+        self.t = 0
+        self.data_accesses = 0
+
+    def run(self, n: int) -> None:
+        batches = self.rng.integers(0, self.m, size=n * self.batch_size)
+        for y, state, members, scal in zip(self.targets, self.states, self.members, self.scals,
+                                           strict=True):
+            self.data_accesses += mirror_chunk(self.X, y, batches, self.hyp, state, members, scal)
+            if scal[S_STATUS]:
+                raise FloatingPointError(
+                    f"{'truncated gradient' if self.hyp[H_P] == 2 else 'SMIDAS'} diverged at "
+                    f"iteration {int(scal[S_T])} (eta={self.hyp[H_ETA]:g}): the iterate is no "
+                    "longer finite. Decrease eta (eta='auto' is safe for smooth losses) or scale "
+                    "the features."
+                )
+        self.t += n
+
+    def output_weights(self) -> np.ndarray:
+        """w at iteration t for every output, shape (n_outputs, n_weights)."""
+        if self.hyp[H_P] != 2:
+            return np.stack([scal[S_COEF] * state[:, PHI]
+                             for state, scal in zip(self.states, self.scals, strict=True)])
+        tau = self.hyp[H_ETA] * self.hyp[H_SIGMA]
+        out = []
+        for state in self.states:
+            theta = state[:, THETA].copy()
+            n = theta.shape[0] - int(self.hyp[H_BIAS] != 0.0)
+            pending = tau * (self.t - state[:n, STAMP])
+            theta[:n] = np.sign(theta[:n]) * np.maximum(np.abs(theta[:n]) - pending, 0.0)
+            out.append(theta)
+        return np.stack(out)
