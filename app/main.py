@@ -11,12 +11,19 @@ from typing import Any
 from anyio import to_thread
 from fastapi import Depends, FastAPI
 
-from app.api.routes import datasets, health, jobs, models
+from app.api.routes import datasets, health, jobs, models, plots, studies
 from app.core.config import Settings, get_settings
-from app.core.db import make_engine, make_session_factory, run_migrations
+from app.core.db import (
+    install_db_error_handlers,
+    make_engine,
+    make_session_factory,
+    run_migrations,
+)
 from app.core.errors import install_error_handlers
+from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import require_api_key
+from app.core.store import install_storage_error_handler
 from app.runner import JobRunner
 from app.services import jobs as job_service
 from app.services.model_store import ModelCache
@@ -32,6 +39,9 @@ def _prepare_dirs(settings: Settings) -> None:
     # Uploads interrupted by a crash leave parts behind; nothing else lives in tmp/.
     for stale in settings.tmp_dir.glob("upload-*.part"):
         stale.unlink(missing_ok=True)
+    # Temp files of data set and model writes a crash interrupted (old ones only: on a shared
+    # store another host may be writing one now).
+    settings.store.sweep_partial(older_than_s=3600)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -45,7 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.numba_cache_dir is not None:
             os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
         engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
-        await to_thread.run_sync(run_migrations, engine)
+        await to_thread.run_sync(run_migrations, engine, settings.db_wait_s)
         factory = make_session_factory(engine)
         runner = JobRunner(settings, factory)
         app.state.engine = engine
@@ -55,8 +65,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Import the solver now (Numba takes a moment) rather than in the first request.
         await to_thread.run_sync(__import__, "solver")
         await to_thread.run_sync(runner.start)
-        log.info("PGS service ready: data dir %s, %d worker(s)", settings.data_dir,
-                 settings.workers)
+        log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
+                 runner.backend_name, runner.worker_count())
         try:
             yield
         finally:
@@ -80,15 +90,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return {
             "jobs": counts,
             "in_flight": app.state.runner.in_flight(),
-            "workers": settings.workers,
+            "workers": app.state.runner.worker_count(),
             "cache_size": len(app.state.model_cache),
         }
 
     metrics.add_state_collector(snapshot)
     install_error_handlers(app)
+    install_db_error_handlers(app)
+    install_storage_error_handler(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     auth = [Depends(require_api_key)]
     app.include_router(health.router)
-    for module in (datasets, jobs, models):
+    for module in (datasets, jobs, models, studies, plots):
         app.include_router(module.router, dependencies=auth)
     return app

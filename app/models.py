@@ -102,6 +102,19 @@ class Job(Base):
     targets: Mapped[list[float]] = mapped_column(JSON, default=list)
     time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
+    # Studies (migration 0002): a job of a time-to-accuracy study trains on a seeded subsample of
+    # train_size rows of its training part (drawn with subsample_seed), and with select_sigma its
+    # worker first picks sigma on a validation split of those rows. All null for a plain job.
+    # No ON DELETE action: SQLite adds it in place only inline, which its reflection cannot read.
+    study_id: Mapped[int | None] = mapped_column(
+        ForeignKey("studies.id"), nullable=True, index=True
+    )
+    study_run: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    study_repeat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    train_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    subsample_seed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    select_sigma: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
     # How many times a worker has claimed the job; also the fencing token of the current run:
     # every worker write is conditional on it, so a run that lost its claim writes nothing.
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -120,6 +133,10 @@ class Job(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Leases (migration 0003; services/jobs.py): the running job's worker refreshes heartbeat_at,
+    # the API process holding a queued job in its executor refreshes dispatched_at.
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    dispatched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class TracePoint(Base):
@@ -174,4 +191,38 @@ class IdempotencyKey(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Study(Base):
+    """A time-to-accuracy study: runs x sizes x repeats ordinary jobs (jobs.study_id).
+
+    Its status, progress and table are derived from its jobs on every read; the row holds only
+    the request (migration 0002).
+    """
+
+    __tablename__ = "studies"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    task: Mapped[str] = mapped_column(String(16))
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    test_dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    test_fraction: Mapped[float | None] = mapped_column(Float, nullable=True)
+    seed: Mapped[int] = mapped_column(Integer, default=0)
+    # Rows of the training part the sizes were drawn from (after the test_fraction split).
+    n_train: Mapped[int] = mapped_column(Integer)
+    # [{"solver", "params", "label"}, ...]; a job's study_run indexes this list.
+    runs: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    sizes: Mapped[list[int]] = mapped_column(JSON)
+    repeats: Mapped[int] = mapped_column(Integer)
+    targets: Mapped[list[float]] = mapped_column(JSON)
+    select_sigma: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,9 +1,16 @@
-"""The server side of training: a process pool behind a small supervisor.
+"""The server side of training: an executor backend behind a small supervisor.
 
-The executor is a ``concurrent.futures.Executor``; only :meth:`JobRunner._new_executor` knows it is
-a process pool, so a distributed engine with the same interface can replace it. Job state is in
-the database: the runner only submits ids, and when a worker process dies (the pool breaks) it
-settles the affected jobs (re-queue once, then fail) and starts a fresh pool.
+The executor is a ``concurrent.futures.Executor`` from a backend (app/executors.py): a local
+process pool or a Dask cluster. Job state is in the database: the runner only submits ids.
+
+The supervisor thread settles failed futures and, every ``sweep_interval_s``, sweeps the
+database (services/leases.py): it refreshes the dispatch mark of the jobs it holds, settles
+running jobs whose worker stopped sending heartbeats, and dispatches queued jobs that no live
+API process holds. That sweep is what makes several API processes and a Dask cluster safe:
+nothing depends on the process that accepted a job staying alive.
+
+When a local worker process dies (the pool breaks) the runner settles the affected jobs at once
+(re-queue once, then fail) and starts a fresh pool.
 """
 
 from __future__ import annotations
@@ -14,15 +21,17 @@ import multiprocessing
 import queue
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
-from app.services import jobs
-from app.worker import init_worker, ping, run_job
+from app.core.db import is_unavailable
+from app.executors import Backend, is_lost_dispatch, make_backend
+from app.services import jobs, leases
+from app.worker import ping, run_job
 
 log = logging.getLogger(__name__)
 
@@ -39,35 +48,42 @@ class JobRunner:
         self._ctx = multiprocessing.get_context("spawn")
         self._shutdown_event: Any = self._ctx.Event()
         self._lock = threading.Lock()
-        self._executor: ProcessPoolExecutor | None = None
+        self._backend: Backend | None = None
+        self._executor: Executor | None = None
         self._futures: dict[int, Future[str]] = {}
         self._events: queue.Queue[Any] = queue.Queue()
         self._supervisor: threading.Thread | None = None
         self._warm: Future[int] | None = None
         self._breaks: dict[int, int] = {}
         self._closed = False
+        self._next_sweep = 0.0
 
     # -- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._executor = self._new_executor()
+        self._backend = make_backend(self.settings, self._ctx, self._shutdown_event)
+        self._executor = self._backend.new_executor()
         self._supervisor = threading.Thread(target=self._supervise, name="job-supervisor",
                                             daemon=True)
         self._supervisor.start()
         if self.settings.prestart_workers:
             self._warm = self._executor.submit(ping)
-        for job_id in jobs.recover_on_startup(self.factory, self.settings.max_attempts):
+        recovered = jobs.recover_on_startup(
+            self.factory, self.settings.max_attempts,
+            sole_owner=self.settings.is_sqlite, lease_s=self.settings.lease_s,
+        )
+        for job_id in recovered:
             self.submit(job_id)
+        self._next_sweep = time.monotonic() + self.settings.sweep_interval_s
 
     def shutdown(self) -> None:
-        """Stop running jobs cooperatively (they go back to the queue) and stop the pool."""
+        """Stop without losing work (see the backend's ``stop``) and stop the supervisor."""
         with self._lock:
             self._closed = True
-            executor = self._executor
+            executor, backend = self._executor, self._backend
         self._shutdown_event.set()
-        if executor is not None:
-            # cancel_futures: queued work stays "queued" in the database for the next start.
-            executor.shutdown(wait=True, cancel_futures=True)
+        if executor is not None and backend is not None:
+            backend.stop(executor)
         self._events.put(_STOP)
         if self._supervisor is not None:
             self._supervisor.join(timeout=10)
@@ -78,24 +94,23 @@ class JobRunner:
             self._warm = None
         self._shutdown_event = None
 
-    def _new_executor(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.settings.workers,
-            mp_context=self._ctx,
-            initializer=init_worker,
-            initargs=(self.settings, self._shutdown_event),
-        )
+    @property
+    def backend_name(self) -> str:
+        return self._backend.name if self._backend is not None else "none"
 
     # -- submitting ----------------------------------------------------------------------------
 
     def submit(self, job_id: int) -> None:
         with self._lock:
-            if self._closed or self._executor is None:
-                return  # stays queued in the database; the next start submits it
+            if self._closed or self._executor is None or self._backend is None:
+                return  # stays queued in the database; the next start or sweep dispatches it
+            current = self._futures.get(job_id)
+            if current is not None and not current.done():
+                return  # already held by this process
             try:
                 future = self._executor.submit(run_job, job_id, self.settings)
             except BrokenProcessPool:
-                self._executor = self._new_executor()
+                self._executor = self._backend.new_executor()
                 future = self._executor.submit(run_job, job_id, self.settings)
                 self._warm = None
             self._futures[job_id] = future
@@ -109,14 +124,48 @@ class JobRunner:
     def _supervise(self) -> None:
         # Done-callbacks run on the executor's own thread; the work is done here instead.
         while True:
-            item = self._events.get()
+            timeout = max(0.0, self._next_sweep - time.monotonic())
+            try:
+                item = self._events.get(timeout=timeout)
+            except queue.Empty:
+                item = None
             if item is _STOP:
                 return
-            job_id, future = item
-            try:
-                self._settle(job_id, future)
-            except Exception:
-                log.exception("could not settle job %d", job_id)
+            if item is not None:
+                job_id, future = item
+                try:
+                    self._settle(job_id, future)
+                except Exception as exc:
+                    self._log_failure(f"could not settle job {job_id}", exc)
+            if time.monotonic() >= self._next_sweep:
+                self._next_sweep = time.monotonic() + self.settings.sweep_interval_s
+                try:
+                    self.sweep()
+                except Exception as exc:
+                    self._log_failure("sweep failed", exc)
+
+    @staticmethod
+    def _log_failure(what: str, exc: Exception) -> None:
+        if is_unavailable(exc):
+            log.warning("%s: database unavailable (%s)", what, type(exc).__name__)
+        else:
+            log.error("%s", what, exc_info=exc)
+
+    def sweep(self) -> None:
+        """Refresh what this process holds; dispatch lost and undispatched jobs."""
+        with self._lock:
+            if self._closed:
+                return
+            held = [j for j, f in self._futures.items() if not f.done()]
+        if held:
+            leases.refresh_dispatched(self.factory, held)
+        s = self.settings
+        for job_id in leases.reap_lost(self.factory, s.lease_s, s.max_attempts):
+            self.submit(job_id)
+        for job_id in leases.claim_undispatched(self.factory, s.lease_s, held):
+            # Its API process died (or its executor lost it): worth a line at the default level.
+            log.warning("job %d: dispatching again (no live API process held it)", job_id)
+            self.submit(job_id)
 
     def _settle(self, job_id: int, future: Future[str]) -> None:
         with self._lock:
@@ -147,6 +196,18 @@ class JobRunner:
                 self._replace_broken_pool()
                 self.submit(job_id)
             return
+        if is_unavailable(exc) or is_lost_dispatch(exc):
+            # The job is still in the database (queued, or running with a lease); the sweep
+            # dispatches it again once its dispatch mark or lease runs out.
+            log.warning("job %d: dispatch lost (%s: %s); the sweep will retry", job_id,
+                        type(exc).__name__, exc)
+            return
+        if type(exc).__name__ == "KilledWorker":
+            # Dask gave up: the task's workers died allowed-failures times in a row.
+            why = f"Dask workers died while running it ({exc})"
+            if jobs.settle_crashed_worker(self.factory, job_id, self.settings.max_attempts, why):
+                self.submit(job_id)
+            return
         # run_job writes its own failures; this is a failure around it (e.g. pickling).
         log.error("job %d: worker call failed: %r", job_id, exc)
         jobs.fail_unstarted(self.factory, job_id, f"{type(exc).__name__}: {exc}")
@@ -155,11 +216,11 @@ class JobRunner:
         # A short pause, so a pool that cannot start does not spin the CPU.
         time.sleep(BROKEN_POOL_PAUSE_S)
         with self._lock:
-            if self._closed or self._executor is None:
+            if self._closed or self._executor is None or self._backend is None:
                 return
-            if not _is_broken(self._executor):
+            if not self._backend.is_broken(self._executor):
                 return
-            old, self._executor = self._executor, self._new_executor()
+            old, self._executor = self._executor, self._backend.new_executor()
             if self.settings.prestart_workers:
                 self._warm = self._executor.submit(ping)
         old.shutdown(wait=False, cancel_futures=True)
@@ -168,11 +229,14 @@ class JobRunner:
 
     def ready(self) -> tuple[bool, str]:
         with self._lock:
-            executor, closed = self._executor, self._closed
-        if closed or executor is None:
+            executor, closed, backend = self._executor, self._closed, self._backend
+        if closed or executor is None or backend is None:
             return False, "the worker pool is stopped"
-        if _is_broken(executor):
+        if backend.is_broken(executor):
             return False, "the worker pool is broken (a worker died); it is being replaced"
+        ok, why = backend.ready()
+        if not ok:
+            return False, why
         warm = self._warm
         if warm is not None:
             if not warm.done():
@@ -185,7 +249,6 @@ class JobRunner:
         with self._lock:
             return len(self._futures)
 
-
-def _is_broken(executor: ProcessPoolExecutor) -> bool:
-    # concurrent.futures exposes no public flag; _broken is set when a worker dies abruptly.
-    return bool(getattr(executor, "_broken", False))
+    def worker_count(self) -> int:
+        backend = self._backend
+        return backend.worker_count() if backend is not None else 0

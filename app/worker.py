@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from app.core.config import Settings
-from app.core.db import make_engine, make_session_factory, transaction
+from app.core.db import is_unavailable, make_engine, make_session_factory, retry_db, transaction
 from app.models import Dataset, Job, JobStatus, Model
 from app.services import jobs
 from app.services.datasets import load_csr, split_indices, widen
+from app.services.leases import Heartbeat
 from app.services.model_store import delete_model_files, save_model_files
 from app.services.parsing import json_label
+from app.services.study_phases import select_sigma, subsample_rows
 from app.solvers import build_estimator
 
 log = logging.getLogger("app.worker")
@@ -82,6 +84,10 @@ class _JobSpec:
     split_seed: int
     n_features: int
     index_base: int
+    # Studies (app/services/study_phases.py): a subsample of the training part, sigma selection.
+    train_size: int | None = None
+    subsample_seed: int | None = None
+    select_sigma: dict[str, Any] | None = None
 
 
 def _load_spec(factory: jobs.Factory, job_id: int) -> _JobSpec:
@@ -99,6 +105,8 @@ def _load_spec(factory: jobs.Factory, job_id: int) -> _JobSpec:
             test_file=test.file_name if test is not None else None,
             test_fraction=job.test_fraction, split_seed=job.split_seed,
             n_features=train.n_features, index_base=train.index_base,
+            train_size=job.train_size, subsample_seed=job.subsample_seed,
+            select_sigma=job.select_sigma,
         )
 
 
@@ -117,6 +125,8 @@ class _Reporter:
     last_write: float = 0.0
     stop_cause: str | None = None
     last: Any = None
+    # Metrics of the job beyond the trace's (a study's sigma selection).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def progress(self) -> jobs.Progress:
         p = self.last
@@ -125,7 +135,8 @@ class _Reporter:
             iteration=p.iteration if p else 0,
             n_iter=p.n_iter if p else None,
             samples_seen=p.samples_seen if p else 0,
-            metrics=running_metrics(self.points, self.targets, self.higher_is_better),
+            metrics={**running_metrics(self.points, self.targets, self.higher_is_better),
+                     **self.extra},
             points=new,
             first_seq=self.written,
         )
@@ -143,7 +154,16 @@ class _Reporter:
         if now - self.last_write < self.interval:
             return None
         p = self.progress()
-        owned, cancel = jobs.record_progress(self.factory, self.job_id, self.token, p)
+        try:
+            owned, cancel = jobs.record_progress(self.factory, self.job_id, self.token, p)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            # A database outage is not the job's fault: keep training; the points not written
+            # go with the next write.
+            log.warning("job %d: progress not written: database unavailable", self.job_id)
+            self.last_write = now
+            return None
         self.written += len(p.points)
         self.last_write = now
         if not owned:
@@ -206,23 +226,90 @@ def run_job(job_id: int, settings: Settings) -> str:
         return "skipped"  # cancelled while queued, or already taken by another run
     log.info("job %d: started (attempt %d)", job_id, token)
     try:
-        return _train(job_id, token, settings, factory)
+        # The lease: other API processes take the job for lost when the heartbeats stop.
+        with Heartbeat(factory, job_id, token, settings.heartbeat_s):
+            return _train(job_id, token, settings, factory)
     except Exception as exc:
+        if is_unavailable(exc):
+            # Not the job's fault: give the claim back (not counted as a try) once the database
+            # answers; a sweep dispatches it again. If it never answers, the lease expires.
+            log.warning("job %d: database unavailable; returning it to the queue", job_id)
+            retry_db(lambda: jobs.release(factory, job_id, token), settings.db_wait_s,
+                     f"job {job_id}: release")
+            return JobStatus.QUEUED
         log.exception("job %d failed", job_id)
-        jobs.finish(factory, job_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        _finish(settings, factory, job_id, token, JobStatus.FAILED,
+                error=f"{type(exc).__name__}: {exc}")
         return JobStatus.FAILED
+
+
+def _finish(settings: Settings, factory: jobs.Factory, job_id: int, token: int, status: str,
+            **kwargs: Any) -> bool:
+    """jobs.finish through a database outage of up to ``db_wait_s``. A retry first checks
+    whether the failed try committed after all (its reply lost with the connection)."""
+    tries = 0
+
+    def attempt() -> bool:
+        nonlocal tries
+        tries += 1
+        if tries > 1:
+            if jobs.finished_as(factory, job_id, token, status):
+                return True
+            if kwargs.get("model") is not None:
+                kwargs["model"] = _fresh(kwargs["model"])
+        return jobs.finish(factory, job_id, token, status, **kwargs)
+
+    return retry_db(attempt, settings.db_wait_s, f"job {job_id}: final write")
+
+
+def _fresh(model: Model) -> Model:
+    """A new Model row with the same values (a rolled-back insert may have set its id)."""
+    return Model(**{c.key: getattr(model, c.key) for c in Model.__table__.columns
+                    if c.key != "id"})
+
+
+def _select_sigma(
+    spec: _JobSpec, params: dict[str, Any], X: Any, y: np.ndarray, classification: bool,
+    reporter: _Reporter,
+) -> float | None:
+    """A study's sigma, chosen on a validation split of the job's own training rows (the
+    reporter sees cancel and shutdown in between) and recorded in the job's metrics; None
+    without select_sigma or when the job was stopped meanwhile."""
+    cfg = spec.select_sigma
+    if cfg is None:
+        return None
+    reporter.extra = {"phase": "select_sigma"}
+    selection = select_sigma(
+        lambda sigma: build_estimator(spec.solver, spec.task, {**params, "sigma": sigma}),
+        X, y, classification=classification, grid=cfg["grid"],
+        validation_fraction=cfg["validation_fraction"],
+        seed=spec.subsample_seed if spec.subsample_seed is not None else spec.split_seed,
+        callback=reporter, stopped=lambda: reporter.stop_cause is not None,
+    )
+    reporter.last = None  # progress is the real fit's from here on
+    if selection is None:
+        return None
+    reporter.extra = selection.metrics()
+    return selection.sigma
 
 
 def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -> str:
     spec = _load_spec(factory, job_id)
-    X, y = load_csr(settings.data_dir / spec.train_file)
+    store = settings.store
+    with store.open(spec.train_file) as fh:
+        X, y = load_csr(fh)
     X_test = y_test = None
     if spec.test_file is not None:
-        X_test, y_test = load_csr(settings.data_dir / spec.test_file)
+        with store.open(spec.test_file) as fh:
+            X_test, y_test = load_csr(fh)
         X_test = widen(X_test, spec.n_features)
     elif spec.test_fraction is not None:
         train_rows, test_rows = split_indices(X.shape[0], spec.test_fraction, spec.split_seed)
         X, X_test, y, y_test = X[train_rows], X[test_rows], y[train_rows], y[test_rows]
+    if spec.train_size is not None:
+        # A study's job: a seeded subsample of the training part, never of the evaluation rows.
+        rows = subsample_rows(X.shape[0], spec.train_size, spec.subsample_seed or 0)
+        X, y = X[rows], y[rows]
 
     classification = spec.task != "regression"
     classes = None
@@ -236,11 +323,15 @@ def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -
     params = dict(spec.params)
     if spec.time_budget_s is not None:
         params["time_budget"] = spec.time_budget_s
-    est = build_estimator(spec.solver, spec.task, params)
     reporter = _Reporter(factory, job_id, token, settings.progress_interval_s, spec.targets,
                          higher_is_better=classification)
+    chosen = _select_sigma(spec, params, X, y_fit, classification, reporter)
+    if chosen is not None:
+        params["sigma"] = chosen
+    est = build_estimator(spec.solver, spec.task, params)
     eval_set = (X_test, y_eval) if X_test is not None else None
-    est.fit(X, y_fit, eval_set=eval_set, callback=reporter, trace=True)
+    if reporter.stop_cause is None:
+        est.fit(X, y_fit, eval_set=eval_set, callback=reporter, trace=True)
 
     cause = reporter.stop_cause
     if cause in ("lost", "orphaned"):
@@ -252,13 +343,13 @@ def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -
         return JobStatus.QUEUED
     progress = reporter.progress()
     if cause == "cancel":
-        jobs.finish(factory, job_id, token, JobStatus.CANCELLED, progress=progress,
+        _finish(settings, factory, job_id, token, JobStatus.CANCELLED, progress=progress,
                     stop_reason="cancelled")
         log.info("job %d: cancelled at iteration %d", job_id, progress.iteration)
         return JobStatus.CANCELLED
 
     # The final metrics come from the returned model itself, not from the last checkpoint.
-    metrics = running_metrics(list(est.trace_), spec.targets, classification)
+    metrics = running_metrics(list(est.trace_), spec.targets, classification) | reporter.extra
     metrics["solver_seconds"] = float(est.solver_seconds_)
     if X_test is not None and y_eval is not None:
         if classification:
@@ -284,7 +375,7 @@ def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -
         "job_id": job_id,
     }
     stem, size = save_model_files(
-        settings.models_dir, {"estimator": meta, "service": service_meta}, arrays
+        store, {"estimator": meta, "service": service_meta}, arrays
     )
     model = Model(
         job_id=job_id, dataset_id=spec.dataset_id, solver=spec.solver, task=spec.task,
@@ -292,9 +383,9 @@ def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -
         classes=service_meta["classes"], index_base=spec.index_base, metrics=metrics,
         file_stem=stem, size_bytes=size,
     )
-    if not jobs.finish(factory, job_id, token, JobStatus.SUCCEEDED, progress=progress,
+    if not _finish(settings, factory, job_id, token, JobStatus.SUCCEEDED, progress=progress,
                        stop_reason=est.stop_reason_, model=model):
-        delete_model_files(settings.data_dir, stem)
+        delete_model_files(store, stem)
         return "lost"
     log.info("job %d: succeeded (%s), model %d", job_id, est.stop_reason_, model.id)
     return JobStatus.SUCCEEDED

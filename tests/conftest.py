@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# A throwaway PostgreSQL and a Dask cluster, shared by tests/cluster and tests/faults.
+from tests.cluster.fixtures import dask_cluster, pg_url, postgres  # noqa: F401
+
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 

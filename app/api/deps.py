@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 from app.core.errors import ProblemError, not_found
 from app.core.security import require_api_key
-from app.models import Dataset, Job, Model
+from app.models import Dataset, Job, Model, Study
 from app.runner import JobRunner
 from app.services.model_store import ModelCache
 
@@ -75,9 +75,17 @@ def get_model_row(model_id: Annotated[int, Path(ge=1)], session: SessionDep) -> 
     return model
 
 
+def get_study(study_id: Annotated[int, Path(ge=1)], session: SessionDep) -> Study:
+    study = session.get(Study, study_id)
+    if study is None:
+        raise not_found("study", study_id)
+    return study
+
+
 DatasetDep = Annotated[Dataset, Depends(get_dataset)]
 JobDep = Annotated[Job, Depends(get_job)]
 ModelRowDep = Annotated[Model, Depends(get_model_row)]
+StudyDep = Annotated[Study, Depends(get_study)]
 
 
 def require_json(request: Request) -> None:

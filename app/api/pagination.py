@@ -21,7 +21,9 @@ def paginate(
 ) -> tuple[list[Any], str | None]:
     """Rows of ``stmt`` ordered by id descending, after ``cursor``; and the next cursor."""
     if cursor is not None:
-        if not cursor.isdigit():
+        # isascii: str.isdigit() also accepts digits such as "¹" that int() refuses; and a
+        # cursor is an id, which fits in 63 bits.
+        if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 18):
             msg = "not a cursor this API returned"
             raise invalid(msg, [field_error(["query", "cursor"], msg)])
         stmt = stmt.where(id_column < int(cursor))

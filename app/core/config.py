@@ -9,6 +9,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.store import Store, open_store
+
 MIB = 1024 * 1024
 
 
@@ -22,8 +24,13 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PGS_", extra="ignore")
 
     data_dir: Path = Path("./var")
-    # None means a SQLite file inside data_dir (filled in by the validator below).
+    # Empty means a SQLite file inside data_dir (filled in by the validator below). A PostgreSQL
+    # URL (postgresql://, run with the psycopg driver) lets several API processes and workers on
+    # several hosts share the job state; SQLite is for one host.
     database_url: str = ""
+    # Where training runs: "local" (a process pool in the API process) or "dask://host:8786" (a
+    # Dask distributed scheduler). Workers on other hosts must see data_dir at the same path.
+    executor: str = "local"
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
     # Comma-separated bearer tokens; empty means no authentication.
     api_keys: SecretStr = SecretStr("")
@@ -36,6 +43,12 @@ class Settings(BaseSettings):
     # Guard against gzip bombs: the decompressed stream may not grow past this.
     max_decompressed_bytes: int = Field(default=2048 * MIB, ge=1)
     max_predict_bytes: int = Field(default=64 * MIB, ge=1)
+    # Columns of a data set (its largest feature index): a model holds dense weight vectors.
+    max_features: int = Field(default=2**24, ge=1)
+    # Rows in one prediction request.
+    max_predict_rows: int = Field(default=100_000, ge=1)
+    # JSON bodies of every other route (uploads and predictions have the limits above).
+    max_body_bytes: int = Field(default=1 * MIB, ge=1024)
     model_cache_size: int = Field(default=32, ge=1)
 
     sqlite_busy_timeout_s: float = Field(default=15.0, gt=0)
@@ -44,6 +57,16 @@ class Settings(BaseSettings):
     progress_interval_s: float = Field(default=0.25, gt=0)
     # A job whose worker died is run again until it has been started this many times.
     max_attempts: int = Field(default=2, ge=1)
+    # A running job's worker refreshes the job's heartbeat this often; a job whose heartbeat is
+    # older than lease_s is taken as lost (its worker died or hangs) and re-queued or failed. A
+    # queued job that no live API process has refreshed for lease_s is dispatched again.
+    heartbeat_s: float = Field(default=5.0, gt=0)
+    lease_s: float = Field(default=30.0, gt=0)
+    # How often each API process looks for lost and undispatched jobs.
+    sweep_interval_s: float = Field(default=2.0, gt=0)
+    # At start-up, wait this long for the database to answer; workers retry their final write
+    # this long through a database outage.
+    db_wait_s: float = Field(default=60.0, ge=0)
     # Start one worker (and its Numba warm-up) when the app starts instead of at the first job.
     prestart_workers: bool = True
     numba_cache_dir: Path | None = None
@@ -54,15 +77,29 @@ class Settings(BaseSettings):
         self.data_dir = self.data_dir.expanduser().resolve()
         if not self.database_url:
             self.database_url = f"sqlite:///{self.data_dir / 'pgs.db'}"
+        self.database_url = normalize_database_url(self.database_url)
+        if self.executor != "local" and not self.executor.startswith(("dask://", "tcp://")):
+            raise ValueError(f"PGS_EXECUTOR must be 'local' or 'dask://host:port', got {self.executor!r}")
+        if self.lease_s < 2 * self.heartbeat_s:
+            raise ValueError("PGS_LEASE_S must be at least twice PGS_HEARTBEAT_S")
         if self.numba_cache_dir is None:
             env = os.environ.get("NUMBA_CACHE_DIR")
             self.numba_cache_dir = Path(env) if env else self.data_dir / "numba-cache"
         return self
 
     @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
     def api_key_set(self) -> frozenset[str]:
         raw = self.api_keys.get_secret_value()
         return frozenset(k.strip() for k in raw.split(",") if k.strip())
+
+    @property
+    def store(self) -> Store:
+        """Where data sets and models live (the data dir; shared by every host in a cluster)."""
+        return open_store(self.data_dir)
 
     @property
     def datasets_dir(self) -> Path:
@@ -75,6 +112,14 @@ class Settings(BaseSettings):
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+
+def normalize_database_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` mean the psycopg (3) driver, the one installed."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
 
 
 @lru_cache

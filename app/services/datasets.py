@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,8 +13,8 @@ import scipy.sparse as sp
 from app.core.files import atomic_write
 
 
-def save_csr(path: Path, X: sp.csr_matrix, y: np.ndarray) -> int:
-    """Store ``X`` as its CSR arrays plus labels ``y``; returns the file size."""
+def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
+    """A writer of ``X`` as its CSR arrays plus labels ``y`` (for atomic_write or a Store)."""
     X = sp.csr_matrix(X)
     arrays = {
         "data": np.ascontiguousarray(X.data, dtype=np.float64),
@@ -24,14 +26,25 @@ def save_csr(path: Path, X: sp.csr_matrix, y: np.ndarray) -> int:
     }
     if arrays["y"].dtype.kind not in "fU":
         raise TypeError(f"labels must be float or unicode, got dtype {arrays['y'].dtype}")
-    return atomic_write(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+    return lambda fh: np.savez(fh, **arrays)  # type: ignore[arg-type]
 
 
-def load_csr(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
-    with np.load(path, allow_pickle=False) as f:
+def save_csr(path: Path, X: sp.csr_matrix, y: np.ndarray) -> int:
+    """Store ``X`` as its CSR arrays plus labels ``y``; returns the file size."""
+    return atomic_write(path, csr_writer(X, y))
+
+
+def load_csr(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Read a data set written by :func:`csr_writer` from a path or a binary file (a store)."""
+    with np.load(source, allow_pickle=False) as f:
         shape = tuple(int(v) for v in f["shape"])
         X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
         return X, f["y"]
+
+
+def new_dataset_key() -> str:
+    """A fresh store key for a data set (the name the database keeps)."""
+    return f"datasets/{uuid.uuid4().hex}.npz"
 
 
 def new_dataset_file(datasets_dir: Path) -> tuple[Path, str]:

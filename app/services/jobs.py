@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.core.db import transaction
+from app.core.db import is_postgres, transaction
 from app.models import Job, JobStatus, Model, TracePoint, utcnow
 
 Factory = sessionmaker[Session]
@@ -25,15 +25,26 @@ def _owned(job_id: int, token: int) -> Any:
 
 
 def claim(factory: Factory, job_id: int, pid: int) -> int | None:
-    """queued -> running; returns the run's fencing token, or None if the job is not queued."""
+    """queued -> running; returns the run's fencing token, or None if the job is not queued.
+
+    The conditional update alone is safe under concurrency (PostgreSQL re-checks the WHERE of a
+    row it waited for); on PostgreSQL the row is first taken with ``FOR UPDATE SKIP LOCKED`` so
+    that a duplicate dispatch of the same job returns at once instead of queueing on the lock.
+    """
+    queued = (Job.id == job_id, Job.status == JobStatus.QUEUED, Job.cancel_requested.is_(False))
     with transaction(factory) as s:
+        if is_postgres(s):
+            free = s.scalar(select(Job.id).where(*queued).with_for_update(skip_locked=True))
+            if free is None:
+                return None
         res = s.execute(
             update(Job)
-            .where(Job.id == job_id, Job.status == JobStatus.QUEUED, Job.cancel_requested.is_(False))
+            .where(*queued)
             .values(
                 status=JobStatus.RUNNING, attempts=Job.attempts + 1, worker_pid=pid,
                 started_at=utcnow(), finished_at=None, iteration=None, n_iter=None,
                 samples_seen=None, metrics=None, stop_reason=None, error=None,
+                heartbeat_at=db_now(s),
             )
         )
         if res.rowcount != 1:  # type: ignore[attr-defined]
@@ -60,7 +71,7 @@ def record_progress(factory: Factory, job_id: int, token: int, p: Progress) -> t
             update(Job)
             .where(_owned(job_id, token))
             .values(iteration=p.iteration, n_iter=p.n_iter, samples_seen=p.samples_seen,
-                    metrics=p.metrics)
+                    metrics=p.metrics, heartbeat_at=db_now(s))
         )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False, False
@@ -106,6 +117,13 @@ def finish(
         return True
 
 
+def finished_as(factory: Factory, job_id: int, token: int, status: str) -> bool:
+    """Whether this run (``token``) already put the job in ``status`` (a retried final write)."""
+    with factory() as s:
+        row = s.execute(select(Job.status, Job.attempts).where(Job.id == job_id)).first()
+        return row is not None and row[0] == status and row[1] == token
+
+
 def release(factory: Factory, job_id: int, token: int) -> bool:
     """running -> queued after a graceful shutdown interrupted the run (not counted as a try)."""
     with transaction(factory) as s:
@@ -132,6 +150,7 @@ def _settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
         job.error = f"{why}; gave up after {job.attempts} attempt(s)"
         return False
     job.status, job.started_at, job.worker_pid = JobStatus.QUEUED, None, None
+    job.heartbeat_at, job.dispatched_at = None, db_now(s)  # the settling process dispatches it
     job.iteration = job.n_iter = job.samples_seen = None
     job.metrics = None
     job.error = f"{why}; re-queued (attempt {job.attempts} of {max_attempts} was lost)"
@@ -139,18 +158,30 @@ def _settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
     return True
 
 
-def recover_on_startup(factory: Factory, max_attempts: int) -> list[int]:
+def recover_on_startup(factory: Factory, max_attempts: int, *, sole_owner: bool = True,
+                       lease_s: float = 0.0) -> list[int]:
     """Settle jobs a previous server left behind; returns the queued job ids, oldest first.
 
-    Assumes one server process owns the database (the embedded deployment): every job still
-    ``running`` at start-up belongs to a worker that died with the previous server.
+    ``sole_owner`` (SQLite, the embedded deployment): one server process owns the database, so
+    every job still ``running`` at start-up belongs to a worker that died with the previous
+    server. Otherwise (PostgreSQL, several API processes) other processes' workers may be running
+    jobs right now: only runs whose heartbeat is older than ``lease_s`` are settled.
     """
+    if not sole_owner:
+        from app.services.leases import reap_lost
+
+        reap_lost(factory, lease_s, max_attempts)
     with transaction(factory) as s:
-        for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
-            _settle_lost_run(s, job, max_attempts, "the server stopped while the job was running")
-        return list(
+        if sole_owner:
+            for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
+                _settle_lost_run(s, job, max_attempts,
+                                 "the server stopped while the job was running")
+        ids = list(
             s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id))
         )
+        if ids:
+            s.execute(update(Job).where(Job.id.in_(ids)).values(dispatched_at=db_now(s)))
+        return ids
 
 
 def settle_crashed_worker(factory: Factory, job_id: int, max_attempts: int, why: str) -> bool:
@@ -180,6 +211,14 @@ def request_cancel(s: Session, job: Job) -> None:
     if job.status == JobStatus.QUEUED:
         job.status, job.finished_at, job.stop_reason = JobStatus.CANCELLED, utcnow(), "cancelled"
     job.cancel_requested = True
+
+
+def db_now(s: Session) -> Any:
+    """Now, in naive UTC, from the database's clock on PostgreSQL (hosts' clocks may differ;
+    leases compare times written by different hosts) and from this host's for SQLite."""
+    if is_postgres(s):
+        return func.timezone("UTC", func.now())
+    return utcnow()
 
 
 def count_by_status(s: Session) -> dict[str, int]:

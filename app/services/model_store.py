@@ -9,40 +9,47 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-from app.core.files import atomic_write, atomic_write_bytes, remove_quietly
+from app.core.store import Store, as_store
 
 
 def save_model_files(
-    models_dir: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]
+    store: Store, meta: dict[str, Any], arrays: dict[str, np.ndarray]
 ) -> tuple[str, int]:
-    """Write ``<stem>.npz`` then ``<stem>.json``; returns the stem (relative to the data dir)
-    and the total size. The JSON is written last, so a model whose .json exists is complete."""
+    """Write ``<stem>.npz`` then ``<stem>.json`` to the store; returns the stem (a key prefix,
+    e.g. ``models/<uuid>``) and the total size. The JSON is written last, so a model whose .json
+    exists is complete."""
     for name, arr in arrays.items():
         if np.asarray(arr).dtype.hasobject:
             raise TypeError(f"model array {name!r} has dtype object; it would need pickle")
-    stem = uuid.uuid4().hex
-    npz_size = atomic_write(models_dir / f"{stem}.npz", lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
-    json_size = atomic_write_bytes(
-        models_dir / f"{stem}.json", json.dumps(meta, sort_keys=True).encode()
-    )
-    return f"models/{stem}", npz_size + json_size
+    stem = f"models/{uuid.uuid4().hex}"
+    npz_size = store.write(f"{stem}.npz", lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+    payload = json.dumps(meta, sort_keys=True).encode()
+
+    def write_json(fh: IO[bytes]) -> None:
+        fh.write(payload)
+
+    json_size = store.write(f"{stem}.json", write_json)
+    return stem, npz_size + json_size
 
 
-def load_model_files(data_dir: Path, stem: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    base = data_dir / stem
-    meta = json.loads(base.with_suffix(".json").read_text())
-    with np.load(base.with_suffix(".npz"), allow_pickle=False) as f:
+def load_model_files(
+    store: Store | Path, stem: str
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """``store``: the store, or the data dir of a local one."""
+    store = as_store(store)
+    with store.open(f"{stem}.json") as fh:
+        meta = json.loads(fh.read())
+    with store.open(f"{stem}.npz") as fh, np.load(fh, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files}
     return meta, arrays
 
 
-def delete_model_files(data_dir: Path, stem: str) -> None:
-    base = data_dir / stem
-    remove_quietly(base.with_suffix(".json"), base.with_suffix(".npz"))
+def delete_model_files(store: Store | Path, stem: str) -> None:
+    as_store(store).delete(f"{stem}.json", f"{stem}.npz")
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,9 @@ from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid
-from app.core.files import remove_quietly
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetRead
-from app.services.datasets import new_dataset_file, save_csr
+from app.services.datasets import csr_writer, new_dataset_key
 from app.services.parsing import ParseError, ParseOptions, TooLargeError, parse_upload
 from app.services.uploads import receive_upload
 
@@ -76,8 +75,13 @@ def _store(settings: Settings, factory: Any, upload_path: FsPath, form: UploadFo
         max_decompressed_bytes=settings.max_decompressed_bytes,
     )
     parsed = parse_upload(upload_path, options)
-    path, rel = new_dataset_file(settings.datasets_dir)
-    save_csr(path, parsed.X, parsed.y)
+    if parsed.X.shape[1] > settings.max_features:
+        # A single huge index (e.g. "1 2147483647:1") would make every model that size.
+        msg = (f"{parsed.X.shape[1]} features (the largest feature index); the limit is "
+               f"{settings.max_features} (PGS_MAX_FEATURES)")
+        raise invalid(msg, [field_error(["body", "file"], msg)])
+    store, rel = settings.store, new_dataset_key()
+    store.write(rel, csr_writer(parsed.X, parsed.y))
     try:
         with transaction(factory) as s:
             ds = Dataset(
@@ -90,7 +94,7 @@ def _store(settings: Settings, factory: Any, upload_path: FsPath, form: UploadFo
             s.add(ds)
         return ds
     except BaseException:
-        remove_quietly(path)  # the row is the source of truth: no row, no file
+        store.delete(rel)  # the row is the source of truth: no row, no file
         raise
 
 
@@ -150,9 +154,9 @@ def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsD
             f"dataset {dataset.id} is used by queued or running job(s) {list(in_use)}; "
             "cancel them or wait for them to finish"
         )
-    file_path = settings.data_dir / dataset.file_name
+    key = dataset.file_name
     session.delete(dataset)
     session.commit()
     # File after row: a crash in between leaves an orphan file, never a row without its file.
-    remove_quietly(file_path)
+    settings.store.delete(key)
     return Response(status_code=204)

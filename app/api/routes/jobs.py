@@ -37,6 +37,7 @@ def job_read(job: Job) -> dict[str, Any]:
             "id", "status", "solver", "task", "dataset_id", "test_dataset_id", "test_fraction",
             "split_seed", "params", "targets", "time_budget_s", "metrics", "stop_reason", "error",
             "model_id", "attempts", "cancel_requested", "created_at", "started_at", "finished_at",
+            "study_id", "study_run", "study_repeat", "train_size", "subsample_seed", "select_sigma",
         )},
         "progress": {"iteration": job.iteration, "n_iter": job.n_iter, "fraction": fraction,
                      "samples_seen": job.samples_seen},
@@ -51,8 +52,9 @@ def _dataset(session: Session, ident: int, field: str) -> Dataset:
     return ds
 
 
-def _validate(session: Session, body: JobCreate) -> str:
-    """Check the request against the data and the estimator; returns the task."""
+def validate_job_request(session: Session, body: JobCreate) -> str:
+    """Check the request against the data and the estimator; returns the task (also used for
+    each run of a study)."""
     train = _dataset(session, body.dataset_id, "dataset_id")
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
@@ -140,7 +142,7 @@ def create_job(
         if existing is not None:
             response.headers["Idempotent-Replayed"] = "true"
             return _accepted(request, response, existing)
-    task = _validate(session, body)
+    task = validate_job_request(session, body)
     job = Job(
         status=JobStatus.QUEUED, solver=body.solver, task=task, dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,

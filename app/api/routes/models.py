@@ -57,7 +57,7 @@ def delete_model(
     session.delete(model)
     session.commit()
     cache.evict(model.id)
-    delete_model_files(settings.data_dir, stem)
+    delete_model_files(settings.store, stem)
     return Response(status_code=204)
 
 
@@ -70,7 +70,7 @@ def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
             raise not_found("model", model_id)
         stem, classes, task = row.file_stem, row.classes, row.task
         n_features, index_base = row.n_features, row.index_base
-    meta, arrays = load_model_files(settings.data_dir, stem)
+    meta, arrays = load_model_files(settings.store, stem)
     return LoadedModel(
         model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
         n_features=n_features, index_base=index_base,
@@ -111,15 +111,24 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
         return svmlight_to_matrix(body, model.n_features, model.index_base)
     try:
         payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        # RecursionError: nesting deeper than the parser's stack ("[[[[...]]]]").
         raise invalid(f"the body is not valid JSON: {exc}",
                       [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
     return instances_to_matrix(payload, model.n_features)
 
 
-def _run(body: bytes, media_type: str, model: LoadedModel) -> bytes:
+def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int) -> bytes:
     X = _to_matrix(body, media_type, model)
-    return json.dumps(predict(model, X)).encode()
+    if X.shape[0] > max_rows:
+        raise ProblemError(413, f"{X.shape[0]} rows in one request; the limit is {max_rows}",
+                           kind="payload-too-large")
+    try:
+        # allow_nan=False: NaN is not JSON; a client would fail to parse the answer.
+        return json.dumps(predict(model, X), allow_nan=False).encode()
+    except ValueError as exc:
+        msg = "the instances' values are so large that the model's scores are not finite"
+        raise invalid(msg, [field_error(["body", "instances"], msg)]) from exc
 
 
 _PREDICT_DOC: dict[str, Any] = {
@@ -166,7 +175,7 @@ async def predict_route(
     # Small requests inline (see INLINE_ROWS); rows are counted cheaply by newlines/brackets.
     approx_rows = body.count(b"\n") + 1 if ctype == "text/plain" else body.count(b"]")
     if approx_rows <= INLINE_ROWS:
-        out = _run(body, ctype, model)
+        out = _run(body, ctype, model, settings.max_predict_rows)
     else:
-        out = await run_in_threadpool(_run, body, ctype, model)
+        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows)
     return Response(out, media_type="application/json")

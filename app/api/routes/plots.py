@@ -1,0 +1,78 @@
+"""Figures: ``GET /v1/studies/{id}/plot`` (time to target against m) and ``GET /v1/jobs/{id}/plot``
+(a job's trace). SVG by default, PNG with ``?format=png``.
+
+The handlers are plain ``def``: FastAPI runs them in its thread pool, so the database reads and
+the matplotlib rendering (tens of milliseconds) never block the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response
+from sqlalchemy import select
+
+from app.api.deps import JobDep, SessionDep, StudyDep
+from app.core.errors import ProblemError
+from app.models import TracePoint
+from app.services import plots
+from app.services import studies as study_service
+
+router = APIRouter(tags=["plots"])
+
+FormatQuery = Annotated[Literal["svg", "png"], Query(description="svg (default) or png")]
+_IMAGE: dict[int | str, dict[str, Any]] = {200: {"content": {"image/svg+xml": {}, "image/png": {}},
+                "description": "The figure"},
+          503: {"description": "matplotlib is not installed"}}
+
+
+def _image(render: Callable[..., bytes], fmt: str, *args: Any) -> Response:
+    try:
+        body = render(*args)
+    except plots.PlottingUnavailable as exc:
+        raise ProblemError(503, str(exc), kind="plotting-unavailable") from exc
+    # A study or job still running gives another figure a moment later.
+    return Response(body, media_type=plots.MEDIA_TYPES[fmt],
+                    headers={"Cache-Control": "no-store"})
+
+
+@router.get("/v1/studies/{study_id}/plot", response_class=Response, responses=_IMAGE,
+            summary="Time to target against training-set size (log-log), per run and target")
+def study_plot(
+    study: StudyDep,
+    session: SessionDep,
+    y: Annotated[Literal["seconds", "iterations"],
+                 Query(description="solver seconds (Figures 6-8) or iterations (Figure 9)")]
+    = "seconds",
+    format: FormatQuery = "svg",
+) -> Response:
+    counts = study_service.job_counts(session, [study.id])[study.id]
+    progress = study_service.progress(counts)
+    data = plots.StudyFigure(
+        title=study.name or f"study {study.id}: time to target",
+        score_name="rmse" if study.task == "regression" else "accuracy",
+        sizes=list(study.sizes), targets=list(study.targets),
+        labels=[r["label"] for r in study.runs],
+        rows=study_service.study_table(session, study),
+        done=progress["done"], total=progress["total"], succeeded=progress["succeeded"],
+    )
+    return _image(plots.render_study, format, data, y, format)
+
+
+@router.get("/v1/jobs/{job_id}/plot", response_class=Response, responses=_IMAGE,
+            summary="Test score and objective against solver seconds")
+def job_plot(job: JobDep, session: SessionDep, format: FormatQuery = "svg") -> Response:
+    rows = session.execute(
+        select(TracePoint.solver_seconds, TracePoint.objective, TracePoint.test_score,
+               TracePoint.score_name)
+        .where(TracePoint.job_id == job.id)
+        .order_by(TracePoint.seq)
+    ).all()
+    score_name = next((r.score_name for r in rows if r.score_name), None)
+    data = plots.TraceFigure(
+        title=f"job {job.id}: {job.solver}, {job.status}",
+        score_name=score_name, targets=list(job.targets),
+        points=[(r.solver_seconds, r.objective, r.test_score) for r in rows],
+    )
+    return _image(plots.render_trace, format, data, format)

@@ -1,0 +1,180 @@
+"""SVG (or PNG) figures of a study (time to target against m, the PGS paper's Figures 6-9) and of a
+job's trace (test score and objective against solver seconds).
+
+matplotlib is used through its object API (``Figure``, no pyplot): no GUI backend, no global
+current figure. PNG goes through Agg, SVG through matplotlib's SVG backend. Rendering is
+serialized by a lock, because rcParams and the font cache are process-wide; callers run it in a
+worker thread (the routes are plain ``def``), never on the event loop. Elements that tests and
+scripts may look for carry SVG ids: ``ttt-run{i}-target{j}`` for a study's median lines,
+``trace-test-score`` and ``trace-objective`` for a job's trace.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Format = Literal["svg", "png"]
+MEDIA_TYPES: dict[str, str] = {"svg": "image/svg+xml", "png": "image/png"}
+
+_LOCK = threading.Lock()
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_LINESTYLES = ("-", "--", ":", "-.")
+# Deterministic output: the same data gives the same bytes (ids are salted, no date stamp).
+_RC = {"svg.hashsalt": "pgs-service", "svg.fonttype": "none", "font.size": 9.0}
+
+
+class PlottingUnavailable(RuntimeError):
+    pass
+
+
+def _matplotlib() -> tuple[Any, Any]:
+    """(the matplotlib module, its Figure class), imported on first use."""
+    try:
+        import matplotlib
+        import matplotlib.ticker  # noqa: F401  (mpl.ticker below)
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # a deployment without the dependency
+        raise PlottingUnavailable("plots need matplotlib (pip install 'matplotlib>=3.8')") from exc
+    return matplotlib, Figure
+
+
+def _save(fig: Any, fmt: Format) -> bytes:
+    buf = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    fig.savefig(buf, format=fmt, metadata=metadata, dpi=120)
+    return buf.getvalue()
+
+
+def _target_text(target: float, score_name: str) -> str:
+    if score_name == "accuracy":
+        return f"{100 * target:.4g}%"
+    return f"RMSE {target:.4g}"
+
+
+def _note(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.35")
+
+
+@dataclass
+class StudyFigure:
+    title: str
+    score_name: str
+    sizes: list[int]
+    targets: list[float]
+    labels: list[str]
+    rows: list[dict[str, Any]]
+    done: int
+    total: int
+    succeeded: int
+
+
+def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt: Format) -> bytes:
+    """Median time to each target against m (log-log), one line per (run, target); a vertical
+    bar from the fastest to the slowest repeat that reached it. Points whose median is undefined
+    (half or more never reached the target) or zero (met before training) are not drawn."""
+    mpl, Figure = _matplotlib()
+    with _LOCK, mpl.rc_context(_RC):
+        fig = Figure(figsize=(7.0, 4.8), layout="constrained")
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        by_cell = {(r["run"], r["m"], r["target"]): r for r in fig_data.rows}
+        sizes = sorted(fig_data.sizes)
+        drawn = hidden = 0
+        for run, label in enumerate(fig_data.labels):
+            color = f"C{run % 10}"
+            for j, target in enumerate(fig_data.targets):
+                xs, ys, lo, hi, spread_x = [], [], [], [], []
+                for m in sizes:
+                    xs.append(m)
+                    row = by_cell.get((run, m, target))
+                    if row is None or not row["repeats"]:
+                        ys.append(math.nan)
+                        continue
+                    med, low, high = row[f"median_{y}"], row[f"min_{y}"], row[f"max_{y}"]
+                    if med is None or med <= 0:
+                        hidden += 1
+                        ys.append(math.nan)
+                        continue
+                    ys.append(med)
+                    drawn += 1
+                    if low is not None and high is not None and low > 0:
+                        spread_x.append(m)
+                        lo.append(low)
+                        hi.append(high)
+                (line,) = ax.plot(
+                    xs, ys, color=color, marker=_MARKERS[j % len(_MARKERS)],
+                    linestyle=_LINESTYLES[j % len(_LINESTYLES)], markersize=4,
+                    label=f"{label}, {_target_text(target, fig_data.score_name)}",
+                )
+                line.set_gid(f"ttt-run{run}-target{j}")
+                if spread_x:
+                    bars = ax.vlines(spread_x, lo, hi, colors=color, alpha=0.35, linewidth=2)
+                    bars.set_gid(f"spread-run{run}-target{j}")
+        ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
+        # Ticks at the study's sizes, as plain numbers (not 4 x 10^1).
+        ax.set_xticks(sizes, [f"{m:,}" for m in sizes])
+        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+        ax.set_xlabel("training-set size m")
+        what = "solver seconds" if y == "seconds" else "iterations"
+        ax.set_ylabel(f"{what} to reach the target (median)")
+        fig.suptitle(fig_data.title)
+        ax.grid(True, which="both", alpha=0.25)
+        if drawn == 0:
+            ax.set_ylim(*((1e-4, 1e1) if y == "seconds" else (1, 1e6)))
+            _note(ax, "no job has reached a target yet"
+                  if fig_data.succeeded else "no job has succeeded yet")
+        notes = [f"{fig_data.done} of {fig_data.total} jobs finished"]
+        if hidden:
+            notes.append(f"{hidden} point(s) not drawn (reached by half the repeats or fewer, "
+                         "or at the start)")
+        ax.set_title("; ".join(notes), fontsize=7, color="0.4")
+        if fig_data.labels and fig_data.targets:
+            n = len(fig_data.labels) * len(fig_data.targets)
+            ax.legend(fontsize=7, ncol=2 if n > 8 else 1, loc="best")
+        return _save(fig, fmt)
+
+
+@dataclass
+class TraceFigure:
+    title: str
+    score_name: str | None
+    targets: list[float]
+    # (solver seconds, objective, test score) per checkpoint, in order.
+    points: Sequence[tuple[float, float | None, float | None]]
+
+
+def render_trace(fig_data: TraceFigure, fmt: Format) -> bytes:
+    """Test score (top) and training objective (bottom) against solver seconds."""
+    mpl, Figure = _matplotlib()
+    with _LOCK, mpl.rc_context(_RC):
+        fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        scored = [(t, s) for t, _, s in fig_data.points if s is not None]
+        objective = [(t, o) for t, o, _ in fig_data.points if o is not None]
+        name = fig_data.score_name or "test score"
+        if scored:
+            (line,) = top.plot(*zip(*scored, strict=True), marker=".", color="C0")
+            line.set_gid("trace-test-score")
+            for j, target in enumerate(fig_data.targets):
+                ref = top.axhline(target, color="0.5", linestyle=":", linewidth=1)
+                ref.set_gid(f"target-{j}")
+        else:
+            _note(top, "no test score recorded (no evaluation data, or no checkpoint yet)")
+        top.set_ylabel(f"test {name}")
+        top.set_title(fig_data.title)
+        if objective:
+            (line,) = bottom.plot(*zip(*objective, strict=True), marker=".", color="C1")
+            line.set_gid("trace-objective")
+        else:
+            _note(bottom, "no checkpoints recorded yet")
+        bottom.set_ylabel("training objective")
+        bottom.set_xlabel("solver seconds")
+        for ax in (top, bottom):
+            ax.grid(True, alpha=0.25)
+        return _save(fig, fmt)
