@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -154,6 +155,10 @@ class TracePoint(Base):
     objective: Mapped[float | None] = mapped_column(Float, nullable=True)
     test_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     score_name: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # Sparsity of the predictor and, for solvers that count them, non-zeros of X read so far
+    # (the L1 paper's density plots and x-axis).
+    nnz_weights: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    data_accesses: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class Model(Base):
@@ -179,6 +184,11 @@ class Model(Base):
     file_stem: Mapped[str] = mapped_column(String(255))
     size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    @property
+    def nnz_weights(self) -> int | None:
+        """Non-zero weights of the stored predictor (from its metrics; None for older models)."""
+        return (self.metrics or {}).get("nnz_weights")
 
 
 class IdempotencyKey(Base):

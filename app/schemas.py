@@ -145,6 +145,8 @@ class TracePointRead(BaseModel):
     solver_seconds: float
     objective: float | None
     test_score: float | None
+    nnz_weights: int | None = None
+    data_accesses: int | None = None
 
 
 class TraceRead(BaseModel):
@@ -166,6 +168,7 @@ class ModelRead(BaseModel):
     job_id: int | None
     dataset_id: int | None
     metrics: dict[str, Any] | None
+    nnz_weights: int | None = None
     size_bytes: int
     created_at: dt.datetime
 

@@ -174,7 +174,7 @@ class _Reporter:
 
 
 TRACE_FIELDS = ("iteration", "samples_seen", "solver_seconds", "objective", "test_score",
-                "score_name")
+                "score_name", "nnz_weights", "data_accesses")
 
 
 def trace_row(point: Any) -> dict[str, Any]:
@@ -366,6 +366,8 @@ def _train(job_id: int, token: int, settings: Settings, factory: jobs.Factory) -
     progress.metrics = metrics
 
     meta, arrays = est.export_model()
+    if meta.get("nnz_weights") is not None:
+        metrics["nnz_weights"] = int(meta["nnz_weights"])
     service_meta = {
         "solver": spec.solver,
         "task": spec.task,

@@ -273,3 +273,14 @@ def test_every_registered_solver_trains_and_predicts(app_client: TestClient, sol
     out = c.post(f"/v1/models/{job['model_id']}/predict", json={"instances": [[0.1] * 13]})
     assert out.status_code == 200, out.text
     assert out.json()["predictions"][0] in (-1, 1)
+    # Issue 4: every model reports its non-zero weights; the L1 family's traces also count data
+    # accesses (the L1 paper's x-axis) and non-zeros (its density plots).
+    model = c.get(f"/v1/models/{job['model_id']}").json()
+    assert model["nnz_weights"] is None or model["nnz_weights"] >= 0
+    points = c.get(f"/v1/jobs/{job['id']}/trace").json()["points"]
+    assert points and all(p["nnz_weights"] is not None for p in points)
+    if solver in ("scd", "gcd", "smidas", "truncgrad", "lbfgs"):
+        assert isinstance(model["nnz_weights"], int)
+        accesses = [p["data_accesses"] for p in points]
+        assert all(a is not None for a in accesses) and accesses == sorted(accesses)
+        assert accesses[-1] > 0
