@@ -354,5 +354,8 @@ def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
         assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
-        assert "0002_studies" in set(conn.execute(text("SELECT version_num FROM alembic_version"))
-                                     .scalars())
+        applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    # 0004 merges the studies and leases branches: being at the head means 0002 was applied.
+    from alembic.script import ScriptDirectory
+
+    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0004_trace_sparsity"}
