@@ -31,6 +31,7 @@ class _PGSBase(LinearModelBase):
         "output": [StrOptions(set(OUTPUTS))],
         "t0": [Interval(Real, 1.0, None, closed="left"), StrOptions({"auto"})],
         "epsilon": [Interval(Real, 0.0, None, closed="neither")],
+        "sampling": [StrOptions({"replacement", "permutation"})],
     }
 
     def __init__(
@@ -51,6 +52,7 @@ class _PGSBase(LinearModelBase):
         time_budget=None,
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
+        sampling="replacement",
     ):
         self.loss = loss
         self.p = p
@@ -67,6 +69,7 @@ class _PGSBase(LinearModelBase):
         self.time_budget = time_budget
         self.checkpoint_growth = checkpoint_growth
         self.checkpoint_interval = checkpoint_interval
+        self.sampling = sampling
 
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs
@@ -82,7 +85,8 @@ class _PGSBase(LinearModelBase):
             )
             for y in targets
         ]
-        return PGSEngine(states, data.indptr.shape[0] - 1, int(self.batch_size), self.output, rng)
+        return PGSEngine(states, data.indptr.shape[0] - 1, int(self.batch_size), self.output, rng,
+                         self.sampling)
 
     def _penalty(self, w: np.ndarray) -> float:
         """sigma / (2 (p - 1)) ||w||_p^2 of eq. (7); the intercept is regularised like any weight."""
@@ -160,6 +164,10 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         Trace checkpoints are taken at iterations growing by this factor...
     checkpoint_interval : float or None, default=1.0
         ...and at least every this many solver seconds.
+    sampling : {"replacement", "permutation"}, default="replacement"
+        How A_t is drawn: i.i.d. uniform with replacement (Figure 1 and its analysis), or by
+        walking a fresh random permutation of the samples each epoch (docs/benchmarks.md,
+        section 2, measured it to need ~2.5x fewer epochs on the RCV1-like set).
 
     Attributes
     ----------
@@ -199,12 +207,14 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         time_budget=None,
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
+        sampling="replacement",
     ):
         super().__init__(
             loss, p=p, sigma=sigma, batch_size=batch_size, n_iter=n_iter, radius=radius,
             output=output, fit_intercept=fit_intercept, random_state=random_state, t0=t0,
             epsilon=epsilon, target_score=target_score, time_budget=time_budget,
             checkpoint_growth=checkpoint_growth, checkpoint_interval=checkpoint_interval,
+            sampling=sampling,
         )
 
 
@@ -243,10 +253,12 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
         time_budget=None,
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
+        sampling="replacement",
     ):
         super().__init__(
             loss, p=p, sigma=sigma, batch_size=batch_size, n_iter=n_iter, radius=radius,
             output=output, fit_intercept=fit_intercept, random_state=random_state, t0=t0,
             epsilon=epsilon, target_score=target_score, time_budget=time_budget,
             checkpoint_growth=checkpoint_growth, checkpoint_interval=checkpoint_interval,
+            sampling=sampling,
         )

@@ -341,13 +341,17 @@ class PGSEngine:
     u ~ U(0, 1], which costs one O(n) snapshot per replacement, about ln(T) in all.
     """
 
-    def __init__(self, states: list[PGSState], m: int, batch_size: int, output: str, rng):
+    def __init__(self, states: list[PGSState], m: int, batch_size: int, output: str, rng,
+                 sampling: str = "replacement"):
         self.states = states
         self.m = m
         self.batch_size = batch_size
         self.samples_per_iteration = batch_size
         self.output = output
         self.rng = rng
+        self.sampling = sampling
+        self._perm = np.empty(0, dtype=np.int64)
+        self._perm_pos = 0
         self.t = 0
         self._next_pick = 1
         self._picked: np.ndarray | None = None
@@ -356,7 +360,7 @@ class PGSEngine:
         target = self.t + n
         while self.t < target:
             stop = min(target, self._next_pick) if self.output == "random" else target
-            batches = self.rng.integers(0, self.m, size=(stop - self.t) * self.batch_size)
+            batches = self._draw((stop - self.t) * self.batch_size)
             for state in self.states:
                 state.run(batches)
             self.t = stop
@@ -364,6 +368,26 @@ class PGSEngine:
                 self._picked = np.stack([state.current() for state in self.states])
                 u = 1.0 - self.rng.random()
                 self._next_pick = math.floor(self.t / u) + 1
+
+    def _draw(self, count: int) -> np.ndarray:
+        """Sample indices for ``count`` draws.
+
+        "replacement": i.i.d. uniform, Figure 1's A_t as the analysis assumes. "permutation": a
+        fresh random permutation per epoch, continued across chunks (the iterates are the same
+        however the run is chunked).
+        """
+        if self.sampling == "replacement":
+            return self.rng.integers(0, self.m, size=count)
+        parts = []
+        while count > 0:
+            if self._perm_pos >= self._perm.shape[0]:
+                self._perm = self.rng.permutation(self.m)
+                self._perm_pos = 0
+            take = min(count, self._perm.shape[0] - self._perm_pos)
+            parts.append(self._perm[self._perm_pos:self._perm_pos + take])
+            self._perm_pos += take
+            count -= take
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def output_weights(self) -> np.ndarray:
         """Shape (n_outputs, n_weights): the predictor ``output`` asks for, at iteration t."""

@@ -249,3 +249,27 @@ def test_random_output_is_the_paper_line_9():
     )
     clf = PGSClassifier(output="random", t0=1.0, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.7 and math.isfinite(clf.coef_.sum())
+
+
+def test_permutation_sampling_visits_every_sample_once_per_epoch():
+    from solver._sparse import as_kernel_data
+
+    X, y = _binary(n=50)
+    clf = PGSClassifier(sampling="permutation", random_state=0)
+    engine = clf._make_engine(as_kernel_data(X), np.where(y == 1, 1.0, -1.0)[None, :],
+                              np.random.default_rng(0))
+    drawn = np.concatenate([engine._draw(k) for k in (7, 30, 13, 50, 1, 49)])
+    for epoch in range(3):
+        assert sorted(drawn[50 * epoch:50 * (epoch + 1)]) == list(range(50))
+
+
+@pytest.mark.parametrize("output", ["average", "random"])
+def test_permutation_sampling_is_reproducible_and_chunk_independent(output):
+    X, y = _binary(n=400)
+    params = dict(sampling="permutation", output=output, random_state=4, sigma=1e-3)
+    a = PGSClassifier(**params).fit(X, y)
+    b = PGSClassifier(**params).fit(X, y, eval_set=(X, y))  # other chunk boundaries
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    assert a.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="'sampling'.*Got 'bootstrap'"):
+        PGSClassifier(sampling="bootstrap").fit(X, y)
