@@ -66,6 +66,12 @@ class LinearModelBase(BaseEstimator):
 
     # -- shared ----------------------------------------------------------------------------------
 
+    def _store_params(self, arguments: dict) -> None:
+        """Keep every ``__init__`` argument unchanged under its own name, as scikit-learn expects;
+        each estimator's ``__init__`` calls this with ``locals()`` instead of assigning one by one."""
+        for name in self._get_param_names():
+            setattr(self, name, arguments[name])
+
     def validate_params(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
         self._validate_params()

@@ -34,43 +34,6 @@ class _PGSBase(LinearModelBase):
         "sampling": [StrOptions({"replacement", "permutation"})],
     }
 
-    def __init__(
-        self,
-        loss,
-        *,
-        p=2.0,
-        sigma=1e-5,
-        batch_size=1,
-        n_iter=None,
-        radius="auto",
-        output="average",
-        fit_intercept=True,
-        random_state=None,
-        t0="auto",
-        epsilon=1.0,
-        target_score=None,
-        time_budget=None,
-        checkpoint_growth=1.25,
-        checkpoint_interval=1.0,
-        sampling="replacement",
-    ):
-        self.loss = loss
-        self.p = p
-        self.sigma = sigma
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.radius = radius
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.t0 = t0
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
-        self.sampling = sampling
-
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs
 
@@ -209,13 +172,7 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         checkpoint_interval=1.0,
         sampling="replacement",
     ):
-        super().__init__(
-            loss, p=p, sigma=sigma, batch_size=batch_size, n_iter=n_iter, radius=radius,
-            output=output, fit_intercept=fit_intercept, random_state=random_state, t0=t0,
-            epsilon=epsilon, target_score=target_score, time_budget=time_budget,
-            checkpoint_growth=checkpoint_growth, checkpoint_interval=checkpoint_interval,
-            sampling=sampling,
-        )
+        self._store_params(locals())
 
 
 class PGSRegressor(LinearRegressorMixin, _PGSBase):
@@ -255,10 +212,4 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
         checkpoint_interval=1.0,
         sampling="replacement",
     ):
-        super().__init__(
-            loss, p=p, sigma=sigma, batch_size=batch_size, n_iter=n_iter, radius=radius,
-            output=output, fit_intercept=fit_intercept, random_state=random_state, t0=t0,
-            epsilon=epsilon, target_score=target_score, time_budget=time_budget,
-            checkpoint_growth=checkpoint_growth, checkpoint_interval=checkpoint_interval,
-            sampling=sampling,
-        )
+        self._store_params(locals())

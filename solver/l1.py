@@ -77,16 +77,7 @@ class _CoordinateBase(_L1Base):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        self.loss = loss
-        self.sigma = sigma
-        self.n_iter = n_iter
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
     def _default_n_iter(self, m: int) -> int:
         # A sweep of n_weights updates reads the data about once: 20 sweeps for SCD; a greedy step
@@ -183,12 +174,7 @@ class SCDRegressor(LinearRegressorMixin, _CoordinateBase):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        super().__init__(
-            loss, sigma=sigma, n_iter=n_iter, fit_intercept=fit_intercept,
-            random_state=random_state, epsilon=epsilon, target_score=target_score,
-            time_budget=time_budget, checkpoint_growth=checkpoint_growth,
-            checkpoint_interval=checkpoint_interval,
-        )
+        self._store_params(locals())
 
 
 class GCDClassifier(SCDClassifier):
@@ -231,18 +217,7 @@ class _MirrorBase(_L1Base):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        self.loss = loss
-        self.sigma = sigma
-        self.eta = eta
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs, as PGS
@@ -357,12 +332,7 @@ class SMIDASRegressor(LinearRegressorMixin, _MirrorBase):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        super().__init__(
-            loss, sigma=sigma, eta=eta, batch_size=batch_size, n_iter=n_iter,
-            fit_intercept=fit_intercept, random_state=random_state, epsilon=epsilon,
-            target_score=target_score, time_budget=time_budget,
-            checkpoint_growth=checkpoint_growth, checkpoint_interval=checkpoint_interval,
-        )
+        self._store_params(locals())
 
 
 class TruncGradClassifier(SMIDASClassifier):

@@ -246,18 +246,7 @@ class _LBFGSBase(LinearModelBase):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        self.loss = loss
-        self.p = p
-        self.sigma = sigma
-        self.n_iter = n_iter
-        self.tol = tol
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
     def _default_n_iter(self, m: int) -> int:
         return 1000
@@ -348,10 +337,5 @@ class LBFGSRegressor(LinearRegressorMixin, _LBFGSBase):
         checkpoint_growth=1.25,
         checkpoint_interval=1.0,
     ):
-        super().__init__(
-            loss, p=p, sigma=sigma, n_iter=n_iter, tol=tol, fit_intercept=fit_intercept,
-            random_state=random_state, epsilon=epsilon, target_score=target_score,
-            time_budget=time_budget, checkpoint_growth=checkpoint_growth,
-            checkpoint_interval=checkpoint_interval,
-        )
+        self._store_params(locals())
 

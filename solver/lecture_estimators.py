@@ -213,18 +213,7 @@ class GDClassifier(LinearClassifierMixin, _GDBase):
     def __init__(self, loss="logistic", *, sigma=1e-5, eta="auto", n_iter=None, output="average",
                  fit_intercept=True, random_state=None, epsilon=1.0, target_score=None,
                  time_budget=None, checkpoint_growth=1.25, checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.eta = eta
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 class GDRegressor(LinearRegressorMixin, _GDBase):
@@ -239,18 +228,7 @@ class GDRegressor(LinearRegressorMixin, _GDBase):
     def __init__(self, loss="squared", *, sigma=1e-5, eta="auto", n_iter=None, output="average",
                  fit_intercept=True, random_state=None, epsilon=1.0, target_score=None,
                  time_budget=None, checkpoint_growth=1.25, checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.eta = eta
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 class SGDClassifier(LinearClassifierMixin, _SGDBase):
@@ -278,19 +256,7 @@ class SGDClassifier(LinearClassifierMixin, _SGDBase):
                  output="average", fit_intercept=True, random_state=None, epsilon=1.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.eta = eta
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 class SGDRegressor(LinearRegressorMixin, _SGDBase):
@@ -306,19 +272,7 @@ class SGDRegressor(LinearRegressorMixin, _SGDBase):
                  output="average", fit_intercept=True, random_state=None, epsilon=1.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.eta = eta
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 class OGDClassifier(LinearClassifierMixin, _OGDBase):
@@ -349,19 +303,7 @@ class OGDClassifier(LinearClassifierMixin, _OGDBase):
                  output="average", fit_intercept=True, random_state=None, epsilon=1.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.t0 = t0
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 class OGDRegressor(LinearRegressorMixin, _OGDBase):
@@ -378,19 +320,7 @@ class OGDRegressor(LinearRegressorMixin, _OGDBase):
                  output="average", fit_intercept=True, random_state=None, epsilon=1.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.t0 = t0
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -637,24 +567,7 @@ class KernelPGSClassifier(LinearClassifierMixin, _KernelPGSBase):
                  fit_intercept=True, random_state=None, epsilon=1.0, cache_size=200.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.t0 = t0
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.cache_size = cache_size
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
     def decision_function(self, X):
         """Signed scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
@@ -675,24 +588,7 @@ class KernelPGSRegressor(LinearRegressorMixin, _KernelPGSBase):
                  fit_intercept=True, random_state=None, epsilon=1.0, cache_size=200.0,
                  target_score=None, time_budget=None, checkpoint_growth=1.25,
                  checkpoint_interval=1.0):
-        self.loss = loss
-        self.sigma = sigma
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.t0 = t0
-        self.output = output
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.epsilon = epsilon
-        self.cache_size = cache_size
-        self.target_score = target_score
-        self.time_budget = time_budget
-        self.checkpoint_growth = checkpoint_growth
-        self.checkpoint_interval = checkpoint_interval
+        self._store_params(locals())
 
     def _set_weights(self, weights):
         # Not LinearRegressorMixin's: there is no coef_ row to unwrap for a non-linear kernel.
