@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from tests.cluster.harness import ApiServer, DaskCluster, Postgres, poll_job, tiny_svmlight
+from tests.cluster.harness import ApiServer, backend_env, poll_job, tiny_svmlight
 
 JOB = {"params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 2000}}
 
@@ -69,16 +69,7 @@ def run_setup(setup: str, repeat: int) -> dict[str, Any]:
     with ExitStack() as stack:
         root = Path(tempfile.mkdtemp(prefix=f"pgs-dispatch-{setup}-"))
         stack.callback(shutil.rmtree, root, True)
-        env: dict[str, str] = {"PGS_LOG_LEVEL": "warning"}
-        if setup == "local":
-            env["PGS_WORKERS"] = "1"
-        else:
-            pg = Postgres().init()
-            stack.callback(pg.destroy)
-            cluster = DaskCluster(n_workers=2, log_dir=root / "dask").start()
-            stack.callback(cluster.stop)
-            env.update(PGS_DATABASE_URL=pg.url,
-                       PGS_EXECUTOR=cluster.address.replace("tcp://", "dask://"))
+        env = backend_env(setup, root, stack)
 
         def cold(label: str, numba_cache: str | None, prestart: bool = False) -> None:
             extra = {"PGS_PRESTART_WORKERS": "1" if prestart else "0"}

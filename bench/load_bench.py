@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tests.cluster.harness import ApiServer, DaskCluster, Postgres, poll_job
+from tests.cluster.harness import ApiServer, backend_env, poll_job
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -158,16 +158,7 @@ def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> di
     with ExitStack() as stack:
         root = Path(tempfile.mkdtemp(prefix=f"pgs-load-{setup}-"))
         stack.callback(shutil.rmtree, root, True)
-        env: dict[str, str] = {"PGS_LOG_LEVEL": "warning"}
-        if setup == "local":
-            env["PGS_WORKERS"] = "1"
-        else:
-            pg = Postgres().init()
-            stack.callback(pg.destroy)
-            cluster = DaskCluster(n_workers=2, log_dir=root / "dask").start()
-            stack.callback(cluster.stop)
-            env.update(PGS_DATABASE_URL=pg.url,
-                       PGS_EXECUTOR=cluster.address.replace("tcp://", "dask://"))
+        env = backend_env(setup, root, stack)
         api = ApiServer(root / "var", root / "api.log", **env).start()
         stack.callback(api.stop)
         content, name = _training_set()

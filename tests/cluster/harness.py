@@ -294,6 +294,21 @@ class ApiServer:
 FINAL = ("succeeded", "failed", "cancelled")
 
 
+def backend_env(setup: str, root: Path, stack: Any) -> dict[str, str]:
+    """Environment for an ApiServer: "local" (SQLite, one pool worker) or "cluster" (a throwaway
+    PostgreSQL and a two-worker Dask cluster, stopped through ``stack``, an ExitStack)."""
+    env: dict[str, str] = {"PGS_LOG_LEVEL": "warning"}
+    if setup == "local":
+        env["PGS_WORKERS"] = "1"
+        return env
+    pg = Postgres().init()
+    stack.callback(pg.destroy)
+    cluster = DaskCluster(n_workers=2, log_dir=root / "dask").start()
+    stack.callback(cluster.stop)
+    env.update(PGS_DATABASE_URL=pg.url, PGS_EXECUTOR=cluster.address.replace("tcp://", "dask://"))
+    return env
+
+
 def poll_job(client: httpx.Client, job_id: int, done: Any = None, timeout: float = 120) -> Any:
     """Poll until ``done(job)`` (default: a final status); returns the job."""
     done = done or (lambda j: j["status"] in FINAL)
