@@ -41,6 +41,16 @@ COMMON_CONSTRAINTS: dict = {
 }
 
 
+def first_step_t0(curvature: float, mean_sq_norm: float, sigma: float) -> float:
+    """The t0 that makes the first step 1 / ((1 + t0) sigma) about 1 / (curvature * E||x||^2).
+
+    The rule behind ``t0="auto"`` of PGS, ogd and kernel PGS: the largest step that is stable
+    for a smooth loss, then steps decaying like 1 / (sigma t).
+    """
+    first_step = 1.0 / (curvature * max(mean_sq_norm, 1e-12))
+    return max(1.0, 1.0 / (sigma * first_step) - 1.0)
+
+
 class LinearModelBase(BaseEstimator):
     """Fit machinery shared by the linear estimators; subclasses define the solver."""
 

@@ -13,7 +13,9 @@ from ._base import (
     LinearClassifierMixin,
     LinearModelBase,
     LinearRegressorMixin,
+    first_step_t0,
 )
+from ._sparse import mean_sq_row_norm
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_at_zero
 from .pgs import PGSEngine, PGSState
 
@@ -72,10 +74,10 @@ class _PGSBase(LinearModelBase):
         # step that is stable for a smooth loss; then steps decay like 1 / (sigma t). For p = 2
         # this makes PGS the same iteration as SGD with the "optimal" 1 / (sigma (t + t0))
         # schedule of Bottou (the lecture's eq. (6) closed form).
-        m = data.indptr.shape[0] - 1
-        sq_norm = float(np.dot(data.data, data.data)) / max(m, 1) + float(self.fit_intercept)
-        first_step = 1.0 / (LOSSES[self.loss].curvature * max(sq_norm, 1e-12))
-        return max(1.0, 1.0 / (self.sigma * first_step) - 1.0)
+        return first_step_t0(
+            LOSSES[self.loss].curvature, mean_sq_row_norm(data, bool(self.fit_intercept)),
+            float(self.sigma),
+        )
 
 
 class PGSClassifier(LinearClassifierMixin, _PGSBase):

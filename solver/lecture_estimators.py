@@ -23,8 +23,9 @@ from ._base import (
     LinearModelBase,
     LinearRegressorMixin,
     _jsonable,
+    first_step_t0,
 )
-from ._sparse import KernelData
+from ._sparse import KernelData, mean_sq_row_norm
 from .kernel_pgs import KERNELS, KernelPGSEngine, kernel_scores, row_norms, rows_of
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, mean_loss
 from .ogd import SGDEngine, SGDState, largest_curvature
@@ -32,21 +33,6 @@ from .ogd import SGDEngine, SGDState, largest_curvature
 _OUTPUTS = ("average", "last")
 # sgd's eta="auto" as a fraction of the largest stable step (see _SGDBase._schedule).
 _SGD_AUTO_FRACTION = 0.1
-
-
-def first_step_t0(curvature: float, mean_sq_norm: float, sigma: float) -> float:
-    """The t0 that makes the first step 1 / ((1 + t0) sigma) about 1 / (curvature * E||x||^2).
-
-    The rule of PGS's ``t0="auto"`` (``solver.estimators``): the largest step that is stable for a
-    smooth loss, then steps decaying like 1 / (sigma t).
-    """
-    first_step = 1.0 / (curvature * max(mean_sq_norm, 1e-12))
-    return max(1.0, 1.0 / (sigma * first_step) - 1.0)
-
-
-def _mean_sq_norm(data: KernelData, fit_intercept: bool) -> float:
-    m = data.indptr.shape[0] - 1
-    return float(np.dot(data.data, data.data)) / max(m, 1) + float(fit_intercept)
 
 
 def _loss_constraint(losses) -> dict:
@@ -147,7 +133,7 @@ class _SGDBase(_L2GradientBase):
         # A tenth of PGS's first step 1 / (curvature E||x||^2): averaged constant-step SGD keeps a
         # bias growing like eta^2 for non-quadratic losses (Bach & Moulines, 2013). On a9a the full
         # step left the logistic objective 6% above the optimum, a tenth 0.04% (docs/solvers_lecture.md).
-        sq = _mean_sq_norm(data, bool(self.fit_intercept))
+        sq = mean_sq_row_norm(data, bool(self.fit_intercept))
         return "constant", _SGD_AUTO_FRACTION / (LOSSES[self.loss].curvature * sq + self.sigma), 0.0
 
 
@@ -163,7 +149,7 @@ class _OGDBase(_L2GradientBase):
     def _schedule(self, data):
         if self.t0 != "auto":
             return "inverse_time", 0.0, float(self.t0)
-        sq = _mean_sq_norm(data, bool(self.fit_intercept))
+        sq = mean_sq_row_norm(data, bool(self.fit_intercept))
         return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, self.sigma)
 
 
@@ -369,7 +355,7 @@ class _KernelPGSBase(LinearModelBase):
         bias = float(self.fit_intercept)
         if self.kernel == "rbf":
             return 1.0 + bias
-        sq = _mean_sq_norm(data, False)
+        sq = mean_sq_row_norm(data, False)
         if self.kernel == "linear":
             return sq + bias
         # (gamma ||x||^2 + coef0)^degree averaged over the rows.
