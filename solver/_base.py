@@ -28,6 +28,9 @@ from .tracing import CheckpointSchedule, Engine, drive
 
 ESTIMATORS: dict[str, type[LinearModelBase]] = {}
 
+# The first checkpoint after iteration 0 comes after this fraction of an epoch (CheckpointSchedule).
+FIRST_CHECKPOINT_EPOCH = 0.01
+
 # Parameters that every solver takes, with the same meaning.
 COMMON_CONSTRAINTS: dict = {
     "sigma": [Interval(Real, 0.0, None, closed="neither")],
@@ -107,7 +110,10 @@ class LinearModelBase(BaseEstimator):
             evaluate=evaluate if (eval_fn is not None or trace) else None,
             score_name=score_name if eval_fn is not None else None,
             higher_is_better=higher_is_better,
-            schedule=CheckpointSchedule(self.checkpoint_growth, self.checkpoint_interval),
+            schedule=CheckpointSchedule(
+                self.checkpoint_growth, self.checkpoint_interval,
+                first_samples=math.ceil(FIRST_CHECKPOINT_EPOCH * X.shape[0]),
+            ),
             target_score=self.target_score,
             time_budget=self.time_budget,
             callback=callback,

@@ -133,7 +133,7 @@ class _SGDBase(_L2GradientBase):
         # A tenth of PGS's first step 1 / (curvature E||x||^2): averaged constant-step SGD keeps a
         # bias growing like eta^2 for non-quadratic losses (Bach & Moulines, 2013). On a9a the full
         # step left the logistic objective 6% above the optimum, a tenth 0.04% (docs/solvers_lecture.md).
-        sq = mean_sq_row_norm(data, bool(self.fit_intercept))
+        sq = mean_sq_row_norm(data, float(self.fit_intercept))
         return "constant", _SGD_AUTO_FRACTION / (LOSSES[self.loss].curvature * sq + self.sigma), 0.0
 
 
@@ -149,7 +149,7 @@ class _OGDBase(_L2GradientBase):
     def _schedule(self, data):
         if self.t0 != "auto":
             return "inverse_time", 0.0, float(self.t0)
-        sq = mean_sq_row_norm(data, bool(self.fit_intercept))
+        sq = mean_sq_row_norm(data, float(self.fit_intercept))
         return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, self.sigma)
 
 
@@ -355,7 +355,7 @@ class _KernelPGSBase(LinearModelBase):
         bias = float(self.fit_intercept)
         if self.kernel == "rbf":
             return 1.0 + bias
-        sq = mean_sq_row_norm(data, False)
+        sq = mean_sq_row_norm(data, 0.0)
         if self.kernel == "linear":
             return sq + bias
         # (gamma ||x||^2 + coef0)^degree averaged over the rows.

@@ -23,8 +23,10 @@ Numerical range. For p < 2, q = p / (p - 1) reaches 21 at p = 1.05, and |lambda_
 ``ref``.
 
 The running average of w_1..w_T (``output="average"``) is kept lazily: AVG_j accumulates
-phi_j * (P - MARK_j), where P is the prefix sum of the scalars C_t and MARK_j the value of P when
-coordinate j last changed, as averaged SGD does for p = 2 (Bottou; scikit-learn's ASGD).
+phi_j * (P - MARK_j), where P is the prefix sum of the scalars rho_t C_t and MARK_j the value of P
+when coordinate j last changed, as averaged SGD does for p = 2 (Bottou; scikit-learn's ASGD). The
+weights rho_t = t^a give the plain mean for a = 0 and, for a = 1, the t-weighted average of
+Lacoste-Julien, Schmidt and Bach (2012), which discounts the early iterates.
 
 ``t0`` generalises the paper's (t + 1) sigma to (t + t0) sigma: t0 = 1 is Figure 1 exactly; a larger
 t0 adds t0 - 1 rounds of pure regulariser to the follow-the-regularised-leader sum, which keeps the
@@ -45,9 +47,10 @@ from .losses import loss_derivative
 # keeps the four values of a coordinate in one cache line, since the minibatch touches them together).
 PHI, LAM, AVG, MARK = range(4)
 # Entries of the scalar state ``scal``.
-S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK = range(7)
+S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
 # Entries of the hyper-parameter array ``hyp``.
-H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS = range(11)
+(H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS,
+ H_AVG_POWER) = range(12)
 
 # |lambda / ref| above this would risk overflow in |.|^q once summed over up to 2^60 coordinates.
 _EXPONENT_BUDGET = 900.0
@@ -166,6 +169,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     average = hyp[H_AVERAGE] != 0.0
     refresh_every = int(hyp[H_REFRESH])
     quarters = int(hyp[H_QUARTERS])
+    avg_power = hyp[H_AVG_POWER]
     overflow_at = 2.0 ** (_EXPONENT_BUDGET / q)
     bias_j = weights.shape[0] - 1
 
@@ -175,6 +179,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     ref = scal[S_REF]
     prefix = scal[S_PREFIX]
     peak = scal[S_PEAK]
+    wsum = scal[S_WSUM]
     inv_ref = 1.0 / ref
     grad = np.empty(k)
 
@@ -240,10 +245,13 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
         # Figure 2, line 6 (erratum 1): project onto ||w||_p <= B by the scalar B / ||w_t||_p.
         if norm_w > radius:
             coef *= radius / norm_w
-        if average and q != 2.0 and prefix > _PREFIX_SPAN * coef:
+        # The average weighs w_t by rho_t = t^avg_power (0: the plain mean of the iterates).
+        rho = 1.0 if avg_power == 0.0 else (t if avg_power == 1.0 else float(t) ** avg_power)
+        if average and q != 2.0 and prefix > _PREFIX_SPAN * rho * coef:
             _flush_average(weights, prefix)
             prefix = 0.0
-        prefix += coef
+        prefix += rho * coef
+        wsum += rho
         if not (math.isfinite(coef) and math.isfinite(sumq)):
             scal[S_STATUS] = 1.0
             break
@@ -254,6 +262,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     scal[S_REF] = ref
     scal[S_PREFIX] = prefix
     scal[S_PEAK] = peak
+    scal[S_WSUM] = wsum
 
 
 class PGSState:
@@ -268,6 +277,11 @@ class PGSState:
     loss_code, p, sigma, radius, fit_intercept, batch_size, t0, epsilon, average
         As in ``PGSClassifier``; ``radius`` is a number or ``math.inf``, ``average`` whether to
         maintain the running average of the iterates.
+    intercept_scaling : float
+        The value s of the constant feature that carries the intercept (when ``fit_intercept``).
+        The vectors returned by ``current`` and ``average`` end with the intercept b = s w_b.
+    average_power : float
+        The average weighs iterate t by t^average_power (0: the plain mean).
     """
 
     def __init__(
@@ -284,6 +298,8 @@ class PGSState:
         t0: float,
         epsilon: float,
         average: bool,
+        intercept_scaling: float = 1.0,
+        average_power: float = 0.0,
     ):
         self.X = X
         self.y = y
@@ -295,12 +311,16 @@ class PGSState:
         row_cost = mean_row_nnz(X) + int(fit_intercept)
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
         self.hyp = np.array(
-            [loss_code, sigma, q, t0, radius, 1.0 if fit_intercept else 0.0, batch_size, epsilon,
-             1.0 if average else 0.0, refresh_every, quarters],
+            [loss_code, sigma, q, t0, radius, intercept_scaling if fit_intercept else 0.0,
+             batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power],
             dtype=np.float64,
         )
         self.weights = np.zeros((n_weights, 4))
-        self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+        self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+        # Maps the kernel's weights (the constant feature's weight last) to (coef, intercept).
+        self._output_scale = np.ones(n_weights)
+        if fit_intercept:
+            self._output_scale[-1] = intercept_scaling
         self.fit_intercept = fit_intercept
         self.p = p
 
@@ -320,16 +340,17 @@ class PGSState:
             )
 
     def current(self) -> np.ndarray:
-        """w_t, the last iterate, as a dense vector of length n_weights."""
-        return self.scal[S_COEF] * self.weights[:, PHI]
+        """w_t, the last iterate, as a dense vector of length n_weights (intercept last)."""
+        return self.scal[S_COEF] * self.weights[:, PHI] * self._output_scale
 
     def average(self) -> np.ndarray:
-        """(w_1 + ... + w_t) / t, or the last iterate when averaging was not requested or t = 0."""
-        t = self.t
-        if not self.hyp[H_AVERAGE] or t == 0:
+        """sum_t rho_t w_t / sum_t rho_t, or the last iterate when averaging was not requested or
+        t = 0."""
+        if not self.hyp[H_AVERAGE] or self.t == 0:
             return self.current()
         w = self.weights
-        return (w[:, AVG] + w[:, PHI] * (self.scal[S_PREFIX] - w[:, MARK])) / t
+        total = w[:, AVG] + w[:, PHI] * (self.scal[S_PREFIX] - w[:, MARK])
+        return total * (self._output_scale / self.scal[S_WSUM])
 
 
 class PGSEngine:

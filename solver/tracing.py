@@ -66,10 +66,17 @@ class Engine(Protocol):
 @dataclass
 class CheckpointSchedule:
     """Checkpoints at geometrically spaced iterations (ratio ``growth``) and every ``interval``
-    solver seconds, whichever comes first; always one at iteration 0 and one at the end."""
+    solver seconds, whichever comes first; always one at iteration 0 and one at the end.
+
+    After iteration 0 the first checkpoint waits until ``first_samples`` samples have been seen:
+    before that the model is barely trained, and every checkpoint cuts the run into one more
+    short chunk with a fixed cost (about 30 us), which made runs of a few milliseconds look up to
+    5x slower than they are (docs/benchmarks.md, section 2).
+    """
 
     growth: float = 1.25
     interval: float | None = 1.0
+    first_samples: int = 0
 
     def next_iteration(self, t: int) -> int:
         return max(t + 1, math.ceil(t * self.growth))
@@ -137,6 +144,8 @@ def drive(
     if evaluate is not None and reached(checkpoint()):
         return RunResult(trace, "target_score", 0.0)
     next_iter = schedule.next_iteration(0)
+    if engine.samples_per_iteration:
+        next_iter = max(next_iter, math.ceil(schedule.first_samples / engine.samples_per_iteration))
     while engine.t < n_iter:
         stop_at = min(n_iter, engine.t + chunk)
         if evaluate is not None:

@@ -37,14 +37,15 @@ def grad_r_star(theta: np.ndarray, p: float, radius: float | None) -> np.ndarray
 
 
 def reference_pgs(X, y, batches, *, loss, p, sigma, radius=None, fit_intercept=False, t0=1.0,
-                  epsilon=1.0):
+                  epsilon=1.0, intercept_value=1.0):
     """Run Figure 1 on dense ``X`` with the minibatches ``batches`` (shape (T, k)).
 
-    Returns the list of iterates w_1..w_T (the intercept, if any, as the last coordinate).
+    Returns the list of iterates w_1..w_T; with ``fit_intercept`` the last coordinate is the weight
+    of a constant feature of value ``intercept_value``.
     """
     X = np.asarray(X, dtype=np.float64)
     if fit_intercept:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
+        X = np.hstack([X, np.full((X.shape[0], 1), intercept_value)])
     lam = np.zeros(X.shape[1])
     w = np.zeros(X.shape[1])
     iterates = []

@@ -107,7 +107,9 @@ def test_linear_kernel_is_pgs_p2_given_the_same_seed(output, fit_intercept, t0, 
     common = dict(sigma=1e-2, t0=t0, n_iter=2000, random_state=5, output=output,
                   fit_intercept=fit_intercept)
     kern = KernelPGSClassifier(kernel="linear", **common).fit(as_input(X), y)
-    pgs = PGSClassifier(p=2.0, radius=None, **common).fit(as_input(X), y)
+    # Kernel PGS draws with replacement, has the constant feature 1 and the plain average.
+    pgs = PGSClassifier(p=2.0, radius=None, sampling="replacement", intercept_scaling=1.0,
+                        average_power=0.0, **common).fit(as_input(X), y)
     scale = np.abs(pgs.coef_).max()
     np.testing.assert_allclose(kern.coef_, pgs.coef_, rtol=1e-12, atol=1e-12 * scale)
     np.testing.assert_allclose(kern.intercept_, pgs.intercept_, rtol=1e-12, atol=1e-12 * scale)
@@ -120,7 +122,9 @@ def test_multiclass_one_vs_rest_matches_pgs_and_shares_kernel_rows(as_input):
     X = (X - X.mean(0)) / X.std(0)
     common = dict(sigma=1e-3, n_iter=3000, random_state=0)
     kern = KernelPGSClassifier(kernel="linear", **common).fit(as_input(X), y)
-    pgs = PGSClassifier(p=2.0, radius=None, **common).fit(as_input(X), y)
+    # Kernel PGS draws with replacement, has the constant feature 1 and the plain average.
+    pgs = PGSClassifier(p=2.0, radius=None, sampling="replacement", intercept_scaling=1.0,
+                        average_power=0.0, **common).fit(as_input(X), y)
     np.testing.assert_allclose(kern.coef_, pgs.coef_, rtol=1e-11, atol=1e-12)
     rbf = KernelPGSClassifier(**common).fit(as_input(X), y)
     assert rbf.dual_coef_.shape == (3, rbf.n_support_) and rbf.intercept_.shape == (3,)

@@ -159,11 +159,13 @@ def test_ogd_estimator_is_pgs_p2_given_the_same_seed(t0, loss):
     X, y = make_classification(n_samples=300, n_features=10, random_state=4)
     common = dict(loss=loss, sigma=1e-3, t0=t0, n_iter=3000, random_state=5)
     ogd = OGDClassifier(output="last", **common).fit(X, y)
-    pgs = PGSClassifier(p=2.0, radius=None, output="last", **common).fit(X, y)
+    # ogd draws with replacement, has the constant feature 1 and the plain average.
+    paper = dict(sampling="replacement", intercept_scaling=1.0, average_power=0.0)
+    pgs = PGSClassifier(p=2.0, radius=None, output="last", **paper, **common).fit(X, y)
     np.testing.assert_allclose(ogd.coef_, pgs.coef_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ogd.intercept_, pgs.intercept_, rtol=1e-12, atol=1e-14)
     avg = OGDClassifier(**common).fit(X, y)
-    pgs_avg = PGSClassifier(p=2.0, radius=None, **common).fit(X, y)
+    pgs_avg = PGSClassifier(p=2.0, radius=None, **paper, **common).fit(X, y)
     np.testing.assert_allclose(pgs_avg.coef_, avg.coef_ + ogd.coef_ / 3000, rtol=0,
                                atol=1e-12 * np.abs(pgs_avg.coef_).max())
 
@@ -380,6 +382,6 @@ def test_regressors_are_regressors():
         reg = cls(sigma=1e-5, n_iter=2000 if cls is GDRegressor else 30000, random_state=0).fit(X, y)
         assert reg.score(X, y) > 0.99
         # same objective as PGS: sigma/2 ||w||^2 (p = 2) with the intercept regularised
-        pgs = PGSRegressor(sigma=1e-5)
+        pgs = PGSRegressor(sigma=1e-5, intercept_scaling=1.0)
         w = np.r_[reg.coef_, reg.intercept_]
         assert reg._penalty(w) == pytest.approx(pgs._penalty(w), rel=1e-12)

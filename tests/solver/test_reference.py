@@ -25,11 +25,13 @@ def _problem(loss: str, seed: int = 0):
     return X, y, rng
 
 
-def _run_fast(X, y, batches, *, loss, p, radius, fit_intercept, average=True, t0=1.0, splits=(25,)):
+def _run_fast(X, y, batches, *, loss, p, radius, fit_intercept, average=True, t0=1.0, splits=(25,),
+              intercept_scaling=1.0, average_power=0.0):
     state = PGSState(
         as_kernel_data(X), y, loss_code=LOSSES[loss].code, p=p, sigma=SIGMA,
         radius=np.inf if radius is None else radius, fit_intercept=fit_intercept,
         batch_size=batches.shape[1], t0=t0, epsilon=1.0, average=average,
+        intercept_scaling=intercept_scaling, average_power=average_power,
     )
     # Several chunks, as the driver runs them: the state must carry over exactly.
     start = 0
@@ -109,3 +111,34 @@ def test_long_runs_stay_accurate_for_small_p():
     state.run(batches.ravel())
     assert _rel_err(state.current(), iterates[-1]) < 1e-9
     assert _rel_err(state.average(), np.mean(iterates, axis=0)) < 1e-9
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0])
+def test_intercept_scaling_is_a_constant_feature_of_that_value(p):
+    """intercept_scaling=s runs Figure 1 on X with a constant column s; the returned intercept is
+    s times that column's weight."""
+    X, y, rng = _problem("logistic", seed=5)
+    batches = rng.integers(0, X.shape[0], size=(60, 2))
+    iterates = reference_pgs(X, y, batches, loss="logistic", p=p, sigma=SIGMA, radius=0.7,
+                             fit_intercept=True, intercept_value=0.3)
+    state = _run_fast(X, y, batches, loss="logistic", p=p, radius=0.7, fit_intercept=True,
+                      intercept_scaling=0.3)
+    scale = np.ones(X.shape[1] + 1)
+    scale[-1] = 0.3
+    assert _rel_err(state.current(), iterates[-1] * scale) < 1e-9
+    assert _rel_err(state.average(), np.mean(iterates, axis=0) * scale) < 1e-9
+
+
+@pytest.mark.parametrize("power", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("p", [1.05, 1.8, 2.0])
+def test_weighted_average_matches_reference(p, power):
+    """average_power=a returns sum_t t^a w_t / sum_t t^a; long runs at p = 1.05 also exercise the
+    restarts of the weighted prefix sum."""
+    X, y, rng = _problem("logistic", seed=6)
+    n_iter = 3000 if p == 1.05 else 200
+    batches = rng.integers(0, X.shape[0], size=(n_iter, 1))
+    iterates = reference_pgs(X, y, batches, loss="logistic", p=p, sigma=SIGMA, fit_intercept=True)
+    state = _run_fast(X, y, batches, loss="logistic", p=p, radius=None, fit_intercept=True,
+                      average_power=power, splits=(25, 130))
+    weights = np.arange(1, n_iter + 1, dtype=np.float64) ** power
+    assert _rel_err(state.average(), np.average(iterates, axis=0, weights=weights)) < 1e-9
