@@ -43,7 +43,7 @@ class _PGSBase(LinearModelBase):
 
     def _make_engine(self, data, targets, rng):
         self.intercept_scaling_ = self._intercept_value_for(data)
-        t0 = self._t0_for(data)
+        self.t0_ = t0 = self._t0_for(data)
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -186,6 +186,8 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         Time spent in the solver, excluding evaluation at checkpoints.
     intercept_scaling_ : float
         The value of the constant feature used (0.0 without an intercept).
+    t0_ : float
+        The offset t0 used (``t0="auto"`` resolved).
     """
 
     _parameter_constraints = {

@@ -37,6 +37,8 @@ def _binary(seed=0, n=300):
         ({"output": "best"}, ["'output'", "average", "best"]),
         ({"radius": -2.0}, ["'radius'", "-2.0"]),
         ({"t0": 0.5}, ["'t0'", "0.5"]),
+        ({"intercept_scaling": 0.0}, ["'intercept_scaling'", "(0.0, inf)", "auto", "0.0"]),
+        ({"average_power": -1.0}, ["'average_power'", "[0.0, inf)", "-1.0"]),
         ({"target_score": float("nan")}, ["'target_score'", "nan"]),
     ],
 )
@@ -273,3 +275,35 @@ def test_permutation_sampling_is_reproducible_and_chunk_independent(output):
     assert a.score(X, y) > 0.8
     with pytest.raises(ValueError, match="'sampling'.*Got 'bootstrap'"):
         PGSClassifier(sampling="bootstrap").fit(X, y)
+
+
+def test_intercept_scaling_auto_is_the_rms_of_the_non_zero_values(as_input):
+    X, y = _binary(n=60)
+    binary = (X > 0).astype(np.float64)
+    assert PGSClassifier(n_iter=1).fit(as_input(binary), y).intercept_scaling_ == 1.0
+    text_like = 0.1 * binary
+    assert PGSClassifier(n_iter=1).fit(as_input(text_like), y).intercept_scaling_ == (
+        pytest.approx(0.1, rel=1e-12))
+    assert PGSClassifier(n_iter=1, fit_intercept=False).fit(X, y).intercept_scaling_ == 0.0
+    assert PGSClassifier(n_iter=1, intercept_scaling=0.5).fit(X, y).intercept_scaling_ == 0.5
+
+
+def test_intercept_scaling_regularises_the_intercept_as_its_feature_weight():
+    """With s, the objective of the trace is eq. (7) over (coef, b / s), and a small s shrinks b:
+    the same data with a larger offset needs a larger b, which costs sigma / 2 (b / s)^2."""
+    X, y = _binary(n=400)
+    params = dict(sigma=1e-2, n_iter=40000, random_state=0, sampling="permutation")
+    wide = PGSClassifier(intercept_scaling=1.0, **params).fit(X + 3.0, y, trace=True)
+    narrow = PGSClassifier(intercept_scaling=0.1, **params).fit(X + 3.0, y, trace=True)
+    assert abs(narrow.intercept_[0]) < abs(wide.intercept_[0])
+    w = np.r_[narrow.coef_[0], narrow.intercept_[0] / 0.1]
+    margins = (X + 3.0) @ narrow.coef_[0] + narrow.intercept_[0]
+    labels = np.where(y == narrow.classes_[1], 1.0, -1.0)
+    expected = 1e-2 / 2 * w @ w + np.mean(np.logaddexp(0.0, -labels * margins))
+    assert narrow.trace_[-1].objective == pytest.approx(expected, rel=1e-10)
+
+
+def test_resolved_t0_is_reported():
+    X, y = _binary(n=100)
+    assert PGSClassifier(t0=7.0, n_iter=1).fit(X, y).t0_ == 7.0
+    assert PGSClassifier(n_iter=1).fit(X, y).t0_ > 1.0
