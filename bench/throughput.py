@@ -57,7 +57,8 @@ def main(argv=None) -> None:
 
     def bare():
         w = np.zeros(X.shape[1])
-        bare_sgd_loop(data.data, data.indices, data.indptr, y, order, w, 1e-3)
+        # Unsigned rows, like the kernels' index arrays (solver/_sparse.py): no sign tests either.
+        bare_sgd_loop(data.data, data.indices, data.indptr, y, order.view(np.uint64), w, 1e-3)
 
     def pgs(p, average):
         state = PGSState(data, y, loss_code=LOSSES["logistic"].code, p=p, sigma=1e-6,

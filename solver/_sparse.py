@@ -11,6 +11,12 @@ A kernel sees a data set as the tuple ``(data, indices, indptr, dense)``:
 ``row_extent`` returns ``(start, end, base)`` so that the loop ``indices[pos - base]`` serves both
 (``base`` is 0 for CSR), with no branch inside the loop over a row's non-zeros. Sparse input is never
 densified; dense input costs O(m + n) extra memory.
+
+``indices`` and ``indptr`` are unsigned (uint32, uint64; views of the validated arrays, no copy).
+Numba wraps negative indices around, so with signed index arrays every ``w[indices[pos]]`` and
+``data[pos]`` carries a sign test; unsigned ones spare it, which made the PGS update 20% faster and
+a bare sparse dot + axpy loop 25% faster on the RCV1-like set (bench.throughput). Kernels must keep
+index arithmetic unsigned: Numba turns uint64 mixed with int64 into float64.
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ from numba import njit
 
 class KernelData(NamedTuple):
     data: np.ndarray  # float32 or float64, 1-D
-    indices: np.ndarray  # int32
-    indptr: np.ndarray  # int64
+    indices: np.ndarray  # uint32
+    indptr: np.ndarray  # uint64
     dense: bool
     n_features: int
 
@@ -44,8 +50,8 @@ def as_kernel_data(X) -> KernelData:
             indices = indices.astype(np.int32)
         return KernelData(
             np.ascontiguousarray(X.data),
-            np.ascontiguousarray(indices),
-            X.indptr.astype(np.int64, copy=False),
+            np.ascontiguousarray(indices).view(np.uint32),
+            np.ascontiguousarray(X.indptr, dtype=np.int64).view(np.uint64),
             False,
             X.shape[1],
         )
@@ -53,8 +59,8 @@ def as_kernel_data(X) -> KernelData:
     m, n = X.shape
     return KernelData(
         X.reshape(-1),
-        np.arange(n, dtype=np.int32),
-        np.arange(m + 1, dtype=np.int64) * n,
+        np.arange(n, dtype=np.uint32),
+        np.arange(m + 1, dtype=np.uint64) * np.uint64(n),
         True,
         n,
     )
@@ -81,5 +87,7 @@ def row_extent(X, i):
     indptr, dense = X[2], X[3]
     start = indptr[i]
     end = indptr[i + 1]
-    base = start if dense else 0
+    # A zero of start's own type: with unsigned indices (see PGSState) the literal 0 would make
+    # Numba unify uint64 and int64 into float64.
+    base = start if dense else start - start
     return start, end, base
