@@ -280,6 +280,20 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     scal[S_WSUM] = wsum
 
 
+@njit(cache=True)
+def _shuffle_step(perm, start, uniforms):
+    """Steps start, start + 1, ... of a Fisher-Yates shuffle of ``perm``, one per uniform in [0, 1).
+
+    Afterwards perm[start:start + len(uniforms)] continue a uniformly random permutation, whatever
+    order ``perm`` was in before (so each epoch can reshuffle the previous epoch's order).
+    """
+    m = perm.shape[0]
+    for step in range(uniforms.shape[0]):
+        pos = start + step
+        j = min(pos + int(uniforms[step] * (m - pos)), m - 1)  # uniform on pos..m-1
+        perm[pos], perm[j] = perm[j], perm[pos]
+
+
 class PGSState:
     """The state of one PGS run on one binary or regression problem, advanced chunk by chunk.
 
@@ -388,7 +402,7 @@ class PGSEngine:
         self.output = output
         self.rng = rng
         self.sampling = sampling
-        self._perm = np.empty(0, dtype=np.int64)
+        self._perm = np.arange(m, dtype=np.int64) if sampling == "permutation" else None
         self._perm_pos = 0
         self.t = 0
         self._next_pick = 1
@@ -412,17 +426,21 @@ class PGSEngine:
 
         "replacement": i.i.d. uniform, Figure 1's A_t as the analysis assumes. "permutation": a
         fresh random permutation per epoch, continued across chunks (the iterates are the same
-        however the run is chunked).
+        however the run is chunked). The permutation is shuffled lazily, only as far as it has
+        been drawn: rng.permutation(m) cost 0.4 ms at m = 50k, half the solver time of a run that
+        reached its target after 0.03 epoch.
         """
         if self.sampling == "replacement":
             return self.rng.integers(0, self.m, size=count)
         parts = []
         while count > 0:
-            if self._perm_pos >= self._perm.shape[0]:
-                self._perm = self.rng.permutation(self.m)
-                self._perm_pos = 0
-            take = min(count, self._perm.shape[0] - self._perm_pos)
-            parts.append(self._perm[self._perm_pos:self._perm_pos + take])
+            if self._perm_pos == self.m:
+                self._perm_pos = 0  # a new epoch shuffles the same array again from the start
+            start = self._perm_pos
+            take = min(count, self.m - start)
+            _shuffle_step(self._perm, start, self.rng.random(take))
+            # A copy: the next epoch's shuffle moves these entries.
+            parts.append(self._perm[start:start + take].copy())
             self._perm_pos += take
             count -= take
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
