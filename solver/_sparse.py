@@ -44,6 +44,12 @@ def as_kernel_data(X) -> KernelData:
             X = X.copy()
             X.sum_duplicates()
         indices = X.indices
+        # The kernels do not bounds-check (and read these as unsigned): a malformed CSR must stop
+        # here. Two reductions, ~5 ms for the 15.7M non-zeros of rcv1_like.
+        if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
+            raise ValueError(
+                f"X has column indices outside [0, {X.shape[1]}): not a valid CSR matrix of that shape"
+            )
         if indices.dtype != np.int32:
             if X.shape[1] >= np.iinfo(np.int32).max:
                 raise ValueError(f"at most {np.iinfo(np.int32).max - 1} features are supported")

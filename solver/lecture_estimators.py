@@ -164,7 +164,8 @@ _COMMON_DOC = """
     fit_intercept : bool, default=True
         Learn a bias as the weight of a constant feature 1, regularised like the others (as PGS).
     random_state : int, RandomState or None, default=None
-        Seeds the sample draws (uniform, with replacement; the same draws as PGS for one seed).
+        Seeds the sample draws (uniform, with replacement; the same draws as PGS with
+        ``sampling="replacement"`` for one seed).
     epsilon : float > 0, default=1.0
         Width of the quadratic part of the huber loss.
     target_score, time_budget, checkpoint_growth, checkpoint_interval

@@ -322,3 +322,23 @@ def test_resolved_t0_is_reported():
     X, y = _binary(n=100)
     assert PGSClassifier(t0=7.0, n_iter=1).fit(X, y).t0_ == 7.0
     assert PGSClassifier(n_iter=1).fit(X, y).t0_ > 1.0
+
+
+def test_batch_size_above_the_sample_count_is_refused():
+    X, y = _binary(n=50)
+    with pytest.raises(ValueError, match=r"'batch_size'.*at most the number of training samples "
+                                         r"\(50\)\. Got 100000000000000000000"):
+        PGSClassifier(batch_size=10**20).fit(X, y)
+    PGSClassifier(batch_size=50, n_iter=3).fit(X, y)
+
+
+def test_csr_with_out_of_range_column_indices_is_refused():
+    """scipy does not check column indices on construction; the kernels must never see them."""
+    X, y = _binary(n=40)
+    bad = sp.csr_matrix(X)
+    bad.indices[3] = -1
+    with pytest.raises(ValueError, match=r"column indices outside \[0, 8\)"):
+        PGSClassifier().fit(bad, y)
+    bad.indices[3] = 8
+    with pytest.raises(ValueError, match=r"column indices outside \[0, 8\)"):
+        PGSClassifier().fit(bad, y)
