@@ -49,8 +49,10 @@ class _PGSBase(LinearModelBase):
                 f"The 'batch_size' parameter of {type(self).__name__} must be at most the number "
                 f"of training samples ({m}). Got {self.batch_size!r} instead."
             )
-        self.intercept_scaling_ = self._intercept_value_for(data)
-        self.t0_ = t0 = self._t0_for(data)
+        # E||x||^2 over the data's own features, computed once for s and t0 (one pass over X).
+        mean_sq = mean_sq_row_norm(data, 0.0)
+        self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
+        self.t0_ = t0 = self._t0_for(mean_sq + self.intercept_scaling_**2)
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -63,8 +65,8 @@ class _PGSBase(LinearModelBase):
         ]
         return PGSEngine(states, m, int(self.batch_size), self.output, rng, self.sampling)
 
-    def _intercept_value_for(self, data) -> float:
-        """s, the value of the constant feature that carries the intercept."""
+    def _intercept_value_for(self, data, mean_sq: float) -> float:
+        """s, the value of the constant feature that carries the intercept (``mean_sq``: E||x||^2)."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling != "auto":
@@ -72,7 +74,8 @@ class _PGSBase(LinearModelBase):
         # The root mean square of the stored non-zero feature values: the bias then steps and is
         # regularised like a typical weight (1 for binary features, ~0.1 for L2-normalised text).
         nnz = np.count_nonzero(data.data)
-        return math.sqrt(np.einsum("i,i->", data.data, data.data) / nnz) if nnz else 1.0
+        m = data.indptr.shape[0] - 1
+        return math.sqrt(mean_sq * m / nnz) if nnz else 1.0
 
     def _penalty(self, w: np.ndarray) -> float:
         """sigma / (2 (p - 1)) ||(coef, b / s)||_p^2 of eq. (7): the intercept b is the weight b / s
@@ -93,7 +96,8 @@ class _PGSBase(LinearModelBase):
             return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
         return float(self.radius)
 
-    def _t0_for(self, data) -> float:
+    def _t0_for(self, mean_sq_norm: float) -> float:
+        """t0 as given, or for t0="auto" from E||x||^2 with the intercept's feature counted."""
         if self.t0 != "auto":
             return float(self.t0)
         # The first step 1 / ((1 + t0) sigma) becomes about 1 / (curvature * E||x||^2), the largest
@@ -101,8 +105,7 @@ class _PGSBase(LinearModelBase):
         # this makes PGS the same iteration as SGD with the "optimal" 1 / (sigma (t + t0))
         # schedule of Bottou (the lecture's eq. (6) closed form).
         return first_step_t0(
-            LOSSES[self.loss].curvature, mean_sq_row_norm(data, self.intercept_scaling_),
-            float(self.sigma),
+            LOSSES[self.loss].curvature, mean_sq_norm, float(self.sigma),
         )
 
 
