@@ -186,6 +186,9 @@ def test_idempotency_key(app_client: TestClient):
         ({"params": {"p": 2.5}}, "body.params.p"),
         ({"params": {"sigma": -1}}, "body.params.sigma"),
         ({"params": {"batch_size": 0}}, "body.params.batch_size"),
+        ({"params": {"batch_size": 10**20}}, "body.params.batch_size"),
+        # heart has 270 rows: half of them leave 135 to train on.
+        ({"test_fraction": 0.5, "params": {"batch_size": 200}}, "body.params.batch_size"),
         ({"params": {"n_iter": 10.5}}, "body.params.n_iter"),
         ({"params": {"loss": "huber"}}, "body.params.loss"),
         ({"params": {"learning_rate": 0.1}}, "body.params.learning_rate"),

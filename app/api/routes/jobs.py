@@ -85,15 +85,24 @@ def validate_job_request(session: Session, body: JobCreate) -> str:
     if task == "regression" and any(t < 0 for t in body.targets):
         msg = "regression targets are RMSEs (>= 0)"
         raise invalid(msg, [field_error(["body", "targets"], msg)])
+    n_train = train.n_samples
     if body.test_fraction is not None:
         n_test = round(train.n_samples * body.test_fraction)
         if train.n_samples < 2 or n_test < 1 or n_test >= train.n_samples:
             msg = f"test_fraction leaves no training or no test rows of {train.n_samples}"
             raise invalid(msg, [field_error(["body", "test_fraction"], msg)])
+        n_train -= n_test
     try:
-        build_estimator(body.solver, task, body.params)
+        estimator = build_estimator(body.solver, task, body.params)
     except InvalidParams as exc:
         raise invalid(str(exc), exc.errors) from exc
+    # The one parameter that must fit the data: a minibatch larger than the training rows is
+    # refused by PGS at fit time, and the other minibatch solvers would fail to draw a huge one;
+    # saying so now is a 422 instead of a failed job.
+    batch_size = getattr(estimator, "batch_size", None)
+    if isinstance(batch_size, int) and batch_size > n_train:
+        msg = f"batch_size {batch_size} is larger than the {n_train} training rows"
+        raise invalid(msg, [field_error(["body", "params", "batch_size"], msg)])
     return task
 
 
