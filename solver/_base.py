@@ -96,6 +96,13 @@ class LinearModelBase(BaseEstimator):
 
     def _fit_targets(self, X, targets, eval_fn, score_name, higher_is_better, callback, trace):
         """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
+        batch_size = getattr(self, "batch_size", None)  # the minibatch solvers' k
+        if batch_size is not None and batch_size > X.shape[0]:
+            # Not only pointless: each iteration draws k indices, so a huge k exhausts memory.
+            raise ValueError(
+                f"The 'batch_size' parameter of {type(self).__name__} must be at most the number "
+                f"of training samples ({X.shape[0]}). Got {batch_size!r} instead."
+            )
         data = as_kernel_data(X)
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(X.shape[0])
         engine = self._make_engine(data, targets, _generator(self.random_state))

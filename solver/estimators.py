@@ -43,12 +43,6 @@ class _PGSBase(LinearModelBase):
 
     def _make_engine(self, data, targets, rng):
         m = data.indptr.shape[0] - 1
-        if self.batch_size > m:
-            # Not only pointless: each iteration draws k indices, so a huge k exhausts memory.
-            raise ValueError(
-                f"The 'batch_size' parameter of {type(self).__name__} must be at most the number "
-                f"of training samples ({m}). Got {self.batch_size!r} instead."
-            )
         # E||x||^2 over the data's own features, computed once for s and t0 (one pass over X).
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_iris, make_classification, make_regression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from solver import PGSClassifier, PGSRegressor, load_model
+from solver import SOLVERS, PGSClassifier, PGSRegressor, load_model
 from solver.tracing import time_to_target
 
 
@@ -324,12 +324,6 @@ def test_resolved_t0_is_reported():
     assert PGSClassifier(n_iter=1).fit(X, y).t0_ > 1.0
 
 
-def test_batch_size_above_the_sample_count_is_refused():
-    X, y = _binary(n=50)
-    with pytest.raises(ValueError, match=r"'batch_size'.*at most the number of training samples "
-                                         r"\(50\)\. Got 100000000000000000000"):
-        PGSClassifier(batch_size=10**20).fit(X, y)
-    PGSClassifier(batch_size=50, n_iter=3).fit(X, y)
 
 
 def test_csr_with_out_of_range_column_indices_is_refused():
@@ -342,3 +336,17 @@ def test_csr_with_out_of_range_column_indices_is_refused():
     bad.indices[3] = 8
     with pytest.raises(ValueError, match=r"column indices outside \[0, 8\)"):
         PGSClassifier().fit(bad, y)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [spec.classifier for spec in SOLVERS.values() if "batch_size" in spec.classifier().get_params()],
+    ids=lambda cls: cls.__name__,
+)
+def test_batch_size_above_the_sample_count_is_refused(cls):
+    """Every minibatch solver: each iteration draws k indices, so k = 1e20 must be refused."""
+    X, y = _binary(n=50)
+    with pytest.raises(ValueError, match=r"'batch_size'.*at most the number of training samples "
+                                         r"\(50\)\. Got 100000000000000000000"):
+        cls(batch_size=10**20).fit(X, y)
+    cls(batch_size=50, n_iter=3).fit(X, y)

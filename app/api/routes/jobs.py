@@ -96,9 +96,8 @@ def validate_job_request(session: Session, body: JobCreate) -> str:
         estimator = build_estimator(body.solver, task, body.params)
     except InvalidParams as exc:
         raise invalid(str(exc), exc.errors) from exc
-    # The one parameter that must fit the data: a minibatch larger than the training rows is
-    # refused by PGS at fit time, and the other minibatch solvers would fail to draw a huge one;
-    # saying so now is a 422 instead of a failed job.
+    # The one parameter that must fit the data: every minibatch solver refuses a batch larger
+    # than its training rows at fit time; saying so now is a 422 instead of a failed job.
     batch_size = getattr(estimator, "batch_size", None)
     if isinstance(batch_size, int) and batch_size > n_train:
         msg = f"batch_size {batch_size} is larger than the {n_train} training rows"
