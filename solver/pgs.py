@@ -394,7 +394,7 @@ class PGSEngine:
     """
 
     def __init__(self, states: list[PGSState], m: int, batch_size: int, output: str, rng,
-                 sampling: str = "replacement"):
+                 sampling: str):
         self.states = states
         self.m = m
         self.batch_size = batch_size
