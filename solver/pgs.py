@@ -22,11 +22,20 @@ Numerical range. For p < 2, q = p / (p - 1) reaches 21 at p = 1.05, and |lambda_
 [2^-8, 2^8] (and at once when a coordinate nears overflow). The products C * phi are independent of
 ``ref``.
 
-The running average of w_1..w_T (``output="average"``) is kept lazily: AVG_j accumulates
-phi_j * (P - MARK_j), where P is the prefix sum of the scalars rho_t C_t and MARK_j the value of P
-when coordinate j last changed, as averaged SGD does for p = 2 (Bottou; scikit-learn's ASGD). The
-weights rho_t = t^a give the plain mean for a = 0 and, for a = 1, the t-weighted average of
+The running average of w_1..w_T (``output="average"``) is kept lazily, with one number per
+coordinate. With P_t = sum_{s <= t} rho_s C_s, summation by parts gives
+
+    sum_{t <= T} rho_t C_t phi_t = P_T phi_T - sum_{t <= T} P_{t-1} (phi_t - phi_{t-1}),
+
+so CORR_j accumulates P_{t-1} times each change of phi_j, in the same loop that makes the change,
+and the weighted sum is P phi - CORR (scikit-learn's averaged SGD keeps its average the same way).
+The weights rho_t = t^a give the plain mean for a = 0 and, for a = 1, the t-weighted average of
 Lacoste-Julien, Schmidt and Bach (2012), which discounts the early iterates.
+
+The per-coordinate state is three rows, PHI, LAM and CORR, rather than one record per
+coordinate, since the dot products read only PHI (one-off comparison on the RCV1-like set: records
+4-7% slower at p = 2, even at p = 1.8). For p = 2, phi(lambda) = lambda (ref stays 1), so LAM is
+not kept.
 
 ``t0`` generalises the paper's (t + 1) sigma to (t + t0) sigma: t0 = 1 is Figure 1 exactly; a larger
 t0 adds t0 - 1 rounds of pure regulariser to the follow-the-regularised-leader sum, which keeps the
@@ -43,9 +52,9 @@ from numba import njit
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .losses import loss_derivative
 
-# Columns of the per-coordinate state array ``weights`` (shape (n_weights, 4); one row per coordinate
-# keeps the four values of a coordinate in one cache line, since the minibatch touches them together).
-PHI, LAM, AVG, MARK = range(4)
+# Rows of the per-coordinate state array ``weights`` (shape (3, n_weights)): phi(lambda / ref),
+# lambda (p < 2 only) and the correction of the lazy average.
+PHI, LAM, CORR = range(3)
 # Entries of the scalar state ``scal``.
 S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
 # Entries of the hyper-parameter array ``hyp``.
@@ -60,8 +69,8 @@ _REF_BAND = 256.0
 # removed since S was last exact. When that peak exceeds 2^12 S (a dominant term shrank: with
 # q = 21, a 1.5-fold drop of the largest |lambda_j| divides its term by 2^12), S is recomputed.
 _CANCEL_SPAN = 2.0**12
-# The lazy average loses log2(P / C_t) bits in P - MARK_j; for p < 2 a refresh restarts P once that
-# passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda grows when q is large, so this
+# The lazy average P phi_j - CORR_j loses about log2(P / C_t) bits to cancellation; for p < 2 a
+# refresh restarts P once that passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda grows when q is large, so this
 # restart happens about once per 1.3- to 2-fold growth of lambda for p near 1, and every few thousand
 # iterations for p near 2. For p = 2, C_t ~ 1 / t and the periodic refresh keeps P / C_t near
 # refresh_every.)
@@ -94,72 +103,122 @@ def _link_power(a, q, quarters):
 
 @njit(cache=True, inline="always")
 def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
-    """lambda_j += delta.
+    """lambda_j += delta, and CORR_j += P (phi_j's change) for the lazy average.
 
     Returns the change of S = sum |lambda_j / ref|^q, the term of S removed, and |lambda_j / ref|.
+    (The state is one 2-D array, not three row views: each array argument of an inlined function
+    costs Numba reference counts in the loop, which made the p = 1.8 update 50% slower.)
     """
-    if average:
-        weights[j, AVG] += weights[j, PHI] * (prefix - weights[j, MARK])
-        weights[j, MARK] = prefix
-    old = weights[j, LAM]
+    if q == 2.0:
+        # phi = lambda (ref is 1 for p = 2): LAM is not kept.
+        old = weights[PHI, j]
+        new = old + delta
+        weights[PHI, j] = new
+        if average:
+            weights[CORR, j] += prefix * delta
+        return new * new - old * old, old * old, abs(new)
+    old = weights[LAM, j]
     new = old + delta
-    weights[j, LAM] = new
+    weights[LAM, j] = new
     a_old = abs(old) * inv_ref
     a_new = abs(new) * inv_ref
-    if q == 2.0:
-        weights[j, PHI] = new * inv_ref
-        return a_new * a_new - a_old * a_old, a_old * a_old, a_new
-    phi = _link_power(a_new, q, quarters)
-    removed = a_old * abs(weights[j, PHI])
-    weights[j, PHI] = phi if new >= 0.0 else -phi
-    return a_new * phi - removed, removed, a_new
+    magnitude = _link_power(a_new, q, quarters)
+    phi_new = magnitude if new >= 0.0 else -magnitude
+    removed = a_old * abs(weights[PHI, j])
+    if average:
+        weights[CORR, j] += prefix * (phi_new - weights[PHI, j])
+    weights[PHI, j] = phi_new
+    return a_new * magnitude - removed, removed, a_new
 
 
 @njit(cache=True, inline="always")
-def _move_row(X, i, g, weights, q, quarters, inv_ref, prefix, average, sumq, peak, largest):
-    """lambda -= g x_i over the non-zeros of row i; returns the updated (S, peak, largest)."""
+def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
+              peak, largest):
+    """lambda -= g (x_i, bias_value) over the non-zeros of row i and the constant feature (when
+    bias_value != 0); returns (S, peak, largest), updated when ``track`` (else the caller does)."""
     data, indices = X[0], X[1]
     start, end, base = row_extent(X, i)
     for pos in range(start, end):
         change, old, a = _move_coordinate(
             weights, indices[pos - base], -g * data[pos], q, quarters, inv_ref, prefix, average
         )
-        sumq += change
-        peak = max(peak, old)
-        largest = max(largest, a)
+        if track:
+            sumq += change
+            peak = max(peak, old)
+            largest = max(largest, a)
+    if bias_value != 0.0:
+        change, old, a = _move_coordinate(
+            weights, weights.shape[1] - 1, -g * bias_value, q, quarters, inv_ref, prefix, average
+        )
+        if track:
+            sumq += change
+            peak = max(peak, old)
+            largest = max(largest, a)
     return sumq, peak, largest
+
+
+@njit(cache=True, inline="always")
+def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average,
+                          track, sumq, peak, largest):
+    """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2) q and
+    ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
+
+    Measured on rcv1_like (bench.throughput): a run-time ``average`` test inside the loop made the
+    p = 2 update 35% slower, a run-time q 10%, and tracking S per coordinate 10%.
+    """
+    if q == 2.0:
+        if track:
+            if average:
+                return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, True,
+                                 sumq, peak, largest)
+            return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, True,
+                             sumq, peak, largest)
+        if average:
+            return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, False,
+                             sumq, peak, largest)
+        return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, False,
+                         sumq, peak, largest)
+    if average:
+        return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, True, True,
+                         sumq, peak, largest)
+    return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, False, True,
+                     sumq, peak, largest)
 
 
 @njit(cache=True)
 def _flush_average(weights, prefix):
-    """Bring every AVG_j up to date and restart the prefix sum P at 0 (the caller resets P).
+    """Fold P phi into CORR so that the prefix sum P can restart at 0 (the caller resets P).
 
-    Restarting P keeps P - MARK_j accurate, and must precede any change of ``ref``.
+    Afterwards -CORR_j is the weighted sum so far, in units of w (independent of ``ref``); restarting
+    P bounds the cancellation in P phi_j - CORR_j, and must precede any change of ``ref``.
     """
-    for j in range(weights.shape[0]):
-        weights[j, AVG] += weights[j, PHI] * (prefix - weights[j, MARK])
-        weights[j, MARK] = 0.0
+    phi, corr = weights[PHI], weights[CORR]
+    for j in range(phi.shape[0]):
+        corr[j] -= prefix * phi[j]
 
 
 @njit(cache=True)
 def _refresh(weights, q, quarters, ref):
     """The exact S = sum |lambda_j / ref|^q, after re-picking ``ref`` if needed (p < 2)."""
-    n = weights.shape[0]
-    if q != 2.0:
-        amax = 0.0
-        for j in range(n):
-            amax = max(amax, abs(weights[j, LAM]))
-        scaled = amax / ref
-        if amax > 0.0 and (scaled > _REF_BAND or scaled < 1.0 / _REF_BAND):
-            ref = 2.0 ** math.ceil(math.log2(amax))
-            for j in range(n):
-                lam = weights[j, LAM]
-                phi = _link_power(abs(lam) / ref, q, quarters)
-                weights[j, PHI] = phi if lam >= 0.0 else -phi
-    inv_ref = 1.0 / ref
+    phi, lam = weights[PHI], weights[LAM]
+    n = phi.shape[0]
     sumq = 0.0
+    if q == 2.0:
+        for j in range(n):
+            sumq += phi[j] * phi[j]
+        return sumq, ref
+    amax = 0.0
     for j in range(n):
-        sumq += abs(weights[j, LAM]) * inv_ref * abs(weights[j, PHI])
+        amax = max(amax, abs(lam[j]))
+    scaled = amax / ref
+    if amax > 0.0 and (scaled > _REF_BAND or scaled < 1.0 / _REF_BAND):
+        ref = 2.0 ** math.ceil(math.log2(amax))
+        for j in range(n):
+            magnitude = _link_power(abs(lam[j]) / ref, q, quarters)
+            phi[j] = magnitude if lam[j] >= 0.0 else -magnitude
+    inv_ref = 1.0 / ref
+    for j in range(n):
+        sumq += abs(lam[j]) * inv_ref * abs(phi[j])
     return sumq, ref
 
 
@@ -168,7 +227,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     """Run ``len(batches) // k`` iterations of Figure 1, continuing from the state in ``weights``/``scal``.
 
     ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
-    describes w_t = scal[S_COEF] * weights[:, PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
+    describes w_t = scal[S_COEF] * weights[PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
     iterate stopped being finite (the caller raises).
     """
     data, indices = X[0], X[1]
@@ -177,8 +236,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     q = hyp[H_Q]
     t0 = hyp[H_T0]
     radius = hyp[H_RADIUS]
-    fit_bias = hyp[H_BIAS] != 0.0
-    bias_value = hyp[H_BIAS]
+    bias_value = hyp[H_BIAS]  # 0 without an intercept
     k = int(hyp[H_K])
     eps = hyp[H_EPS]
     average = hyp[H_AVERAGE] != 0.0
@@ -186,7 +244,11 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     quarters = int(hyp[H_QUARTERS])
     avg_power = hyp[H_AVG_POWER]
     overflow_at = 2.0 ** (_EXPONENT_BUDGET / q)
-    bias_j = weights.shape[0] - 1
+    bias_j = weights.shape[1] - 1
+    # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
+    # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
+    # rows of one minibatch that share coordinates) S is updated coordinate by coordinate.
+    track = not (q == 2.0 and k == 1)
 
     t = int(scal[S_T])
     coef = scal[S_COEF]
@@ -205,10 +267,12 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             i = batches[it * k + b]
             start, end, base = row_extent(X, i)
             dot = 0.0
+            row_sq = bias_value * bias_value
             for pos in range(start, end):
-                dot += data[pos] * weights[indices[pos - base], PHI]
-            if fit_bias:
-                dot += bias_value * weights[bias_j, PHI]
+                value = data[pos]
+                dot += value * weights[PHI, indices[pos - base]]
+                row_sq += value * value
+            dot += bias_value * weights[PHI, bias_j]
             grad[b] = loss_derivative(code, coef * dot, y[i], eps) / k
         # Line 7: lambda <- lambda - lambda_t, touching only the minibatch's coordinates.
         largest = 0.0
@@ -217,21 +281,15 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             if g == 0.0:
                 continue
             i = batches[it * k + b]
-            if q == 2.0:
-                # The same inlined loop with q and ref = 1 (never re-picked for p = 2) as
-                # constants, so the compiler drops the p < 2 work from it: 10% faster per update.
-                sumq, peak, largest = _move_row(X, i, g, weights, 2.0, 0, 1.0, prefix, average,
-                                                sumq, peak, largest)
-            else:
-                sumq, peak, largest = _move_row(X, i, g, weights, q, quarters, inv_ref, prefix,
-                                                average, sumq, peak, largest)
-            if fit_bias:
-                change, old, a = _move_coordinate(
-                    weights, bias_j, -g * bias_value, q, quarters, inv_ref, prefix, average
-                )
-                sumq += change
-                peak = max(peak, old)
-                largest = max(largest, a)
+            sumq, peak, largest = _move_row_specialised(
+                X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
+                peak, largest
+            )
+            if not track:
+                # S's rounding error is about eps times the largest of these terms (the middle
+                # one is at most the sum of the other two).
+                peak = max(peak, sumq, g * g * row_sq)
+                sumq += g * (g * row_sq - 2.0 * dot)
         if (
             t == 1
             or t % refresh_every == 0
@@ -344,7 +402,7 @@ class PGSState:
              batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power],
             dtype=np.float64,
         )
-        self.weights = np.zeros((n_weights, 4))
+        self.weights = np.zeros((3, n_weights))
         self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
         # Maps the kernel's weights (the constant feature's weight last) to (coef, intercept).
         self._output_scale = np.ones(n_weights)
@@ -372,15 +430,20 @@ class PGSState:
 
     def current(self) -> np.ndarray:
         """w_t, the last iterate, as a dense vector of length n_weights (intercept last)."""
-        return self.scal[S_COEF] * self.weights[:, PHI] * self._output_scale
+        return self.scal[S_COEF] * self.weights[PHI] * self._output_scale
+
+    def dual(self) -> np.ndarray:
+        """lambda, the sum of the negated minibatch sub-gradients (Figure 1, line 7)."""
+        if self.hyp[H_Q] == 2.0:
+            return self.weights[PHI] * self.scal[S_REF]
+        return self.weights[LAM].copy()
 
     def average(self) -> np.ndarray:
         """sum_t rho_t w_t / sum_t rho_t, or the last iterate when averaging was not requested or
         t = 0."""
         if not self.hyp[H_AVERAGE] or self.t == 0:
             return self.current()
-        w = self.weights
-        total = w[:, AVG] + w[:, PHI] * (self.scal[S_PREFIX] - w[:, MARK])
+        total = self.scal[S_PREFIX] * self.weights[PHI] - self.weights[CORR]
         return total * (self._output_scale / self.scal[S_WSUM])
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from solver._sparse import as_kernel_data
 from solver.losses import LOSSES
-from solver.pgs import LAM, PGSState, _link_power
+from solver.pgs import PGSState, _link_power
 
 from .reference import grad_r_star
 
@@ -30,7 +30,7 @@ def test_state_is_grad_r_star_of_lambda(p, seed, radius, scale, t0):
                      radius=np.inf if radius is None else radius, fit_intercept=True,
                      batch_size=2, t0=t0, epsilon=1.0, average=False)
     state.run(rng.integers(0, 20, size=2 * 37))
-    lam = state.weights[:, LAM]
+    lam = state.dual()
     w = state.current()
     theta = lam / ((state.t + t0) * sigma)
     expected = grad_r_star(theta, p, radius)
