@@ -33,7 +33,8 @@ How each time is measured (all methods in one process, repeats interleaved, meth
   is those fractional epochs times the whole-epoch row's seconds per epoch (``sgd_fine_seconds``
   says why). The goal ratio uses the fastest of the four SGD rows.
 * LIBLINEAR (``LogisticRegression(solver="liblinear", C=1/(sigma m))``, intercept_scaling = PGS's
-  ``intercept_scaling_``, so the intercept is regularised as in PGS): fresh fits with max_iter = 1, 2, 4, ... (tol=1e-12); the time
+  ``intercept_scaling_``, so the intercept is regularised as in PGS): fresh fits with
+  max_iter = 1, 2, 4, ... (tol=1e-12); the time
   is the wall time of the FIRST fit whose test accuracy reaches the target (the doubling search
   itself is not charged). The primal Newton solver is deterministic, so later repeats re-time only
   that fit.
