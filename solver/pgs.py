@@ -61,7 +61,8 @@ S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
 (H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS,
  H_AVG_POWER) = range(12)
 
-# |lambda / ref| above this would risk overflow in |.|^q once summed over up to 2^60 coordinates.
+# S = sum |lambda_j / ref|^q above 2^_EXPONENT_BUDGET triggers a refresh (p < 2), which re-picks ref:
+# a single term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
 _EXPONENT_BUDGET = 900.0
 # The refresh re-picks ref when max |lambda / ref| leaves [1 / _REF_BAND, _REF_BAND].
 _REF_BAND = 256.0
@@ -70,10 +71,10 @@ _REF_BAND = 256.0
 # q = 21, a 1.5-fold drop of the largest |lambda_j| divides its term by 2^12), S is recomputed.
 _CANCEL_SPAN = 2.0**12
 # The lazy average P phi_j - CORR_j loses about log2(P / C_t) bits to cancellation; for p < 2 a
-# refresh restarts P once that passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda grows when q is large, so this
-# restart happens about once per 1.3- to 2-fold growth of lambda for p near 1, and every few thousand
-# iterations for p near 2. For p = 2, C_t ~ 1 / t and the periodic refresh keeps P / C_t near
-# refresh_every.)
+# refresh restarts P once that passes 12. (C_t ~ ||lambda||_q^(2-q) / t shrinks fast while lambda
+# grows when q is large, so this restart happens about once per 1.3- to 2-fold growth of lambda for
+# p near 1, and every few thousand iterations for p near 2. For p = 2, C_t ~ 1 / t and the periodic
+# refresh keeps P / C_t near refresh_every.)
 _PREFIX_SPAN = 2.0**12
 
 
@@ -105,7 +106,7 @@ def _link_power(a, q, quarters):
 def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
     """lambda_j += delta, and CORR_j += P (phi_j's change) for the lazy average.
 
-    Returns the change of S = sum |lambda_j / ref|^q, the term of S removed, and |lambda_j / ref|.
+    Returns the change of S = sum |lambda_j / ref|^q and the term of S removed.
     (The state is one 2-D array, not three row views: each array argument of an inlined function
     costs Numba reference counts in the loop, which made the p = 1.8 update 50% slower.)
     """
@@ -116,7 +117,7 @@ def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
         weights[PHI, j] = new
         if average:
             weights[CORR, j] += prefix * delta
-        return new * new - old * old, old * old, abs(new)
+        return new * new - old * old, old * old
     old = weights[LAM, j]
     new = old + delta
     weights[LAM, j] = new
@@ -128,38 +129,51 @@ def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
     if average:
         weights[CORR, j] += prefix * (phi_new - weights[PHI, j])
     weights[PHI, j] = phi_new
-    return a_new * magnitude - removed, removed, a_new
+    return a_new * magnitude - removed, removed
+
+
+@njit(cache=True, inline="always")
+def _row_dot(X, i, weights, bias_value, with_sq):
+    """(<phi, (x_i, bias_value)>, ||(x_i, bias_value)||^2 if ``with_sq`` (a constant) else 0)."""
+    data, indices = X[0], X[1]
+    start, end, base = row_extent(X, i)
+    dot = bias_value * weights[PHI, weights.shape[1] - 1]
+    sq = bias_value * bias_value
+    for pos in range(start, end):
+        value = data[pos]
+        dot += value * weights[PHI, indices[pos - base]]
+        if with_sq:
+            sq += value * value
+    return dot, sq
 
 
 @njit(cache=True, inline="always")
 def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
-              peak, largest):
+              peak):
     """lambda -= g (x_i, bias_value) over the non-zeros of row i and the constant feature (when
-    bias_value != 0); returns (S, peak, largest), updated when ``track`` (else the caller does)."""
+    bias_value != 0); returns (S, peak), updated when ``track`` (else the caller does)."""
     data, indices = X[0], X[1]
     start, end, base = row_extent(X, i)
     for pos in range(start, end):
-        change, old, a = _move_coordinate(
+        change, old = _move_coordinate(
             weights, indices[pos - base], -g * data[pos], q, quarters, inv_ref, prefix, average
         )
         if track:
             sumq += change
             peak = max(peak, old)
-            largest = max(largest, a)
     if bias_value != 0.0:
-        change, old, a = _move_coordinate(
+        change, old = _move_coordinate(
             weights, weights.shape[1] - 1, -g * bias_value, q, quarters, inv_ref, prefix, average
         )
         if track:
             sumq += change
             peak = max(peak, old)
-            largest = max(largest, a)
-    return sumq, peak, largest
+    return sumq, peak
 
 
 @njit(cache=True, inline="always")
 def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average,
-                          track, sumq, peak, largest):
+                          track, sumq, peak):
     """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2) q and
     ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
 
@@ -170,19 +184,19 @@ def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, pr
         if track:
             if average:
                 return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, True,
-                                 sumq, peak, largest)
+                                 sumq, peak)
             return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, True,
-                             sumq, peak, largest)
+                             sumq, peak)
         if average:
             return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, False,
-                             sumq, peak, largest)
+                             sumq, peak)
         return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, False,
-                         sumq, peak, largest)
+                         sumq, peak)
     if average:
         return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, True, True,
-                         sumq, peak, largest)
+                         sumq, peak)
     return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, False, True,
-                     sumq, peak, largest)
+                     sumq, peak)
 
 
 @njit(cache=True)
@@ -230,7 +244,6 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     describes w_t = scal[S_COEF] * weights[PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
     iterate stopped being finite (the caller raises).
     """
-    data, indices = X[0], X[1]
     code = int(hyp[H_LOSS])
     sigma = hyp[H_SIGMA]
     q = hyp[H_Q]
@@ -243,8 +256,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     refresh_every = int(hyp[H_REFRESH])
     quarters = int(hyp[H_QUARTERS])
     avg_power = hyp[H_AVG_POWER]
-    overflow_at = 2.0 ** (_EXPONENT_BUDGET / q)
-    bias_j = weights.shape[1] - 1
+    overflow_at = 2.0**_EXPONENT_BUDGET
     # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
     # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
     # rows of one minibatch that share coordinates) S is updated coordinate by coordinate.
@@ -265,25 +277,20 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
         # Figure 1, lines 4-6: lambda_t, the minibatch sub-gradient at w_{t-1} = coef * phi.
         for b in range(k):
             i = batches[it * k + b]
-            start, end, base = row_extent(X, i)
-            dot = 0.0
-            row_sq = bias_value * bias_value
-            for pos in range(start, end):
-                value = data[pos]
-                dot += value * weights[PHI, indices[pos - base]]
-                row_sq += value * value
-            dot += bias_value * weights[PHI, bias_j]
+            if track:
+                dot, row_sq = _row_dot(X, i, weights, bias_value, False)
+            else:
+                dot, row_sq = _row_dot(X, i, weights, bias_value, True)
             grad[b] = loss_derivative(code, coef * dot, y[i], eps) / k
         # Line 7: lambda <- lambda - lambda_t, touching only the minibatch's coordinates.
-        largest = 0.0
         for b in range(k):
             g = grad[b]
             if g == 0.0:
                 continue
             i = batches[it * k + b]
-            sumq, peak, largest = _move_row_specialised(
+            sumq, peak = _move_row_specialised(
                 X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
-                peak, largest
+                peak
             )
             if not track:
                 # S's rounding error is about eps times the largest of these terms (the middle
@@ -293,7 +300,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
         if (
             t == 1
             or t % refresh_every == 0
-            or (q != 2.0 and largest > overflow_at)
+            or (q != 2.0 and sumq > overflow_at)
             or peak > _CANCEL_SPAN * sumq
         ):
             if average:
