@@ -177,8 +177,9 @@ def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, pr
     """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2) q and
     ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
 
-    Measured on rcv1_like (bench.throughput): a run-time ``average`` test inside the loop made the
-    p = 2 update 35% slower, a run-time q 10%, and tracking S per coordinate 10%.
+    Measured on rcv1_like (one-off interleaved runs, docs/benchmarks.md section 1): a run-time
+    ``average`` test inside the loop made the p = 2 update ~35% slower, a run-time q ~10%, and
+    tracking S per coordinate ~7%.
     """
     if q == 2.0:
         if track:
