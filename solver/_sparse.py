@@ -88,6 +88,38 @@ def mean_sq_row_norm(X: KernelData, constant: float) -> float:
     return float(np.einsum("i,i->", X.data, X.data)) / max(m, 1) + constant * constant
 
 
+def mean_sq_dual_norm(X: KernelData, q: float, constant: float, max_rows: int = 4096) -> float:
+    """E||(x, constant)||_q^2 over the rows, estimated on at most ``max_rows`` evenly spaced rows.
+
+    An estimate suffices for what it is used for (the first step of t0="auto"), and a sample keeps
+    the |x|^q powers off the whole data set.
+    """
+    m = X.indptr.shape[0] - 1
+    if m == 0:
+        return constant * constant
+    rows = np.unique(np.linspace(0, m - 1, min(m, max_rows)).astype(np.int64)).view(np.uint64)
+    return _mean_sq_q_norm(X, rows, q, abs(constant))
+
+
+@njit(cache=True)
+def _mean_sq_q_norm(X, rows, q, constant):
+    data = X[0]
+    total = 0.0
+    for i in rows:
+        start, end, base = row_extent(X, i)
+        # Powers of |x| / (the row's largest |x|): |x|^q overflows for |x| > 1e14 when q = 21.
+        largest = constant
+        for pos in range(start, end):
+            largest = max(largest, abs(data[pos]))
+        if largest == 0.0:
+            continue
+        acc = (constant / largest) ** q
+        for pos in range(start, end):
+            acc += (abs(data[pos]) / largest) ** q
+        total += acc ** (2.0 / q) * largest * largest
+    return total / rows.shape[0]
+
+
 @njit(cache=True, inline="always")
 def row_extent(X, i):
     indptr, dense = X[2], X[3]

@@ -15,7 +15,7 @@ from ._base import (
     LinearRegressorMixin,
     first_step_t0,
 )
-from ._sparse import mean_sq_row_norm
+from ._sparse import mean_sq_dual_norm, mean_sq_row_norm
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_at_zero
 from .pgs import PGSEngine, PGSState
 
@@ -46,7 +46,7 @@ class _PGSBase(LinearModelBase):
         # E||x||^2 over the data's own features, computed once for s and t0 (one pass over X).
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
-        self.t0_ = t0 = self._t0_for(mean_sq + self.intercept_scaling_**2)
+        self.t0_ = t0 = self._t0_for(self._margin_gain(data, mean_sq))
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -90,17 +90,33 @@ class _PGSBase(LinearModelBase):
             return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
         return float(self.radius)
 
-    def _t0_for(self, mean_sq_norm: float) -> float:
-        """t0 as given, or for t0="auto" from E||x||^2 with the intercept's feature counted."""
+    def _margin_gain(self, data, mean_sq: float) -> float:
+        """E[(p - 1) ||(x, s)||_q^2]: how far a step of size eta moves a sample's own margin, per eta
+        and unit of sub-gradient.
+
+        The first iterate from lambda = -g x is w_1 = grad r*(lambda / ((1 + t0) sigma)), and the
+        identities ||w||_p = (p - 1) ||lambda||_q / ((t + t0) sigma) and <w, lambda> =
+        ||w||_p ||lambda||_q (tests/solver/test_properties.py) give <w_1, x> = -(p - 1) g ||x||_q^2
+        / ((1 + t0) sigma). For p = 2 this is E||x||^2 + s^2 (``mean_sq``: E||x||^2); for p < 2 the
+        q-norm of a row with d similar entries is d^(1/q - 1/2) times its 2-norm, so on text rows the
+        same eta moves the margin an order of magnitude less than at p = 2.
+        """
+        s = self.intercept_scaling_
+        if self.p == 2.0:
+            return mean_sq + s * s
+        q = self.p / (self.p - 1.0)
+        return (self.p - 1.0) * mean_sq_dual_norm(data, q, s)
+
+    def _t0_for(self, margin_gain: float) -> float:
+        """t0 as given, or for t0="auto" from ``_margin_gain``."""
         if self.t0 != "auto":
             return float(self.t0)
-        # The first step 1 / ((1 + t0) sigma) becomes about 1 / (curvature * E||x||^2), the largest
-        # step that is stable for a smooth loss; then steps decay like 1 / (sigma t). For p = 2
-        # this makes PGS the same iteration as SGD with the "optimal" 1 / (sigma (t + t0))
-        # schedule of Bottou (the lecture's eq. (6) closed form).
-        return first_step_t0(
-            LOSSES[self.loss].curvature, mean_sq_norm, float(self.sigma),
-        )
+        # The first step 1 / ((1 + t0) sigma) becomes about 1 / (curvature * margin gain): it moves
+        # a sample's margin by about 1 / curvature per unit of sub-gradient, the largest move that is
+        # stable for a smooth loss; then steps decay like 1 / (sigma t). For p = 2 this makes PGS
+        # the same iteration as SGD with the "optimal" 1 / (sigma (t + t0)) schedule of Bottou (the
+        # lecture's eq. (6) closed form).
+        return first_step_t0(LOSSES[self.loss].curvature, margin_gain, float(self.sigma))
 
 
 class PGSClassifier(LinearClassifierMixin, _PGSBase):
@@ -140,8 +156,10 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         w_t = grad r*(lambda / ((t + t0) sigma)). t0 = 1 is the paper's (t + 1) sigma exactly; a
         larger t0 adds regulariser-only rounds, which damps the first steps and keeps the objective
         and its guarantees. "auto" picks t0 so that the first step is about
-        1 / (curvature of the loss * mean ||x||^2) (for p = 2 this is SGD's "optimal" schedule);
-        it reaches a given accuracy fastest in docs/benchmarks.md, especially at small sigma.
+        1 / (curvature of the loss * (p - 1) * mean ||x||_q^2), q = p / (p - 1), which moves a
+        sample's margin by about 1 / curvature (for p = 2 it is 1 / (curvature * mean ||x||^2),
+        SGD's "optimal" schedule; for p < 2 the q-norm is estimated on up to 4,096 rows); it
+        reaches a given accuracy fastest in docs/benchmarks.md, especially at small sigma.
     epsilon : float > 0, default=1.0
         Width of the quadratic part of the huber loss (unused by the other losses).
     target_score : float or None, default=None

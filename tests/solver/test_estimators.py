@@ -324,6 +324,22 @@ def test_resolved_t0_is_reported():
     assert PGSClassifier(n_iter=1).fit(X, y).t0_ > 1.0
 
 
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.1])
+def test_auto_t0_makes_the_first_step_move_a_margin_by_one_over_the_curvature(as_input, p):
+    """t0="auto": the first step 1 / ((1 + t0) sigma) times (p - 1) E||(x, s)||_q^2, the mean move
+    of a sample's own margin per unit of sub-gradient (estimators._margin_gain), is 1 / curvature
+    (logistic: 4), with the q-norm computed here by NumPy over every row."""
+    X, y = _binary(n=300)
+    X = X * (np.random.default_rng(1).random(X.shape) < 0.4)  # rows with different supports
+    sigma = 1e-4
+    clf = PGSClassifier(p=p, sigma=sigma, n_iter=1).fit(as_input(X), y)
+    q = 2.0 if p == 2.0 else p / (p - 1.0)
+    rows = np.c_[X, np.full(len(X), clf.intercept_scaling_)]
+    gain = (p - 1.0) * np.mean(np.sum(np.abs(rows) ** q, axis=1) ** (2.0 / q))
+    first_step = 1.0 / ((1.0 + clf.t0_) * sigma)
+    assert first_step * gain == pytest.approx(4.0, rel=1e-10)
+
+
 
 
 def test_csr_with_out_of_range_column_indices_is_refused():
