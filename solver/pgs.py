@@ -174,20 +174,16 @@ def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, averag
 @njit(cache=True, inline="always")
 def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average,
                           track, sumq, peak):
-    """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2) q and
+    """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2, k = 1) q and
     ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
 
     Measured on rcv1_like (one-off interleaved runs, docs/benchmarks.md section 1): a run-time
-    ``average`` test inside the loop made the p = 2 update ~35% slower, a run-time q ~10%, and
-    tracking S per coordinate ~7%.
+    ``average`` test inside the loop made the p = 2 update ~35% slower and the p = 1.8 one ~30%, a
+    run-time q ~10%, and tracking S per coordinate ~7%. Each copy also costs compile time (a cold
+    ``warm_up()``: 35 s with two copies, 66 s with these four, 84 s with a fifth and sixth for p = 2
+    with k > 1), so p = 2 with minibatches takes the general copy.
     """
-    if q == 2.0:
-        if track:
-            if average:
-                return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, True,
-                                 sumq, peak)
-            return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, True,
-                             sumq, peak)
+    if q == 2.0 and not track:
         if average:
             return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, False,
                              sumq, peak)
