@@ -250,6 +250,12 @@ def test_cancel_study_cancels_its_queued_and_running_jobs(app_client: TestClient
          "body.runs.0.params.sigma"),
         ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [3]},
          "body.sizes.0"),
+        # A batch that fits the training part but not the smallest subsample (40 rows), or not
+        # the 20 rows a fit gets at size 40 after select_sigma's validation half.
+        ({"runs": [{"params": {}}, {"params": {"batch_size": 41}}]},
+         "body.runs.1.params.batch_size"),
+        ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [40],
+          "runs": [{"params": {"batch_size": 30}}]}, "body.runs.0.params.batch_size"),
         ({"colour": "red"}, "body.colour"),
     ],
 )

@@ -56,6 +56,7 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
         raise invalid(msg, [field_error(["body"], msg)])
     task = ""
     accepted: list[set[str]] = []
+    batch_sizes: list[int | None] = []  # per run, None for solvers without minibatches
     for index, run in enumerate(body.runs):
         request = JobCreate(
             dataset_id=body.dataset_id, test_dataset_id=body.test_dataset_id,
@@ -66,8 +67,10 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
             task = validate_job_request(session, request)
         except ProblemError as exc:
             raise _in_run(exc, index) from exc
-        names = set(build_estimator(run.solver, task, run.params).get_params())
+        estimator = build_estimator(run.solver, task, run.params)
+        names = set(estimator.get_params())
         accepted.append(names)
+        batch_sizes.append(getattr(estimator, "batch_size", None))
         if body.select_sigma is not None:
             _check_grid(run.solver, run.params, task, names, body.select_sigma.grid, index)
 
@@ -81,12 +84,21 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
             msg = (f"size {m} is larger than the training part ({n_train} rows of data set "
                    f"{train.id}{' after the test_fraction split' if body.test_fraction else ''})")
             raise invalid(msg, [field_error(["body", "sizes", k], msg)])
+        n_fit = m
         if body.select_sigma is not None:
             n_fit = m - _n_test(m, body.select_sigma.validation_fraction)
             if n_fit < 2:
                 msg = (f"size {m} leaves {n_fit} row(s) to fit after the validation split of "
                        "select_sigma; need 2 or more")
                 raise invalid(msg, [field_error(["body", "sizes", k], msg)])
+        # As for a job (validate_job_request), but against the rows a study's fit gets: the
+        # subsample of m rows, less the validation part when select_sigma chooses sigma.
+        for index, batch_size in enumerate(batch_sizes):
+            if isinstance(batch_size, int) and batch_size > n_fit:
+                msg = (f"runs[{index}]: batch_size {batch_size} is larger than the {n_fit} rows "
+                       f"a fit gets at size {m}")
+                raise invalid(msg, [field_error(["body", "runs", index, "params", "batch_size"],
+                                                msg)])
     return task, n_train, accepted
 
 
