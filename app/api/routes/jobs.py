@@ -96,13 +96,17 @@ def validate_job_request(session: Session, body: JobCreate) -> str:
         estimator = build_estimator(body.solver, task, body.params)
     except InvalidParams as exc:
         raise invalid(str(exc), exc.errors) from exc
-    # The one parameter that must fit the data: every minibatch solver refuses a batch larger
-    # than its training rows at fit time; saying so now is a 422 instead of a failed job.
-    batch_size = getattr(estimator, "batch_size", None)
-    if isinstance(batch_size, int) and batch_size > n_train:
-        msg = f"batch_size {batch_size} is larger than the {n_train} training rows"
-        raise invalid(msg, [field_error(["body", "params", "batch_size"], msg)])
+    check_batch_fits(estimator, n_train, "training rows")
     return task
+
+
+def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
+    """The one parameter that must fit the data: every minibatch solver refuses a batch larger
+    than the rows it fits on at fit time; saying so now is a 422 instead of a failed job."""
+    batch_size = getattr(estimator, "batch_size", None)
+    if isinstance(batch_size, int) and batch_size > n_rows:
+        msg = f"batch_size {batch_size} is larger than the {n_rows} {rows}"
+        raise invalid(msg, [field_error(["body", "params", "batch_size"], msg)])
 
 
 def _hash(body: JobCreate) -> str:

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.api.deps import RunnerDep, SessionDep, StudyDep, require_json
 from app.api.pagination import CursorQuery, LimitQuery, paginate
-from app.api.routes.jobs import job_read, validate_job_request
+from app.api.routes.jobs import check_batch_fits, job_read, validate_job_request
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, Study
 from app.schemas import JobCreate, JobList, StudyCreate, StudyList, StudyRead
@@ -56,7 +56,7 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
         raise invalid(msg, [field_error(["body"], msg)])
     task = ""
     accepted: list[set[str]] = []
-    batch_sizes: list[int | None] = []  # per run, None for solvers without minibatches
+    estimators: list[Any] = []
     for index, run in enumerate(body.runs):
         request = JobCreate(
             dataset_id=body.dataset_id, test_dataset_id=body.test_dataset_id,
@@ -67,10 +67,9 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
             task = validate_job_request(session, request)
         except ProblemError as exc:
             raise _in_run(exc, index) from exc
-        estimator = build_estimator(run.solver, task, run.params)
-        names = set(estimator.get_params())
+        estimators.append(build_estimator(run.solver, task, run.params))
+        names = set(estimators[-1].get_params())
         accepted.append(names)
-        batch_sizes.append(getattr(estimator, "batch_size", None))
         if body.select_sigma is not None:
             _check_grid(run.solver, run.params, task, names, body.select_sigma.grid, index)
 
@@ -93,12 +92,11 @@ def _validate(session: Session, body: StudyCreate) -> tuple[str, int, list[set[s
                 raise invalid(msg, [field_error(["body", "sizes", k], msg)])
         # As for a job (validate_job_request), but against the rows a study's fit gets: the
         # subsample of m rows, less the validation part when select_sigma chooses sigma.
-        for index, batch_size in enumerate(batch_sizes):
-            if isinstance(batch_size, int) and batch_size > n_fit:
-                msg = (f"runs[{index}]: batch_size {batch_size} is larger than the {n_fit} rows "
-                       f"a fit gets at size {m}")
-                raise invalid(msg, [field_error(["body", "runs", index, "params", "batch_size"],
-                                                msg)])
+        for index, estimator in enumerate(estimators):
+            try:
+                check_batch_fits(estimator, n_fit, f"rows a fit gets at size {m}")
+            except ProblemError as exc:
+                raise _in_run(exc, index) from exc
     return task, n_train, accepted
 
 
