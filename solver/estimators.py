@@ -43,7 +43,8 @@ class _PGSBase(LinearModelBase):
 
     def _make_engine(self, data, targets, rng):
         m = data.indptr.shape[0] - 1
-        # E||x||^2 over the data's own features, computed once for s and t0 (one pass over X).
+        # E||x||^2 over the data's own features, computed once for s and (p = 2) t0: one pass
+        # over X; p < 2 sizes t0 by sampled q-norms instead (_margin_gain).
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
         self.t0_ = t0 = self._t0_for(self._margin_gain(data, mean_sq))

@@ -340,8 +340,6 @@ def test_auto_t0_makes_the_first_step_move_a_margin_by_one_over_the_curvature(as
     assert first_step * gain == pytest.approx(4.0, rel=1e-10)
 
 
-
-
 def test_csr_with_out_of_range_column_indices_is_refused():
     """scipy does not check column indices on construction; the kernels must never see them."""
     X, y = _binary(n=40)
