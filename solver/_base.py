@@ -50,6 +50,11 @@ def first_step_t0(curvature: float, mean_sq_norm: float, sigma: float) -> float:
     The rule behind ``t0="auto"`` of PGS, ogd and kernel PGS: the largest step that is stable
     for a smooth loss, then steps decaying like 1 / (sigma t).
     """
+    if not math.isfinite(mean_sq_norm):
+        raise ValueError(
+            "The feature values are too large: the mean squared row norm overflows float64. Scale "
+            "the features (e.g. MaxAbsScaler or StandardScaler)."
+        )
     first_step = 1.0 / (curvature * max(mean_sq_norm, 1e-12))
     return max(1.0, 1.0 / (sigma * first_step) - 1.0)
 

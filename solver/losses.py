@@ -176,20 +176,26 @@ class Loss:
     smooth: bool  # differentiable everywhere (L-BFGS and the like need it)
     # Bound on d^2 l / dz^2 (1 for the hinge, as a scale): sets the first step of t0="auto".
     curvature: float
+    # |dl/dz| bounded (the paper's Lipschitz losses): a step too long for the curvature then adds
+    # noise but cannot make the iterates oscillate ever wider, as it can for the squared losses.
+    lipschitz: bool
 
 
 LOSSES: dict[str, Loss] = {
     loss.name: loss
     for loss in (
-        Loss("hinge", HINGE, classification=True, regression=False, smooth=False, curvature=1.0),
+        Loss("hinge", HINGE, classification=True, regression=False, smooth=False, curvature=1.0,
+             lipschitz=True),
         Loss("logistic", LOGISTIC, classification=True, regression=False, smooth=True,
-             curvature=0.25),
-        Loss("squared", SQUARED, classification=True, regression=True, smooth=True, curvature=2.0),
+             curvature=0.25, lipschitz=True),
+        Loss("squared", SQUARED, classification=True, regression=True, smooth=True, curvature=2.0,
+             lipschitz=False),
         Loss("squared_hinge", SQUARED_HINGE, classification=True, regression=False, smooth=True,
-             curvature=2.0),
+             curvature=2.0, lipschitz=False),
         Loss("smooth_hinge", SMOOTH_HINGE, classification=True, regression=False, smooth=True,
-             curvature=1.0),
-        Loss("huber", HUBER, classification=False, regression=True, smooth=True, curvature=2.0),
+             curvature=1.0, lipschitz=True),
+        Loss("huber", HUBER, classification=False, regression=True, smooth=True, curvature=2.0,
+             lipschitz=True),
     )
 }
 

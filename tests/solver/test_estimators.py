@@ -12,6 +12,7 @@ from sklearn.datasets import load_iris, make_classification, make_regression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from solver import SOLVERS, PGSClassifier, PGSRegressor, load_model
+from solver.losses import LOSSES
 from solver.tracing import time_to_target
 
 
@@ -85,6 +86,27 @@ def test_dense_and_sparse_give_the_same_model(p, output):
     sparse = PGSClassifier(**params).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(dense.intercept_, sparse.intercept_, rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("p", [1.3, 2.0])
+def test_float32_input_gives_the_model_of_the_same_values_in_float64(as_input, p):
+    """The kernels compute in float64 whatever the input's type; so must the set-up (intercept
+    scaling and t0 from E||x||^2 once drifted by 1e-7 when summed in float32)."""
+    X, y = _binary(seed=1)
+    X[np.abs(X) < 0.5] = 0.0
+    X32 = X.astype(np.float32)
+    params = dict(p=p, random_state=3, sigma=1e-3)
+    single = PGSClassifier(**params).fit(as_input(X32), y)
+    double = PGSClassifier(**params).fit(X32.astype(np.float64), y)
+    assert single.intercept_scaling_ == pytest.approx(double.intercept_scaling_, rel=1e-14)
+    assert single.t0_ == pytest.approx(double.t0_, rel=1e-14)
+    np.testing.assert_allclose(single.coef_, double.coef_, rtol=1e-10, atol=1e-13)
+
+
+def test_features_whose_squares_overflow_get_a_clear_error():
+    X, y = _binary()
+    with pytest.raises(ValueError, match="too large.*Scale the features"):
+        PGSClassifier().fit(X * 1e160, y)
 
 
 def test_same_random_state_same_model_and_different_seeds_differ():
@@ -235,6 +257,20 @@ def test_small_p_and_small_sigma_stay_finite(p):
     assert np.all(np.isfinite(clf.coef_)) and np.isfinite(clf.intercept_).all()
 
 
+@pytest.mark.parametrize("sigma", [1e-6, 1e-8])
+def test_squared_loss_near_p_one_beats_the_zero_predictor_with_defaults(sigma):
+    """p = 1.05 with t0="auto": steps sized by the first iterate's margin move, (p - 1) ||x||_q^2,
+    are up to 1 / (p - 1) = 20 times too long once lambda concentrates, and the squared loss then
+    oscillated far from its optimum (R^2 -60 at sigma 1e-6, -3,700 at 1e-8, inside the radius ball
+    and without an error). Sized by the smoothness bound ||x||_q^2 the run stays stable."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 50)) * (rng.random((2000, 50)) < 0.3)
+    y = X @ rng.normal(size=50) + 0.1 * rng.normal(size=2000)
+    y /= y.std()
+    reg = PGSRegressor(p=1.05, sigma=sigma, random_state=0).fit(X, y)
+    assert reg.score(X, y) > 0.8
+
+
 def test_divergence_raises_an_actionable_error():
     X, y = _binary()
     with pytest.raises(FloatingPointError, match="Scale the features.*increase sigma"):
@@ -325,19 +361,24 @@ def test_resolved_t0_is_reported():
 
 
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.1])
-def test_auto_t0_makes_the_first_step_move_a_margin_by_one_over_the_curvature(as_input, p):
-    """t0="auto": the first step 1 / ((1 + t0) sigma) times (p - 1) E||(x, s)||_q^2, the mean move
-    of a sample's own margin per unit of sub-gradient (estimators._margin_gain), is 1 / curvature
-    (logistic: 4), with the q-norm computed here by NumPy over every row."""
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_auto_t0_sizes_the_first_step_by_the_move_of_a_margin(as_input, p, loss):
+    """t0="auto": the first step 1 / ((1 + t0) sigma) times the mean move of a sample's own margin
+    per unit of sub-gradient (estimators._margin_gain) is 1 / curvature. The move is
+    (p - 1) E||(x, s)||_q^2 for a Lipschitz loss (the first iterate's) and E||(x, s)||_q^2 for the
+    squared loss (the bound for every iterate); the q-norms are computed here by NumPy over every
+    row."""
     X, y = _binary(n=300)
     X = X * (np.random.default_rng(1).random(X.shape) < 0.4)  # rows with different supports
     sigma = 1e-4
-    clf = PGSClassifier(p=p, sigma=sigma, n_iter=1).fit(as_input(X), y)
+    clf = PGSClassifier(loss=loss, p=p, sigma=sigma, n_iter=1).fit(as_input(X), y)
     q = 2.0 if p == 2.0 else p / (p - 1.0)
     rows = np.c_[X, np.full(len(X), clf.intercept_scaling_)]
-    gain = (p - 1.0) * np.mean(np.sum(np.abs(rows) ** q, axis=1) ** (2.0 / q))
+    gain = np.mean(np.sum(np.abs(rows) ** q, axis=1) ** (2.0 / q))
+    if loss == "logistic" and p < 2.0:
+        gain *= p - 1.0
     first_step = 1.0 / ((1.0 + clf.t0_) * sigma)
-    assert first_step * gain == pytest.approx(4.0, rel=1e-10)
+    assert first_step * gain == pytest.approx(1.0 / LOSSES[loss].curvature, rel=1e-10)
 
 
 def test_csr_with_out_of_range_column_indices_is_refused():
