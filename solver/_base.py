@@ -108,6 +108,12 @@ class LinearModelBase(BaseEstimator):
                 f"The 'batch_size' parameter of {type(self).__name__} must be at most the number "
                 f"of training samples ({X.shape[0]}). Got {batch_size!r} instead."
             )
+        if self.target_score is not None and eval_fn is None:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} stops the fit at a test "
+                f"score, so it needs eval_set=(X_test, y_test). Got target_score="
+                f"{self.target_score!r} and no eval_set."
+            )
         data = as_kernel_data(X)
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(X.shape[0])
         engine = self._make_engine(data, targets, _generator(self.random_state))
@@ -161,7 +167,10 @@ class LinearModelBase(BaseEstimator):
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
             raise ValueError("eval_set must be a pair (X_test, y_test)")
         X_test, y_test = eval_set
-        X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
+        try:
+            X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
+        except ValueError as exc:
+            raise ValueError(f"eval_set X: {exc}") from exc
         if X_test.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"eval_set X has {X_test.shape[1]} features, but {type(self).__name__} was given "
@@ -237,10 +246,21 @@ class LinearClassifierMixin(ClassifierMixin):
                 f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
                 f"{self.classes_.tolist()}"
             )
+        if self.target_score is not None and not 0.0 <= self.target_score <= 1.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test accuracy, in "
+                f"[0, 1]. Got {self.target_score!r} instead."
+            )
         eval_data = self._check_eval_set(eval_set)
         eval_fn = None
         if eval_data is not None:
             X_test, y_test = eval_data
+            unknown = np.setdiff1d(y_test, self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
+                    f"are {self.classes_[:10].tolist()})"
+                )
 
             def eval_fn(weights):
                 scores = self._scores(X_test, weights)
@@ -263,7 +283,13 @@ class LinearClassifierMixin(ClassifierMixin):
         return self._labels_from(self.decision_function(X))
 
     def _is_logistic(self):
-        return self.loss == "logistic"
+        # scikit-learn's available_if re-raises this as "has no attribute", caused by this message.
+        if self.loss != "logistic":
+            raise AttributeError(
+                f"probabilities need loss='logistic'; this {type(self).__name__} has "
+                f"loss={self.loss!r} (use decision_function)"
+            )
+        return True
 
     @available_if(_is_logistic)
     def predict_proba(self, X):
@@ -301,7 +327,7 @@ class LinearRegressorMixin(RegressorMixin):
         eval_fn = None
         if eval_data is not None:
             X_test, y_test = eval_data
-            y_test = y_test.astype(np.float64)
+            y_test = check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y")
 
             def eval_fn(weights):
                 z = self._scores(X_test, weights)[:, 0]

@@ -144,7 +144,29 @@ def test_predict_proba_only_for_logistic(loss):
     X, y = _binary()
     clf = PGSClassifier(loss=loss, random_state=0).fit(X, y)
     assert not hasattr(clf, "predict_proba")
+    with pytest.raises(AttributeError) as info:
+        clf.predict_proba(X)
+    assert "need loss='logistic'" in str(info.value.__cause__)
     assert clf.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize(
+    ("cls", "params", "eval_change", "match"),
+    [
+        (PGSClassifier, {"target_score": 0.9}, None, "'target_score'.*needs eval_set"),
+        (PGSClassifier, {"target_score": 85}, lambda X, y: (X, y), "test accuracy, in \\[0, 1\\]"),
+        (PGSClassifier, {}, lambda X, y: (X * np.nan, y), "eval_set X: Input contains NaN"),
+        (PGSClassifier, {}, lambda X, y: (X, np.where(y > 0, "a", "b")), "eval_set y has labels"),
+        (PGSRegressor, {}, lambda X, y: (X, y * np.nan), "eval_set y contains NaN"),
+    ],
+)
+def test_evaluation_data_and_target_score_get_clear_errors(cls, params, eval_change, match):
+    """A target that can never be checked, or evaluation data that cannot be scored, is refused
+    before the fit instead of running to the end (or scoring 0 at every checkpoint)."""
+    X, y = _binary()
+    eval_set = eval_change(X, y) if eval_change else None
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit(X, y, eval_set=eval_set)
 
 
 def test_squared_loss_classifier_predicts_by_sign():
