@@ -199,6 +199,9 @@ def test_idempotency_key(app_client: TestClient):
         ({"test_fraction": 0.2, "test_dataset_id": 1}, "body"),
         ({"targets": [0.9]}, "body.targets"),
         ({"test_fraction": 0.2, "targets": [1.5]}, "body.targets"),
+        # The solver stops at a test score, so it needs test data, and an accuracy is in [0, 1].
+        ({"params": {"target_score": 0.9}}, "body.params.target_score"),
+        ({"test_fraction": 0.2, "params": {"target_score": 85}}, "body.params.target_score"),
         ({"time_budget_s": -1}, "body.time_budget_s"),
         ({"colour": "red"}, "body.colour"),
     ],

@@ -76,15 +76,7 @@ def validate_job_request(session: Session, body: JobCreate) -> str:
                    f"training set's {train.n_features}")
             raise invalid(msg, [field_error(loc, msg)])
     has_test = body.test_dataset_id is not None or body.test_fraction is not None
-    if body.targets and not has_test:
-        msg = "targets need evaluation data: give test_dataset_id or test_fraction"
-        raise invalid(msg, [field_error(["body", "targets"], msg)])
-    if task != "regression" and any(not 0.0 <= t <= 1.0 for t in body.targets):
-        msg = "classification targets are accuracies in [0, 1]"
-        raise invalid(msg, [field_error(["body", "targets"], msg)])
-    if task == "regression" and any(t < 0 for t in body.targets):
-        msg = "regression targets are RMSEs (>= 0)"
-        raise invalid(msg, [field_error(["body", "targets"], msg)])
+    _check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
     n_train = train.n_samples
     if body.test_fraction is not None:
         n_test = round(train.n_samples * body.test_fraction)
@@ -97,7 +89,25 @@ def validate_job_request(session: Session, body: JobCreate) -> str:
     except InvalidParams as exc:
         raise invalid(str(exc), exc.errors) from exc
     check_batch_fits(estimator, n_train, "training rows")
+    target_score = getattr(estimator, "target_score", None)
+    if target_score is not None:
+        _check_test_scores([target_score], "params.target_score", task, has_test,
+                           ["body", "params", "target_score"])
     return task
+
+
+def _check_test_scores(values, name: str, task: str, has_test: bool, loc: list) -> None:
+    """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
+    evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
+    if values and not has_test:
+        msg = f"{name} need evaluation data: give test_dataset_id or test_fraction"
+    elif task != "regression" and any(not 0.0 <= t <= 1.0 for t in values):
+        msg = f"classification {name} are accuracies in [0, 1]"
+    elif task == "regression" and any(t < 0 for t in values):
+        msg = f"regression {name} are RMSEs (>= 0)"
+    else:
+        return
+    raise invalid(msg, [field_error(loc, msg)])
 
 
 def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
