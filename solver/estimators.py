@@ -22,12 +22,20 @@ from .pgs import PGSEngine, PGSState
 OUTPUTS = ("average", "last", "random")
 
 
+# The smallest p PGS accepts (see the "p" constraint below).
+P_MIN = 1.01
+# A run whose ||w||_p times the rows' RMS q-norm passes this has diverged (PGSState's max_norm).
+_DIVERGED_MARGIN = 1e100
+
+
 class _PGSBase(LinearModelBase):
     """The PGS parameters and how they become engine settings."""
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "p": [Interval(Real, 1.0, 2.0, closed="right")],
+        # Eq. (7) holds for p in (1, 2], but below 1.01 q = p / (p - 1) passes 101 and the first
+        # steps' |lambda_j / ref|^q already overflow a double on scaled data (solver/pgs.py).
+        "p": [Interval(Real, P_MIN, 2.0, closed="both")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"}), None],
         "output": [StrOptions(set(OUTPUTS))],
@@ -43,11 +51,12 @@ class _PGSBase(LinearModelBase):
 
     def _make_engine(self, data, targets, rng):
         m = data.indptr.shape[0] - 1
-        # E||x||^2 over the data's own features, computed once for s and (p = 2) t0: one pass
-        # over X; p < 2 sizes t0 by sampled q-norms instead (_margin_gain).
+        # E||x||^2 over the data's own features, computed once for s and (p = 2) t0 and the
+        # divergence bound: one pass over X; p < 2 uses sampled q-norms instead.
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
-        self.t0_ = t0 = self._t0_for(self._margin_gain(data, mean_sq))
+        dual_sq = self._mean_sq_dual_norm(data, mean_sq)
+        self.t0_ = t0 = self._t0_for(self._margin_gain(dual_sq))
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -55,6 +64,7 @@ class _PGSBase(LinearModelBase):
                 fit_intercept=bool(self.fit_intercept), batch_size=int(self.batch_size), t0=t0,
                 epsilon=float(self.epsilon), average=self.output == "average",
                 intercept_scaling=self.intercept_scaling_, average_power=float(self.average_power),
+                max_norm=_DIVERGED_MARGIN / math.sqrt(dual_sq) if dual_sq > 0.0 else math.inf,
             )
             for y in targets
         ]
@@ -91,10 +101,10 @@ class _PGSBase(LinearModelBase):
             return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
         return float(self.radius)
 
-    def _margin_gain(self, data, mean_sq: float) -> float:
+    def _margin_gain(self, dual_sq: float) -> float:
         """How far a step of size eta moves a sample's own margin, per eta and unit of sub-gradient.
 
-        For p = 2 it is ||x||^2, exactly: E||x||^2 + s^2 (``mean_sq``: E||x||^2). For p < 2 it
+        For p = 2 it is ||x||^2, exactly: E||(x, s)||^2 (``dual_sq``: E||(x, s)||_q^2). For p < 2 it
         depends on lambda. From lambda = 0, the first iterate moves it by (p - 1) ||x||_q^2:
         w_1 = grad r*(lambda / ((1 + t0) sigma)) with lambda = -g x, and the identities
         ||w||_p = (p - 1) ||lambda||_q / ((t + t0) sigma) and <w, lambda> = ||w||_p ||lambda||_q
@@ -111,11 +121,16 @@ class _PGSBase(LinearModelBase):
         tests/solver/test_estimators.py). On text rows ||x||_q is well below ||x||_2 (d^(1/q - 1/2)
         for d similar entries), so either way p < 2 takes longer steps than the p = 2 rule gives.
         """
+        if self.p < 2.0 and LOSSES[self.loss].lipschitz:
+            return (self.p - 1.0) * dual_sq
+        return dual_sq
+
+    def _mean_sq_dual_norm(self, data, mean_sq: float) -> float:
+        """E||(x, s)||_q^2 with the constant feature s; for p = 2 from ``mean_sq`` (E||x||^2)."""
         s = self.intercept_scaling_
         if self.p == 2.0:
             return mean_sq + s * s
-        bound = mean_sq_dual_norm(data, self.p / (self.p - 1.0), s)
-        return (self.p - 1.0) * bound if LOSSES[self.loss].lipschitz else bound
+        return mean_sq_dual_norm(data, self.p / (self.p - 1.0), s)
 
     def _t0_for(self, margin_gain: float) -> float:
         """t0 as given, or for t0="auto" from ``_margin_gain``."""
@@ -141,8 +156,12 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
     loss : {"logistic", "hinge", "squared", "squared_hinge", "smooth_hinge"}, default="logistic"
         ``"squared"`` is the least-squares classifier of the paper's Table II: (<w, x> - y)^2 with
         y in {-1, +1}, predicting by sign.
-    p : float in (1, 2], default=2.0
-        The norm of the regulariser r(w) = ||w||_p^2 / (2 (p - 1)), eq. (3).
+    p : float in [1.01, 2], default=2.0
+        The norm of the regulariser r(w) = ||w||_p^2 / (2 (p - 1)), eq. (3). Eq. (7) is defined
+        for p in (1, 2]; below 1.01 the dual exponent q = p / (p - 1) exceeds 101 and the powers
+        |lambda_j|^q leave the range of a double (for sparse, L1-like models use SMIDAS or SCD).
+        From p = 1.05 (q = 21) up, features up to about 1e14 are handled; between 1.01 and 1.05,
+        scale the features.
     sigma : float > 0, default=1e-5
         Regularisation weight.
     batch_size : int >= 1, default=1

@@ -59,7 +59,7 @@ PHI, LAM, CORR = range(3)
 S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
 # Entries of the hyper-parameter array ``hyp``.
 (H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS,
- H_AVG_POWER) = range(12)
+ H_AVG_POWER, H_MAX_NORM) = range(13)
 
 # S = sum |lambda_j / ref|^q above 2^_EXPONENT_BUDGET triggers a refresh (p < 2), which re-picks ref:
 # a single term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
@@ -239,7 +239,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
 
     ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
     describes w_t = scal[S_COEF] * weights[PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
-    iterate stopped being finite (the caller raises).
+    iterate stopped being finite or its p-norm passed ``hyp[H_MAX_NORM]`` (the caller raises).
     """
     code = int(hyp[H_LOSS])
     sigma = hyp[H_SIGMA]
@@ -253,6 +253,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     refresh_every = int(hyp[H_REFRESH])
     quarters = int(hyp[H_QUARTERS])
     avg_power = hyp[H_AVG_POWER]
+    max_norm = hyp[H_MAX_NORM]
     overflow_at = 2.0**_EXPONENT_BUDGET
     # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
     # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
@@ -329,7 +330,8 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             prefix = 0.0
         prefix += rho * coef
         wsum += rho
-        if not (math.isfinite(coef) and math.isfinite(sumq)):
+        # Diverged: not finite, or so large that margins near 1e100 are possible (PGSState).
+        if not (math.isfinite(coef) and math.isfinite(sumq)) or min(norm_w, radius) > max_norm:
             scal[S_STATUS] = 1.0
             break
 
@@ -373,6 +375,11 @@ class PGSState:
         The vectors returned by ``current`` and ``average`` end with the intercept b = s w_b.
     average_power : float
         The average weighs iterate t by t^average_power (0: the plain mean).
+    max_norm : float
+        The run counts as diverged once ||w_t||_p passes this. The estimators pass 1e100 over the
+        rows' root mean square q-norm, so by Hoelder typical margins |<w, x>| <= ||w||_p ||x||_q
+        near 1e100 are possible: no model is meaningful there, and squared losses would overflow,
+        yet the iterate itself is still finite.
     """
 
     def __init__(
@@ -391,6 +398,7 @@ class PGSState:
         average: bool,
         intercept_scaling: float = 1.0,
         average_power: float = 0.0,
+        max_norm: float = math.inf,
     ):
         self.X = X
         self.y = y
@@ -403,7 +411,8 @@ class PGSState:
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
         self.hyp = np.array(
             [loss_code, sigma, q, t0, radius, intercept_scaling if fit_intercept else 0.0,
-             batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power],
+             batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power,
+             max_norm],
             dtype=np.float64,
         )
         self.weights = np.zeros((3, n_weights))
@@ -427,7 +436,7 @@ class PGSState:
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp[H_SIGMA]:g}): the "
-                "iterate is no longer finite. Scale the features (e.g. MaxAbsScaler or "
+                "iterate is no longer finite, or large enough for margins near 1e100. Scale the features (e.g. MaxAbsScaler or "
                 "StandardScaler), increase sigma, keep radius='auto' (an unbounded domain lets the "
                 "squared loss blow up), or use a p closer to 2."
             )

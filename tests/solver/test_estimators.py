@@ -29,8 +29,8 @@ def _binary(seed=0, n=300):
 @pytest.mark.parametrize(
     ("params", "words"),
     [
-        ({"p": 2.5}, ["'p'", "(1.0, 2.0]", "2.5"]),
-        ({"p": 1.0}, ["'p'", "(1.0, 2.0]", "1.0"]),
+        ({"p": 2.5}, ["'p'", "[1.01, 2.0]", "2.5"]),
+        ({"p": 1.005}, ["'p'", "[1.01, 2.0]", "1.005"]),
         ({"sigma": 0.0}, ["'sigma'", "(0.0, inf)", "0.0"]),
         ({"sigma": -1.0}, ["'sigma'", "-1.0"]),
         ({"batch_size": 0}, ["'batch_size'", "[1, inf)", "0"]),
@@ -271,7 +271,7 @@ def test_callback_sees_progress_and_can_stop():
     assert clf.predict(X).shape == (3000,)  # still a fitted model
 
 
-@pytest.mark.parametrize("p", [1.05, 1.5, 2.0])
+@pytest.mark.parametrize("p", [1.01, 1.05, 1.5, 2.0])
 def test_small_p_and_small_sigma_stay_finite(p):
     X, y = _binary(n=500)
     X = X * 50.0  # unscaled features make lambda large
@@ -297,6 +297,17 @@ def test_divergence_raises_an_actionable_error():
     X, y = _binary()
     with pytest.raises(FloatingPointError, match="Scale the features.*increase sigma"):
         PGSRegressor(radius=None, t0=1.0, sigma=1e-8, random_state=0).fit(X * 1e150, y * 1.0)
+
+
+def test_a_finite_but_exploding_iterate_is_divergence_too():
+    """The paper's t0 = 1 without the ball lets the squared loss's iterates grow geometrically:
+    they stayed finite (|coef| 1e163, R^2 = -inf) and the fit returned them without an error."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 50)) * (rng.random((2000, 50)) < 0.3)
+    y = X @ rng.normal(size=50)
+    with pytest.raises(FloatingPointError, match="margins near 1e100"):
+        PGSRegressor(p=1.3, sigma=1e-3, t0=1.0, radius=None, n_iter=10**4, random_state=0).fit(
+            X, y / y.std())
 
 
 def test_random_output_is_the_paper_line_9():
