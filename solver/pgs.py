@@ -436,9 +436,10 @@ class PGSState:
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp[H_SIGMA]:g}): the "
-                "iterate is no longer finite, or large enough for margins near 1e100. Scale the features (e.g. MaxAbsScaler or "
-                "StandardScaler), increase sigma, keep radius='auto' (an unbounded domain lets the "
-                "squared loss blow up), or use a p closer to 2."
+                "iterate is no longer finite, or large enough for margins near 1e100. Scale the "
+                "features (e.g. MaxAbsScaler or StandardScaler), increase sigma, keep "
+                "radius='auto' (an unbounded domain lets the squared loss blow up), or use a p "
+                "closer to 2."
             )
 
     def current(self) -> np.ndarray:
