@@ -20,7 +20,11 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TracePoint:
-    """One checkpoint of a run. ``test_score`` is accuracy (classification) or RMSE (regression)."""
+    """One checkpoint of a run. ``test_score`` is accuracy (classification) or RMSE (regression).
+
+    ``objective`` is the training objective of the returned predictor; a multiclass (one-vs-rest)
+    run minimises one objective per class, and records their sum.
+    """
 
     iteration: int
     samples_seen: int
