@@ -1,19 +1,30 @@
 """The toy experiment of the PGS paper, Section V / Figure 9: iterations to a fixed accuracy vs m.
 
     .venv/bin/python -m bench.inverse_time [--runs 25] [--features 10,20,40] [--out docs/figures]
+        [--sigma-rule validation|target]
 
 Two Gaussian classes with the same covariance and different means: the Bayes-optimal separating
 plane has the known unit normal w* = Sigma^-1 (mu_+ - mu_-) / ||.||. For each training-set size m
 (subsamples of 200,000 samples) PGS (p = 2, logistic, k = 1) runs until the unit predictor
 w / ||w|| is within 0.05 of w*; the median number of iterations over ``--runs`` runs is plotted
-against m. The paper chose sigma(m) on test data; here sigma(m) is chosen soundly, from a grid,
-by the log-loss on a validation quarter of the m training samples, never by looking at w*.
+against m. sigma(m) comes from a grid, by one of two rules:
+
+* ``validation`` (default; writes fig9_toy.*): the best log-loss on a validation quarter of the m
+  training samples, never looking at w*: what a user would pick for m samples.
+* ``target`` (writes fig9_toy_target_sigma.*): the sigma whose runs reach the target in the fewest
+  median iterations, on 5 seeds of their own, then the ``--runs`` reported runs on other seeds.
+  This is the paper's protocol (it chose sigma(m) on test data) and the one its argument is
+  about: Theorem 2's time falls with m because a larger m leaves more room for the
+  regularisation's bias and the optimisation error at a fixed accuracy, and a larger sigma uses it
+  to converge faster. Validation instead lowers sigma as m grows, which buys accuracy beyond the
+  target rather than speed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -54,6 +65,15 @@ def choose_sigma(X, y, seed: int) -> float:
     return best
 
 
+def target_sigma(X, y, w_star, max_iter: int, seeds=range(1000, 1005)) -> float:
+    """The grid sigma with the fewest median iterations to the target (misses count as infinite)."""
+    def median_iterations(sigma):
+        iters = [iterations_to_target(X, y, w_star, sigma, seed, max_iter) for seed in seeds]
+        return statistics.median(math.inf if i is None else i for i in iters)
+
+    return min(SIGMAS, key=median_iterations)
+
+
 def iterations_to_target(X, y, w_star, sigma: float, seed: int, max_iter: int) -> int | None:
     """First iteration (checked on a 1.1-geometric grid) at which ||w/||w|| - w*|| < TARGET."""
     clf = PGSClassifier(sigma=sigma, random_state=seed)
@@ -75,6 +95,7 @@ def main(argv=None) -> None:
     parser.add_argument("--features", default="10,20,40")
     parser.add_argument("--max-iter", type=int, default=2_000_000)
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    parser.add_argument("--sigma-rule", choices=("validation", "target"), default="validation")
     args = parser.parse_args(argv)
 
     results: dict[int, list[dict]] = {}
@@ -83,7 +104,10 @@ def main(argv=None) -> None:
         rows = []
         for m in SIZES:
             X, y = X_all[:m], y_all[:m]
-            sigma = choose_sigma(X, y, seed=m)
+            if args.sigma_rule == "validation":
+                sigma = choose_sigma(X, y, seed=m)
+            else:
+                sigma = target_sigma(X, y, w_star, args.max_iter)
             iters = [iterations_to_target(X, y, w_star, sigma, seed, args.max_iter)
                      for seed in range(args.runs)]
             reached = [i for i in iters if i is not None]
@@ -98,11 +122,12 @@ def main(argv=None) -> None:
         results[n_features] = rows
 
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "fig9_toy.json").write_text(json.dumps(results, indent=1))
-    _plot(results, args.out / "fig9_toy.svg")
+    name = "fig9_toy" if args.sigma_rule == "validation" else "fig9_toy_target_sigma"
+    (args.out / f"{name}.json").write_text(json.dumps(results, indent=1))
+    _plot(results, args.out / f"{name}.svg", args.sigma_rule)
 
 
-def _plot(results, path: Path) -> None:
+def _plot(results, path: Path, sigma_rule: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -117,7 +142,8 @@ def _plot(results, path: Path) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("training set size m")
     ax.set_ylabel(f"median iterations to ||w/||w|| - w*|| < {TARGET}")
-    ax.set_title("PGS p=2 logistic on Gaussian toy data (paper Fig. 9)")
+    how = "by validation" if sigma_rule == "validation" else "fastest to the target"
+    ax.set_title(f"PGS p=2 logistic, Gaussian toy (paper Fig. 9); sigma(m) {how}", fontsize=9)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)

@@ -68,9 +68,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for path in sorted(args.figures.glob("*_paper_figures.json")):
         print(paper_tables(path))
-    toy = args.figures / "fig9_toy.json"
-    if toy.exists():
-        print(toy_table(toy))
+    for name in ("fig9_toy", "fig9_toy_target_sigma"):
+        toy = args.figures / f"{name}.json"
+        if toy.exists():
+            print(f"{name}:\n{toy_table(toy)}\n")
 
 
 if __name__ == "__main__":
