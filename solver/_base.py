@@ -323,6 +323,11 @@ class LinearRegressorMixin(RegressorMixin):
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True
         )
         y = np.ascontiguousarray(y, dtype=np.float64)
+        if self.target_score is not None and self.target_score < 0.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test RMSE, >= 0. Got "
+                f"{self.target_score!r} instead."
+            )
         eval_data = self._check_eval_set(eval_set)
         eval_fn = None
         if eval_data is not None:

@@ -158,6 +158,7 @@ def test_predict_proba_only_for_logistic(loss):
         (PGSClassifier, {}, lambda X, y: (X * np.nan, y), "eval_set X: Input contains NaN"),
         (PGSClassifier, {}, lambda X, y: (X, np.where(y > 0, "a", "b")), "eval_set y has labels"),
         (PGSRegressor, {}, lambda X, y: (X, y * np.nan), "eval_set y contains NaN"),
+        (PGSRegressor, {"target_score": -1.0}, lambda X, y: (X, y), "test RMSE, >= 0"),
     ],
 )
 def test_evaluation_data_and_target_score_get_clear_errors(cls, params, eval_change, match):
