@@ -122,6 +122,59 @@ def _mean_sq_q_norm(X, rows, q, constant):
     return total / rows.shape[0]
 
 
+def mean_dual_curvature(X: KernelData, g0: np.ndarray, q: float, constant: float,
+                        max_rows: int = 4096) -> float:
+    """E_x sum_j (|theta_j| / ||theta||_q)^(q-2) x_j^2 over the rows (and the constant feature),
+    with theta = sum_i g0_i (x_i, constant), estimated on at most ``max_rows`` evenly spaced rows;
+    theta itself is summed over every row. 0 if theta is 0.
+
+    This is the curvature of r*(theta) = (p - 1) / 2 ||theta||_q^2 along a row x, less a term
+    that is never positive, at the dual point theta: how far a step moves a margin once the first
+    steps have put their mass in lambda (``PGSClassifier._margin_gain`` says why).
+    """
+    m = X.indptr.shape[0] - 1
+    if m == 0:
+        return 0.0
+    rows = np.unique(np.linspace(0, m - 1, min(m, max_rows)).astype(np.int64)).view(np.uint64)
+    return _mean_dual_curvature(X, np.ascontiguousarray(g0, dtype=np.float64), rows, q, constant)
+
+
+@njit(cache=True)
+def _mean_dual_curvature(X, g0, rows, q, constant):
+    data, indices, indptr = X[0], X[1], X[2]
+    m = indptr.shape[0] - 1
+    theta = np.zeros(X[4])
+    theta_constant = 0.0
+    for i in range(m):
+        start, end, base = row_extent(X, i)
+        for pos in range(start, end):
+            theta[indices[pos - base]] += g0[i] * data[pos]
+        theta_constant += g0[i] * constant
+    # Powers of |theta_j| / max |theta|, then divided by ||theta||_q: no overflow for any q.
+    largest = abs(theta_constant)
+    for j in range(theta.shape[0]):
+        largest = max(largest, abs(theta[j]))
+    if largest == 0.0:
+        return 0.0
+    norm = (abs(theta_constant) / largest) ** q
+    for j in range(theta.shape[0]):
+        norm += (abs(theta[j]) / largest) ** q
+    norm = norm ** (1.0 / q) * largest
+    weight = np.empty_like(theta)
+    for j in range(theta.shape[0]):
+        weight[j] = (abs(theta[j]) / norm) ** (q - 2.0)
+    weight_constant = (abs(theta_constant) / norm) ** (q - 2.0)
+    total = 0.0
+    for i in rows:
+        start, end, base = row_extent(X, i)
+        acc = weight_constant * constant * constant
+        for pos in range(start, end):
+            value = data[pos]
+            acc += weight[indices[pos - base]] * value * value
+        total += acc
+    return total / rows.shape[0]
+
+
 @njit(cache=True, inline="always")
 def row_extent(X, i):
     indptr, dense = X[2], X[3]

@@ -15,8 +15,14 @@ from ._base import (
     LinearRegressorMixin,
     first_step_t0,
 )
-from ._sparse import mean_sq_dual_norm, mean_sq_row_norm
-from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_at_zero
+from ._sparse import mean_dual_curvature, mean_sq_dual_norm, mean_sq_row_norm
+from .losses import (
+    CLASSIFICATION_LOSSES,
+    LOSSES,
+    REGRESSION_LOSSES,
+    derivatives_at_zero,
+    loss_at_zero,
+)
 from .pgs import PGSEngine, PGSState
 
 OUTPUTS = ("average", "last", "random")
@@ -56,7 +62,7 @@ class _PGSBase(LinearModelBase):
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
         dual_sq = self._mean_sq_dual_norm(data, mean_sq)
-        self.t0_ = t0 = self._t0_for(self._margin_gain(dual_sq))
+        self.t0_ = t0 = self._t0_for(self._margin_gain(data, targets, dual_sq))
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -101,29 +107,42 @@ class _PGSBase(LinearModelBase):
             return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
         return float(self.radius)
 
-    def _margin_gain(self, dual_sq: float) -> float:
+    def _margin_gain(self, data, targets, dual_sq: float) -> float:
         """How far a step of size eta moves a sample's own margin, per eta and unit of sub-gradient.
 
-        For p = 2 it is ||x||^2, exactly: E||(x, s)||^2 (``dual_sq``: E||(x, s)||_q^2). For p < 2 it
-        depends on lambda. From lambda = 0, the first iterate moves it by (p - 1) ||x||_q^2:
-        w_1 = grad r*(lambda / ((1 + t0) sigma)) with lambda = -g x, and the identities
-        ||w||_p = (p - 1) ||lambda||_q / ((t + t0) sigma) and <w, lambda> = ||w||_p ||lambda||_q
-        (tests/solver/test_properties.py) give <w_1, x> = -(p - 1) g ||x||_q^2 / ((1 + t0) sigma).
-        Later moves can be up to 1 / (p - 1) times larger: r(w) = ||w||_p^2 / (2 (p - 1)) is
-        1-strongly convex in the p-norm, so r* is 1-smooth in the q-norm, which bounds the move by
-        ||x||_q^2 and reaches it once lambda concentrates on a sample's coordinates.
-
-        Lipschitz losses get the first move: a longer step only adds noise, which the average
-        smooths, and p = 1.8 reaches its targets sooner (a one-off bench.time_to_accuracy run
-        with the bound for every loss: rt_polarity at sigma 1e-5 took 9.1x p = 2's time, against
-        4.8x). The squared losses get the bound, since steps too long
-        for it make their iterates oscillate ever wider (p = 1.05: R^2 of -60 after 5 epochs,
-        tests/solver/test_estimators.py). On text rows ||x||_q is well below ||x||_2 (d^(1/q - 1/2)
-        for d similar entries), so either way p < 2 takes longer steps than the p = 2 rule gives.
+        The move is eta times the curvature of r* along x at the current dual point theta =
+        lambda / ((t + t0) sigma). For p = 2 it is ||x||^2 everywhere: E||(x, s)||^2
+        (``dual_sq``: E||(x, s)||_q^2). For p < 2, r*(theta) = (p - 1) / 2 ||theta||_q^2 has
+        curvature ||theta||_q^(2-q) sum_j |theta_j|^(q-2) x_j^2 less a term that is never positive
+        ((p - 1)(q - 1) = 1), which depends on where lambda has its mass:
+        - at theta along x, as for the very first step, it is (p - 1) ||x||_q^2 (the identities of
+          tests/solver/test_properties.py give <w_1, x> = -(p - 1) g ||x||_q^2 / ((1 + t0) sigma));
+        - it never exceeds ||x||_q^2 (r* is 1-smooth in the q-norm, r being 1-strongly convex in
+          the p-norm), 1 / (p - 1) times more, reached once lambda concentrates on x's coordinates;
+        - on sparse data lambda spreads over many coordinates, and for q > 2 a coordinate that
+          holds little of it weighs little: (|theta_j| / ||theta||_q)^(q-2).
+        Lipschitz losses, where a step that is too long only adds noise (which the average
+        smooths), get the curvature at the dual point the first steps build, theta ~ sum_i
+        l'(0; y_i) (x_i, s) with w still about 0 (``mean_dual_curvature``, the dropped term making
+        it an upper estimate). On a9a, w8a and ijcnn1 that is within 10% of the first move; on the
+        text sets the first move overestimates it 1.7-2.5x, and steps 2-4x longer than the first
+        move's took p = 1.8 to its targets in 1.1-2.6x fewer epochs (docs/benchmarks.md section 2).
+        The squared losses get the bound, since steps too long for it make their iterates oscillate
+        ever wider (p = 1.05: R^2 of -60 after 5 epochs with the first move,
+        tests/solver/test_estimators.py).
         """
-        if self.p < 2.0 and LOSSES[self.loss].lipschitz:
-            return (self.p - 1.0) * dual_sq
-        return dual_sq
+        if self.p == 2.0 or not LOSSES[self.loss].lipschitz:
+            return dual_sq
+        q = self.p / (self.p - 1.0)
+        code = LOSSES[self.loss].code
+        gains = [
+            mean_dual_curvature(data, derivatives_at_zero(code, y, float(self.epsilon)), q,
+                                self.intercept_scaling_)
+            for y in targets
+        ]
+        gain = float(np.mean(gains))
+        # No dual mass at w = 0 (every l'(0; y) zero, or X^T l'(0) = 0): the first move instead.
+        return gain if gain > 0.0 else (self.p - 1.0) * dual_sq
 
     def _mean_sq_dual_norm(self, data, mean_sq: float) -> float:
         """E||(x, s)||_q^2 with the constant feature s; for p = 2 from ``mean_sq`` (E||x||^2)."""

@@ -157,6 +157,15 @@ def loss_derivative(code, z, y, eps):
 
 
 @njit(cache=True)
+def derivatives_at_zero(code, y, eps):
+    """l'(0; y_i) for every target: the sub-gradients of the first steps, taken at w = 0."""
+    out = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        out[i] = loss_derivative(code, 0.0, y[i], eps)
+    return out
+
+
+@njit(cache=True)
 def mean_loss(code, z, y, eps):
     """Mean of l(z_i; y_i) over arrays ``z`` and ``y``."""
     total = 0.0

@@ -395,24 +395,38 @@ def test_resolved_t0_is_reported():
 
 
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.1])
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
 def test_auto_t0_sizes_the_first_step_by_the_move_of_a_margin(as_input, p, loss):
     """t0="auto": the first step 1 / ((1 + t0) sigma) times the mean move of a sample's own margin
-    per unit of sub-gradient (estimators._margin_gain) is 1 / curvature. The move is
-    (p - 1) E||(x, s)||_q^2 for a Lipschitz loss (the first iterate's) and E||(x, s)||_q^2 for the
-    squared loss (the bound for every iterate); the q-norms are computed here by NumPy over every
-    row."""
+    per unit of sub-gradient (estimators._margin_gain) is 1 / curvature. The move, computed here by
+    NumPy over every row: E||(x, s)||^2 for p = 2; for p < 2, E||(x, s)||_q^2 for the squared loss
+    (the bound for every dual point) and, for Lipschitz losses, the curvature of r* at the dual
+    point theta = sum_i l'(0; y_i) (x_i, s), E sum_j (|theta_j| / ||theta||_q)^(q-2) x_j^2."""
     X, y = _binary(n=300)
     X = X * (np.random.default_rng(1).random(X.shape) < 0.4)  # rows with different supports
     sigma = 1e-4
     clf = PGSClassifier(loss=loss, p=p, sigma=sigma, n_iter=1).fit(as_input(X), y)
     q = 2.0 if p == 2.0 else p / (p - 1.0)
     rows = np.c_[X, np.full(len(X), clf.intercept_scaling_)]
-    gain = np.mean(np.sum(np.abs(rows) ** q, axis=1) ** (2.0 / q))
-    if loss == "logistic" and p < 2.0:
-        gain *= p - 1.0
+    if p < 2.0 and loss != "squared":
+        # l'(0; y) is -y / 2 (logistic) or -y (hinge) with y in {-1, +1}: theta's scale cancels.
+        theta = rows.T @ np.where(y == clf.classes_[1], -1.0, 1.0)
+        weight = (np.abs(theta) / np.sum(np.abs(theta) ** q) ** (1.0 / q)) ** (q - 2.0)
+        gain = np.mean(rows**2 @ weight)
+    else:
+        gain = np.mean(np.sum(np.abs(rows) ** q, axis=1) ** (2.0 / q))
     first_step = 1.0 / ((1.0 + clf.t0_) * sigma)
     assert first_step * gain == pytest.approx(1.0 / LOSSES[loss].curvature, rel=1e-10)
+
+
+def test_auto_t0_without_dual_mass_at_zero_falls_back_to_the_first_move():
+    """Opposite labels on identical rows: sum_i l'(0; y_i) x_i = 0, so no curvature at that dual
+    point; t0 then comes from the first move, (p - 1) E||x||_q^2 = (p - 1) for unit rows."""
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    y = np.array([1, -1, 1, -1])
+    clf = PGSClassifier(p=1.5, sigma=1e-3, n_iter=1, fit_intercept=False).fit(X, y)
+    first_step = 1.0 / ((1.0 + clf.t0_) * 1e-3)
+    assert first_step * 0.5 == pytest.approx(4.0, rel=1e-10)
 
 
 def test_csr_with_out_of_range_column_indices_is_refused():
