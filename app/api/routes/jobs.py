@@ -100,7 +100,7 @@ def _check_test_scores(values, name: str, task: str, has_test: bool, loc: list) 
     """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
     evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
     if values and not has_test:
-        msg = f"{name} need evaluation data: give test_dataset_id or test_fraction"
+        msg = f"{name} can only be checked on evaluation data: give test_dataset_id or test_fraction"
     elif task != "regression" and any(not 0.0 <= t <= 1.0 for t in values):
         msg = f"classification {name} are accuracies in [0, 1]"
     elif task == "regression" and any(t < 0 for t in values):
