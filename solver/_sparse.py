@@ -99,8 +99,12 @@ def mean_sq_dual_norm(X: KernelData, q: float, constant: float, max_rows: int = 
     m = X.indptr.shape[0] - 1
     if m == 0:
         return constant * constant
-    rows = np.unique(np.linspace(0, m - 1, min(m, max_rows)).astype(np.int64)).view(np.uint64)
-    return _mean_sq_q_norm(X, rows, q, abs(constant))
+    return _mean_sq_q_norm(X, _evenly_spaced_rows(m, max_rows), q, abs(constant))
+
+
+def _evenly_spaced_rows(m: int, count: int) -> np.ndarray:
+    """At most ``count`` row indices spread evenly over 0..m-1, unsigned like the kernels' indices."""
+    return np.unique(np.linspace(0, m - 1, min(m, count)).astype(np.int64)).view(np.uint64)
 
 
 @njit(cache=True)
@@ -135,8 +139,8 @@ def mean_dual_curvature(X: KernelData, g0: np.ndarray, q: float, constant: float
     m = X.indptr.shape[0] - 1
     if m == 0:
         return 0.0
-    rows = np.unique(np.linspace(0, m - 1, min(m, max_rows)).astype(np.int64)).view(np.uint64)
-    return _mean_dual_curvature(X, np.ascontiguousarray(g0, dtype=np.float64), rows, q, constant)
+    return _mean_dual_curvature(X, np.ascontiguousarray(g0, dtype=np.float64),
+                                _evenly_spaced_rows(m, max_rows), q, constant)
 
 
 @njit(cache=True)
