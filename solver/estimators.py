@@ -58,11 +58,12 @@ class _PGSBase(LinearModelBase):
     def _make_engine(self, data, targets, rng):
         m = data.indptr.shape[0] - 1
         # E||x||^2 over the data's own features, computed once for s and (p = 2) t0 and the
-        # divergence bound: one pass over X; p < 2 uses sampled q-norms instead.
+        # divergence bound: one pass over X; p < 2 uses sampled q-norms instead (and, for t0="auto"
+        # with a Lipschitz loss, one more pass: _margin_gain).
         mean_sq = mean_sq_row_norm(data, 0.0)
         self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
         dual_sq = self._mean_sq_dual_norm(data, mean_sq)
-        self.t0_ = t0 = self._t0_for(self._margin_gain(data, targets, dual_sq))
+        self.t0_ = t0 = self._t0_for(data, targets, dual_sq)
         states = [
             PGSState(
                 data, y, loss_code=LOSSES[self.loss].code, p=float(self.p),
@@ -126,7 +127,7 @@ class _PGSBase(LinearModelBase):
         l'(0; y_i) (x_i, s) with w still about 0 (``mean_dual_curvature``, the dropped term making
         it an upper estimate). On a9a, w8a and ijcnn1 that is within 10% of the first move; on the
         text sets the first move overestimates it 1.7-2.5x, and steps 2-4x longer than the first
-        move's took p = 1.8 to its targets in 1.1-2.6x fewer epochs (docs/benchmarks.md section 2).
+        move's took p = 1.8 to its targets in 1.3-2.9x fewer epochs (one-off, docs/solver.md).
         The squared losses get the bound, since steps too long for it make their iterates oscillate
         ever wider (p = 1.05: R^2 of -60 after 5 epochs with the first move,
         tests/solver/test_estimators.py).
@@ -151,8 +152,9 @@ class _PGSBase(LinearModelBase):
             return mean_sq + s * s
         return mean_sq_dual_norm(data, self.p / (self.p - 1.0), s)
 
-    def _t0_for(self, margin_gain: float) -> float:
-        """t0 as given, or for t0="auto" from ``_margin_gain``."""
+    def _t0_for(self, data, targets, dual_sq: float) -> float:
+        """t0 as given, or for t0="auto" from ``_margin_gain`` (only computed then: for p < 2 it
+        can cost a pass over X)."""
         if self.t0 != "auto":
             return float(self.t0)
         # The first step 1 / ((1 + t0) sigma) becomes about 1 / (curvature * margin gain): it moves
@@ -160,13 +162,15 @@ class _PGSBase(LinearModelBase):
         # stable for a smooth loss; then steps decay like 1 / (sigma t). For p = 2 this makes PGS
         # the same iteration as SGD with the "optimal" 1 / (sigma (t + t0)) schedule of Bottou (the
         # lecture's eq. (6) closed form).
+        margin_gain = self._margin_gain(data, targets, dual_sq)
         return first_step_t0(LOSSES[self.loss].curvature, margin_gain, float(self.sigma))
 
 
 class PGSClassifier(LinearClassifierMixin, _PGSBase):
     """Linear classifier trained by the Primal Gradient Solver (Zhu et al., ICDM 2009, Figure 1).
 
-    Minimises eq. (7), ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(y_i <w, x_i>)``, for p in (1, 2].
+    Minimises eq. (7), ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(y_i <w, x_i>)``, for p in
+    [1.01, 2] (eq. (7) is defined on (1, 2]; the parameter ``p`` says why PGS stops at 1.01).
     Binary problems use labels -1/+1 internally; multiclass problems are one-vs-rest, one PGS run per
     class on the same minibatches.
 
