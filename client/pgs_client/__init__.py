@@ -1,0 +1,66 @@
+"""Python client of the PGS training and inference service.
+
+    from pgs_client import Client
+    c = Client("http://127.0.0.1:8000")
+    ds = c.datasets.upload("train.svm", name="news")
+    job = c.jobs.wait(c.jobs.create(ds, params={"sigma": 1e-5}, test_fraction=0.25))
+    pred = c.models.predict(job.model_id, X)
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from pgs_client.client import Client
+from pgs_client.convert import to_frame
+from pgs_client.errors import (
+    ApiError,
+    AuthError,
+    Conflict,
+    ConnectionFailed,
+    JobCancelled,
+    JobFailed,
+    NotFound,
+    PayloadTooLarge,
+    PgsError,
+    ServiceUnavailable,
+    ValidationError,
+)
+from pgs_client.models import (
+    DatasetRead as Dataset,
+)
+from pgs_client.models import (
+    JobRead as Job,
+)
+from pgs_client.models import (
+    ModelRead as Model,
+)
+from pgs_client.models import (
+    StudyRead as Study,
+)
+from pgs_client.models import (
+    TracePointRead as TracePoint,
+)
+from pgs_client.resources.models import Prediction
+from pgs_client.resources.solvers import Solver, SolverParam
+from pgs_client.transport import RetryPolicy
+
+__version__ = version("pgs-client")
+
+
+def __getattr__(name: str) -> Any:
+    # The estimators import scikit-learn (an optional extra): only when asked for.
+    if name in ("RemoteClassifier", "RemoteRegressor"):
+        from pgs_client import sklearn
+
+        return getattr(sklearn, name)
+    raise AttributeError(f"module 'pgs_client' has no attribute {name!r}")
+
+
+__all__ = [
+    "ApiError", "AuthError", "Client", "Conflict", "ConnectionFailed", "Dataset", "Job",
+    "JobCancelled", "JobFailed", "Model", "NotFound", "PayloadTooLarge", "PgsError", "Prediction",
+    "RemoteClassifier", "RemoteRegressor", "RetryPolicy", "ServiceUnavailable", "Solver",
+    "SolverParam", "Study", "TracePoint", "ValidationError", "__version__", "to_frame",
+]

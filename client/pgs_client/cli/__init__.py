@@ -1,0 +1,74 @@
+"""The ``pgs`` command. Exit codes, for scripts:
+
+====  ===========================================================================
+0     success
+1     a job or study ended failed or cancelled (``--wait``, ``watch``), or an
+      unexpected error
+2     bad command line (unknown option, missing argument: click's usage error)
+3     the service refused the request (409, 413, 415, 422 and other 4xx)
+4     not found (404)
+5     authentication: no API key (401) or an unknown one (403)
+6     the service is unavailable (503 after the retries) or unreachable
+====  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pgs_client.errors import (
+    ApiError,
+    AuthError,
+    ConnectionFailed,
+    JobCancelled,
+    JobFailed,
+    NotFound,
+    PgsError,
+    ServiceUnavailable,
+)
+
+EXIT_FINISHED_BADLY = 1
+EXIT_REFUSED = 3
+EXIT_NOT_FOUND = 4
+EXIT_AUTH = 5
+EXIT_UNAVAILABLE = 6
+
+
+def exit_code(exc: PgsError) -> int:
+    if isinstance(exc, (JobFailed, JobCancelled)):
+        return EXIT_FINISHED_BADLY
+    if isinstance(exc, (ServiceUnavailable, ConnectionFailed)):
+        return EXIT_UNAVAILABLE
+    if isinstance(exc, AuthError):
+        return EXIT_AUTH
+    if isinstance(exc, NotFound):
+        return EXIT_NOT_FOUND
+    if isinstance(exc, ApiError):
+        return EXIT_REFUSED
+    return EXIT_FINISHED_BADLY
+
+
+def _message(exc: PgsError) -> str:
+    lines = [f"error: {exc}"]
+    if isinstance(exc, ApiError):
+        lines += [f"  {e.get('field', '')}: {e.get('msg', '')}" for e in exc.errors]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Console script entry point: runs the command, turns the client's errors into a message
+    on stderr and an exit code."""
+    try:
+        import typer
+
+        from pgs_client.cli.app import app
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("typer", "rich", "click"):
+            raise
+        sys.exit(f"the pgs command needs the cli extra: pip install 'pgs-client[cli]' ({exc})")
+    try:
+        # get_command: click's own main (usage errors exit 2), without typer's excepthook.
+        typer.main.get_command(app)(prog_name="pgs")
+    except PgsError as exc:
+        print(_message(exc), file=sys.stderr)
+        sys.exit(exit_code(exc))

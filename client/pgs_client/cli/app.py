@@ -1,0 +1,349 @@
+"""The ``pgs`` commands (typer): one group per resource, ``pgs solvers`` and ``pgs predict``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pgs_client.cli import EXIT_FINISHED_BADLY, output
+from pgs_client.client import Client
+from pgs_client.errors import JobCancelled, JobFailed
+from pgs_client.resources.models import Prediction
+
+app = typer.Typer(help="Train and serve models on a PGS service.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  add_completion=False)
+datasets = typer.Typer(help="Upload, list, show and delete data sets.", no_args_is_help=True)
+jobs = typer.Typer(help="Start, follow and inspect training jobs.", no_args_is_help=True)
+models = typer.Typer(help="List, show and delete models.", no_args_is_help=True)
+studies = typer.Typer(help="Time-to-accuracy studies.", no_args_is_help=True)
+for group, name in ((datasets, "datasets"), (jobs, "jobs"), (models, "models"),
+                    (studies, "studies")):
+    app.add_typer(group, name=name)
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+Limit = Annotated[int, typer.Option(help="At most this many, newest first.")]
+
+DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "nnz", "classes", "created_at"]
+JOB_COLUMNS = ["id", "status", "solver", "task", "dataset_id", "model_id", "metrics", "created_at"]
+MODEL_COLUMNS = ["id", "solver", "task", "estimator", "n_features", "job_id", "metrics"]
+STUDY_COLUMNS = ["id", "name", "status", "task", "dataset_id", "sizes", "repeats", "created_at"]
+TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "test_score",
+                 "nnz_weights"]
+STUDY_ROW_COLUMNS = ["label", "m", "target", "repeats", "reached", "median_seconds",
+                     "median_iterations"]
+
+
+@app.callback()
+def connect(
+    ctx: typer.Context,
+    url: Annotated[str | None, typer.Option(envvar="PGS_URL", show_envvar=True,
+                                            help="The service [default: http://127.0.0.1:8000]")]
+    = None,
+    api_key: Annotated[str | None, typer.Option(envvar="PGS_API_KEY", show_envvar=True,
+                                                help="Bearer key, if the service has keys")]
+    = None,
+) -> None:
+    """Train and serve models on a PGS service (see `pgs COMMAND --help`)."""
+    ctx.obj = ctx.with_resource(Client(url, api_key))
+
+
+def _client(ctx: typer.Context) -> Client:
+    client: Client = ctx.find_root().obj
+    return client
+
+
+# -- solvers -------------------------------------------------------------------------------------
+
+
+@app.command("solvers")
+def solvers_cmd(ctx: typer.Context,
+                name: Annotated[str | None, typer.Argument(help="One solver in full")] = None,
+                as_json: Json = False) -> None:
+    """The solvers the service runs: tasks, losses and parameters."""
+    c = _client(ctx)
+    if name is not None:
+        solver = c.solvers.get(name)
+        output.show(solver.params, as_json, ["name", "type", "default", "range", "choices",
+                                             "description"], title=f"{solver.name}: {solver.title}")
+        return
+    output.show(c.solvers(), as_json, ["name", "title", "tasks", "losses", "paper"])
+
+
+# -- datasets ------------------------------------------------------------------------------------
+
+
+@datasets.command("upload")
+def datasets_upload(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False,
+                                         help="svmlight/LIBSVM or CSV, plain or gzip")],
+    name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
+    format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
+    label_column: Annotated[str | None, typer.Option(help="CSV: number or header name")] = None,
+    task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
+    compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
+    as_json: Json = False,
+) -> None:
+    """Upload a data set (a progress bar for big files)."""
+    ds = _client(ctx).datasets.upload(file, name, format=format, label_column=label_column,
+                                      task=task, compress=compress)
+    output.show(ds, as_json, title=f"dataset {ds.id}")
+
+
+@datasets.command("ls")
+def datasets_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
+    """List data sets."""
+    output.show(list(_client(ctx).datasets.list(limit)), as_json, DATASET_COLUMNS)
+
+
+@datasets.command("show")
+def datasets_show(ctx: typer.Context, dataset_id: int, as_json: Json = False) -> None:
+    """One data set."""
+    output.show(_client(ctx).datasets.get(dataset_id), as_json, title=f"dataset {dataset_id}")
+
+
+@datasets.command("rm")
+def datasets_rm(ctx: typer.Context, dataset_id: int) -> None:
+    """Delete a data set (refused while a queued or running job uses it)."""
+    _client(ctx).datasets.delete(dataset_id)
+    output.stderr.print(f"deleted dataset {dataset_id}")
+
+
+# -- jobs ----------------------------------------------------------------------------------------
+
+
+def _param(text: str) -> tuple[str, Any]:
+    """``name=value``; the value is read as JSON (numbers, true, null, "..."), else a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise typer.BadParameter(f"{text!r} is not name=value")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def _wait_job(c: Client, job_id: int, as_json: bool) -> None:
+    """Follow a job with a live bar; show it; exit 1 if it failed or was cancelled."""
+    try:
+        job = c.jobs.wait(job_id, progress=True)
+    except (JobFailed, JobCancelled) as exc:
+        output.show(exc.job, as_json, title=f"job {job_id}")
+        raise
+    output.show(job, as_json, title=f"job {job_id}")
+
+
+@jobs.command("create")
+def jobs_create(
+    ctx: typer.Context,
+    dataset: Annotated[int, typer.Option(help="Training data set id")],
+    solver: Annotated[str, typer.Option(help="See `pgs solvers`")] = "pgs",
+    param: Annotated[list[str] | None, typer.Option(
+        metavar="NAME=VALUE", help="Solver parameter (repeat it), e.g. --param sigma=1e-5")]
+    = None,
+    test_dataset: Annotated[int | None, typer.Option(help="Evaluation data set id")] = None,
+    test_fraction: Annotated[float | None, typer.Option(help="Hold out this fraction")] = None,
+    target: Annotated[list[float] | None, typer.Option(
+        metavar="SCORE", help="Test score whose time-to-target is recorded (repeat it)")] = None,
+    time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver s")]
+    = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
+    as_json: Json = False,
+) -> None:
+    """Queue a training job."""
+    c = _client(ctx)
+    job = c.jobs.create(dataset, solver=solver, params=dict(map(_param, param or [])),
+                        test_dataset=test_dataset, test_fraction=test_fraction,
+                        targets=target or [], time_budget_s=time_budget)
+    if wait:
+        _wait_job(c, job.id, as_json)
+    else:
+        output.show(job, as_json, title=f"job {job.id}")
+
+
+@jobs.command("ls")
+def jobs_ls(ctx: typer.Context,
+            status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")]
+            = None,
+            limit: Limit = 20, as_json: Json = False) -> None:
+    """List jobs."""
+    output.show(list(_client(ctx).jobs.list(limit, status=status)), as_json, JOB_COLUMNS)
+
+
+@jobs.command("show")
+def jobs_show(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+    """One job: status, progress, metrics."""
+    output.show(_client(ctx).jobs.get(job_id), as_json, title=f"job {job_id}")
+
+
+@jobs.command("watch")
+def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+    """Follow a job: a live bar with its progress and current test score. Exit 1 if it fails
+    or is cancelled."""
+    _wait_job(_client(ctx), job_id, as_json)
+
+
+@jobs.command("trace")
+def jobs_trace(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+    """The run's checkpoints: iteration, solver seconds, objective, test score."""
+    output.show(_client(ctx).jobs.trace(job_id), as_json, TRACE_COLUMNS, title=f"job {job_id}")
+
+
+@jobs.command("cancel")
+def jobs_cancel(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+    """Cancel a queued or running job."""
+    output.show(_client(ctx).jobs.cancel(job_id), as_json, title=f"job {job_id}")
+
+
+# -- models and predictions ----------------------------------------------------------------------
+
+
+@models.command("ls")
+def models_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
+    """List models."""
+    output.show(list(_client(ctx).models.list(limit)), as_json, MODEL_COLUMNS)
+
+
+@models.command("show")
+def models_show(ctx: typer.Context, model_id: int, as_json: Json = False) -> None:
+    """One model."""
+    output.show(_client(ctx).models.get(model_id), as_json, title=f"model {model_id}")
+
+
+@models.command("rm")
+def models_rm(ctx: typer.Context, model_id: int) -> None:
+    """Delete a model and its files."""
+    _client(ctx).models.delete(model_id)
+    output.stderr.print(f"deleted model {model_id}")
+
+
+def _csv_rows(lines: list[str]) -> list[list[float]]:
+    rows = [r for r in csv.reader(lines) if r]
+    try:
+        return [[float(v) for v in r] for r in rows]
+    except ValueError:
+        return [[float(v) for v in r] for r in rows[1:]]  # a header line
+
+
+def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
+    names = classes or []
+    scores = pred.scores.tolist() if hasattr(pred.scores, "tolist") else pred.scores
+    probs = pred.probabilities.tolist() if pred.probabilities is not None else None
+    multi = bool(scores) and isinstance(scores[0], list)
+    header = ["prediction"] + ([f"score_{c}" for c in names] if multi else ["score"])
+    header += [f"probability_{c}" for c in names] if probs is not None else []
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    for i, label in enumerate(pred.predictions.tolist()):
+        row = [label, *(scores[i] if multi else [scores[i]])]
+        writer.writerow(row + (probs[i] if probs is not None else []))
+
+
+@app.command("predict")
+def predict_cmd(
+    ctx: typer.Context,
+    model_id: Annotated[int, typer.Argument(metavar="MODEL")],
+    file: Annotated[str, typer.Argument(help="svmlight lines (labels ignored) or a CSV of "
+                                        "feature columns; - reads stdin")],
+    format: Annotated[str, typer.Option(help="auto (by extension) | svmlight | csv")] = "auto",
+    as_json: Json = False,
+) -> None:
+    """Predict every row of FILE; CSV on stdout (prediction, scores, probabilities)."""
+    c = _client(ctx)
+    lines = (sys.stdin.read() if file == "-" else Path(file).read_text()).splitlines()
+    if format == "csv" or (format == "auto" and file.endswith(".csv")):
+        pred = c.models.predict(model_id, _csv_rows(lines))
+    else:
+        pred = c.models.predict_svmlight(model_id, lines)
+    if as_json:
+        output.emit_json({k: (v.tolist() if hasattr(v, "tolist") else v)
+                          for k, v in vars(pred).items()})
+    else:
+        _write_predictions(pred, c.models.get(model_id).classes)
+
+
+# -- studies -------------------------------------------------------------------------------------
+
+
+@studies.command("create")
+def studies_create(
+    ctx: typer.Context,
+    spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False,
+                                         help="JSON body of POST /v1/studies")],
+    wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
+    as_json: Json = False,
+) -> None:
+    """Start a study from a JSON file (dataset_id, runs, sizes, targets, test_fraction, ...)."""
+    body = json.loads(spec.read_text())
+    c = _client(ctx)
+    try:
+        study = c.studies.create(body.pop("dataset_id"),
+                                 test_dataset=body.pop("test_dataset_id", None), **body)
+    except (KeyError, TypeError) as exc:
+        raise typer.BadParameter(f"{spec}: not a study request ({exc})") from exc
+    if wait:
+        _show_study(c.studies.wait(study, progress=True), as_json, finished=True)
+    else:
+        _show_study(study, as_json)
+
+
+def _show_study(study: Any, as_json: bool, *, finished: bool = False) -> None:
+    """Show a study; ``finished``: it was followed to its end, exit 1 unless it succeeded."""
+    if as_json:
+        output.emit_json(study)
+    else:
+        output.record(study, title=f"study {study.id}")
+        if study.table:
+            output.table(study.table, STUDY_ROW_COLUMNS, title="time to target")
+    if finished and study.status != "succeeded":
+        raise typer.Exit(EXIT_FINISHED_BADLY)
+
+
+@studies.command("ls")
+def studies_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
+    """List studies."""
+    output.show(list(_client(ctx).studies.list(limit)), as_json, STUDY_COLUMNS)
+
+
+@studies.command("show")
+def studies_show(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+    """One study with its time-to-target table."""
+    _show_study(_client(ctx).studies.get(study_id), as_json)
+
+
+@studies.command("watch")
+def studies_watch(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+    """Follow a study until all its jobs have ended; exit 1 unless they all succeeded."""
+    _show_study(_client(ctx).studies.wait(study_id, progress=True), as_json, finished=True)
+
+
+@studies.command("jobs")
+def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100,
+                 as_json: Json = False) -> None:
+    """The study's jobs."""
+    output.show(list(_client(ctx).studies.jobs(study_id, limit)), as_json, JOB_COLUMNS)
+
+
+@studies.command("cancel")
+def studies_cancel(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+    """Cancel every queued or running job of the study."""
+    _show_study(_client(ctx).studies.cancel(study_id), as_json)
+
+
+@studies.command("plot")
+def studies_plot(
+    ctx: typer.Context,
+    study_id: int,
+    out: Annotated[Path, typer.Option("-o", "--output", help="File to write (.svg or .png)")],
+    y: Annotated[str, typer.Option(help="seconds | iterations")] = "seconds",
+) -> None:
+    """Save the time-to-target figure."""
+    fmt = "png" if out.suffix.lower() == ".png" else "svg"
+    out.write_bytes(_client(ctx).studies.plot(study_id, y=y, format=fmt))
+    output.stderr.print(f"wrote {out}")

@@ -1,0 +1,76 @@
+"""What the commands print: rich tables for people, JSON (``--json``) for scripts."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True)
+
+
+def plain(obj: Any) -> Any:
+    """Result objects (dataclasses, nested) as JSON-ready dicts and lists."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    if isinstance(obj, list):
+        return [plain(o) for o in obj]
+    return obj
+
+
+def emit_json(obj: Any) -> None:
+    # print, not rich: JSON goes out exactly as json.dumps writes it (no wrapping, no colour).
+    print(json.dumps(plain(obj), default=str, indent=2))
+
+
+def _cell(value: Any, nested: bool = False) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        text = ", ".join(f"{k}={_cell(v, True)}" for k, v in value.items())
+        return "{" + text + "}" if nested else text
+    if isinstance(value, list):
+        return ", ".join(_cell(v) for v in value)
+    if hasattr(value, "isoformat"):
+        return str(value.isoformat(timespec="seconds"))
+    return str(value)
+
+
+def table(items: Sequence[Any], columns: Sequence[str], title: str | None = None) -> None:
+    """One row per item (a dataclass or a dict), the given fields as columns."""
+    out = Table(title=title)
+    for column in columns:
+        out.add_column(column, overflow="fold")
+    for item in items:
+        row = plain(item)
+        out.add_row(*(_cell(row.get(c)) for c in columns))
+    stdout.print(out)
+
+
+def record(item: Any, title: str | None = None) -> None:
+    """One object as a two-column table of its fields."""
+    out = Table(title=title, show_header=False)
+    out.add_column("field")
+    out.add_column("value", overflow="fold")
+    for key, value in plain(item).items():
+        if key != "table":
+            out.add_row(key, _cell(value))
+    stdout.print(out)
+
+
+def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None,
+         title: str | None = None) -> None:
+    """``--json``: the object as JSON; else a table (a list) or a record (one object)."""
+    if as_json:
+        emit_json(obj)
+    elif isinstance(obj, list):
+        table(obj, columns or [], title)
+    else:
+        record(obj, title)

@@ -1,0 +1,389 @@
+# Generated from the service's OpenAPI document by client/tools/generate_models.py:
+# do not edit by hand.
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+
+@dataclass(kw_only=True)
+class DatasetRead:
+    id: int
+    name: str
+    format: Literal["svmlight", "csv"]
+    compressed: bool
+    n_samples: int
+    n_features: int
+    nnz: int
+    task: Literal["binary", "multiclass", "regression"]
+    classes: list[int | float | str] | None
+    """
+    Sorted distinct labels (classification)
+    """
+    index_base: int
+    """
+    1 if svmlight feature indices in the file were 1-based
+    """
+    sha256: str
+    """
+    SHA-256 of the file as uploaded
+    """
+    size_bytes: int
+    """
+    Size of the file as uploaded
+    """
+    created_at: datetime
+
+
+@dataclass(kw_only=True)
+class JobCreate:
+    dataset_id: int
+    """
+    Training data set
+    """
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the training set
+    """
+    split_seed: int | None = 0
+    """
+    Seed of the test_fraction split
+    """
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    """
+    targets: list[float] | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    """
+    time_budget_s: float | None = None
+    """
+    Stop after this many solver seconds
+    """
+
+
+@dataclass(kw_only=True)
+class JobProgress:
+    iteration: int | None
+    n_iter: int | None
+    fraction: float | None
+    """
+    iteration / n_iter
+    """
+    samples_seen: int | None
+
+
+@dataclass(kw_only=True)
+class JobRead:
+    id: int
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    split_seed: int
+    params: dict[str, Any]
+    targets: list[float]
+    time_budget_s: float | None
+    progress: JobProgress
+    metrics: dict[str, Any] | None
+    """
+    solver_seconds, objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
+    """
+    stop_reason: str | None
+    """
+    completed | target_score | time_budget | cancelled
+    """
+    error: str | None
+    model_id: int | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    study_id: int | None = None
+    study_run: int | None = None
+    """
+    Index of the study's run
+    """
+    study_repeat: int | None = None
+    train_size: int | None = None
+    """
+    Trained on a seeded subsample of this many training rows
+    """
+    subsample_seed: int | None = None
+    select_sigma: dict[str, Any] | None = None
+    """
+    Sigma grid searched on a validation split of the training rows
+    """
+
+
+@dataclass(kw_only=True)
+class ModelRead:
+    id: int
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    estimator: str
+    params: dict[str, Any]
+    n_features: int
+    classes: list[int | float | str] | None
+    job_id: int | None
+    dataset_id: int | None
+    metrics: dict[str, Any] | None
+    size_bytes: int
+    created_at: datetime
+    nnz_weights: int | None = None
+
+
+@dataclass(kw_only=True)
+class PredictResponse:
+    predictions: list[int | float | str]
+    scores: list[float] | list[list[float]]
+    """
+    Decision values: one per row (binary, regression) or one per class
+    """
+    probabilities: list[list[float]] | None = None
+    """
+    Class probabilities (logistic models only), columns = classes
+    """
+
+
+@dataclass(kw_only=True)
+class SelectSigma:
+    grid: list[float]
+    """
+    Candidate sigmas (> 0)
+    """
+    validation_fraction: float | None = 0.2
+    """
+    Part of each job's m training rows held out to score the grid
+    """
+
+
+@dataclass(kw_only=True)
+class StudyProgress:
+    total: int
+    """
+    Jobs of the study
+    """
+    done: int
+    """
+    Jobs in a terminal state
+    """
+    fraction: float
+    queued: int
+    running: int
+    succeeded: int
+    failed: int
+    cancelled: int
+
+
+@dataclass(kw_only=True)
+class StudyRow:
+    run: int
+    """
+    Index into runs
+    """
+    solver: str
+    label: str
+    m: int
+    """
+    Training-set size
+    """
+    target: float
+    repeats: int
+    """
+    Succeeded jobs of this run and size (the sample)
+    """
+    reached: int
+    """
+    How many of them reached the target
+    """
+    median_seconds: float | None
+    """
+    Median solver seconds to the target; a run that never reached it counts as infinitely slow, so this is null when half or more did not
+    """
+    min_seconds: float | None
+    """
+    Fastest run that reached the target
+    """
+    max_seconds: float | None
+    """
+    Slowest run that reached the target
+    """
+    median_iterations: float | None
+    """
+    Same rule as median_seconds
+    """
+    min_iterations: int | None
+    max_iterations: int | None
+    selected_sigmas: list[float] | None
+    """
+    Sigma chosen by each repeat's validation split (select_sigma only)
+    """
+
+
+@dataclass(kw_only=True)
+class StudyRun:
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters, validated as for a job
+    """
+    label: str | None = None
+    """
+    Legend text; default: solver and loss/p
+    """
+
+
+@dataclass(kw_only=True)
+class TracePointRead:
+    iteration: int
+    samples_seen: int
+    solver_seconds: float
+    objective: float | None
+    test_score: float | None
+    nnz_weights: int | None = None
+    data_accesses: int | None = None
+
+
+@dataclass(kw_only=True)
+class TraceRead:
+    job_id: int
+    score_name: Literal["accuracy", "rmse"] | None
+    points: list[TracePointRead]
+
+
+@dataclass(kw_only=True)
+class ValidationError:
+    loc: list[str | int]
+    msg: str
+    type: str
+    input: Any | None = None
+    ctx: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class DatasetList:
+    items: list[DatasetRead]
+    next_cursor: str | None
+    """
+    Pass as ?cursor= for the next page; null at the end
+    """
+
+
+@dataclass(kw_only=True)
+class HTTPValidationError:
+    detail: list[ValidationError] | None = None
+
+
+@dataclass(kw_only=True)
+class JobList:
+    items: list[JobRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class ModelList:
+    items: list[ModelRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class StudyCreate:
+    dataset_id: int
+    """
+    Training data set; sizes are subsamples of it
+    """
+    runs: list[StudyRun]
+    sizes: list[int]
+    """
+    Training-set sizes m (distinct, >= 2)
+    """
+    targets: list[float]
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is measured
+    """
+    name: str | None = None
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the data set (seeded by seed) for evaluation
+    """
+    repeats: int | None = 3
+    """
+    Subsamples (and runs) per size
+    """
+    seed: int | None = 0
+    """
+    Seed of the split and subsamples
+    """
+    time_budget_s: float | None = None
+    """
+    Per job: stop after this many solver seconds
+    """
+    select_sigma: SelectSigma | None = None
+    """
+    Choose sigma per job on a validation split of its m rows
+    """
+
+
+@dataclass(kw_only=True)
+class StudyRead:
+    id: int
+    name: str | None
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled", "partial"]
+    """
+    From its jobs: queued, running, succeeded, failed, cancelled, or partial (all finished, in more than one way)
+    """
+    task: Literal["binary", "multiclass", "regression"]
+    score_name: Literal["accuracy", "rmse"]
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    seed: int
+    n_train: int
+    """
+    Rows of the training part the sizes are drawn from
+    """
+    runs: list[StudyRun]
+    sizes: list[int]
+    repeats: int
+    targets: list[float]
+    time_budget_s: float | None
+    select_sigma: SelectSigma | None
+    cancel_requested: bool
+    progress: StudyProgress
+    created_at: datetime
+    finished_at: datetime | None
+    """
+    When its last job ended, once all have
+    """
+    table: list[StudyRow] | None = None
+    """
+    One row per (run, m, target); left out of listings
+    """
+
+
+@dataclass(kw_only=True)
+class StudyList:
+    items: list[StudyRead]
+    next_cursor: str | None

@@ -1,0 +1,110 @@
+"""``/v1/datasets``: upload files or in-memory (X, y), list, read, delete."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pgs_client import data
+from pgs_client.convert import from_json
+from pgs_client.models import DatasetRead
+from pgs_client.progress import Bar, bar, wanted
+from pgs_client.resources import ident
+from pgs_client.transport import Transport
+
+# Files at least this big get a progress bar by default (on a terminal, with rich installed).
+BIG_FILE_BYTES = 16 * 1024 * 1024
+
+
+class _Reading:
+    """A file that reports how much of it httpx has read (for the upload's progress bar)."""
+
+    def __init__(self, file: BinaryIO, bar: Bar):
+        self._file, self._bar = file, bar
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._file.read(size)
+        self._bar.update(self._file.tell())
+        return chunk
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+
+class Datasets:
+    def __init__(self, transport: Transport):
+        self._t = transport
+
+    def upload(
+        self,
+        source: str | os.PathLike[str] | tuple[Any, Any],
+        name: str | None = None,
+        *,
+        format: str = "auto",
+        label_column: str | int | None = None,
+        header: str = "auto",
+        zero_based: str = "auto",
+        task: str = "auto",
+        compress: bool = False,
+        progress: bool | None = None,
+    ) -> DatasetRead:
+        """Upload a svmlight/LIBSVM or CSV file (plain or gzip), or ``(X, y)`` in memory.
+
+        ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
+        labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
+        on the way (the service reads both). ``progress``: a bar on stderr; by default for files
+        of 16 MiB and more on a terminal. The other arguments are the service's form fields.
+        """
+        fields = {"format": format, "header": header, "zero_based": zero_based, "task": task}
+        if label_column is not None:
+            fields["label_column"] = str(label_column)
+        with tempfile.TemporaryDirectory(prefix="pgs-upload-") as tmp:
+            if isinstance(source, tuple):
+                path, array_fields = data.write_upload(*source, Path(tmp))
+                fields.update(array_fields)
+                filename = path.name
+            else:
+                path = Path(source)
+                filename = path.name
+                if compress and not data.is_gzip(path):
+                    path = data.gzip_file(path, Path(tmp))
+            if name is not None:
+                fields["name"] = name
+            return self._send(path, filename, fields, progress)
+
+    def _send(self, path: Path, filename: str, fields: dict[str, str],
+              progress: bool | None) -> DatasetRead:
+        size = path.stat().st_size
+        show = wanted(progress, size >= BIG_FILE_BYTES)
+        with ExitStack() as stack:
+            bar_ = stack.enter_context(bar(f"upload {filename}", size, enabled=show, in_bytes=True))
+
+            def body() -> dict[str, Any]:
+                # A fresh file per attempt: a retry (connection refused, 503) sends it again.
+                file = stack.enter_context(path.open("rb"))
+                return {"files": {"file": (filename, _Reading(file, bar_))}, "data": fields}
+
+            # Not repeated once sent: the service has no idempotency key for uploads.
+            response = self._t.request("POST", "/v1/datasets", safe=False, build=body)
+        return from_json(DatasetRead, response.json())
+
+    def get(self, dataset: int | DatasetRead) -> DatasetRead:
+        return from_json(DatasetRead, self._t.get(f"/v1/datasets/{ident(dataset)}"))
+
+    def list(self, limit: int | None = None, *, page_size: int = 100) -> Iterator[DatasetRead]:
+        """Data sets, newest first, fetched a page at a time (all of them, or ``limit``)."""
+        return self._t.pages("/v1/datasets", lambda d: from_json(DatasetRead, d), limit, page_size)
+
+    def delete(self, dataset: int | DatasetRead) -> None:
+        """Delete a data set (:class:`~pgs_client.errors.Conflict` while a job uses it)."""
+        self._t.request("DELETE", f"/v1/datasets/{ident(dataset)}", safe=True)

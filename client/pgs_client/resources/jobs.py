@@ -1,0 +1,128 @@
+"""``/v1/jobs``: create (idempotent), list, read, wait, cancel, trace, plot."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pgs_client.convert import from_json, to_frame
+from pgs_client.errors import JobCancelled, JobFailed
+from pgs_client.models import DatasetRead, JobRead, TracePointRead, TraceRead
+from pgs_client.progress import bar, wanted
+from pgs_client.resources import ident
+from pgs_client.transport import Transport
+
+FINAL = ("succeeded", "failed", "cancelled")
+
+
+def score_text(job: JobRead) -> str:
+    """The job's latest test score, e.g. ``test_accuracy 0.8421`` (empty before the first)."""
+    for key in ("test_accuracy", "test_rmse"):
+        value = (job.metrics or {}).get(key)
+        if value is not None:
+            return f"{key} {value:.4f}"
+    return ""
+
+
+def poll(fetch: Any, done: Any, timeout: float | None, poll_s: float, what: str) -> Any:
+    """Call ``fetch()`` until ``done(result)``, every 0.1 s at first, then every ``poll_s``;
+    ``TimeoutError`` after ``timeout`` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 0.1
+    while True:
+        result = fetch()
+        if done(result):
+            return result
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not finished after {timeout} s")
+        time.sleep(pause)
+        pause = min(pause * 2, poll_s)
+
+
+class Jobs:
+    def __init__(self, transport: Transport):
+        self._t = transport
+
+    def create(
+        self,
+        dataset: int | DatasetRead,
+        *,
+        solver: str = "pgs",
+        params: dict[str, Any] | None = None,
+        test_dataset: int | DatasetRead | None = None,
+        test_fraction: float | None = None,
+        split_seed: int = 0,
+        targets: Sequence[float] = (),
+        time_budget_s: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> JobRead:
+        """Queue a training job. The request carries an ``Idempotency-Key`` (a fresh one unless
+        given): a retry after a lost connection returns the first job instead of a second.
+        Pass your own key to make a retry from another process safe too."""
+        body: dict[str, Any] = {
+            "dataset_id": ident(dataset), "solver": solver, "params": dict(params or {}),
+            "split_seed": split_seed, "targets": list(targets),
+        }
+        if test_dataset is not None:
+            body["test_dataset_id"] = ident(test_dataset)
+        if test_fraction is not None:
+            body["test_fraction"] = test_fraction
+        if time_budget_s is not None:
+            body["time_budget_s"] = time_budget_s
+        key = idempotency_key or str(uuid.uuid4())
+        response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
+        return from_json(JobRead, response.json())
+
+    def get(self, job: int | JobRead) -> JobRead:
+        return from_json(JobRead, self._t.get(f"/v1/jobs/{ident(job)}"))
+
+    def list(self, limit: int | None = None, *, status: str | None = None,
+             page_size: int = 100) -> Iterator[JobRead]:
+        """Jobs, newest first (only those in ``status`` when given), a page at a time."""
+        return self._t.pages("/v1/jobs", lambda j: from_json(JobRead, j), limit, page_size,
+                             status=status)
+
+    def cancel(self, job: int | JobRead) -> JobRead:
+        """Stop a queued job now, a running one within about a second."""
+        response = self._t.request("POST", f"/v1/jobs/{ident(job)}/cancel", safe=True)
+        return from_json(JobRead, response.json())
+
+    def wait(self, job: int | JobRead, *, progress: bool = False, timeout: float | None = None,
+             poll_s: float = 1.0) -> JobRead:
+        """Poll until the job ends; returns it if it succeeded.
+
+        Raises :class:`~pgs_client.errors.JobFailed` (``.job.error`` is the reason) or
+        :class:`~pgs_client.errors.JobCancelled`; ``TimeoutError`` after ``timeout`` seconds.
+        ``progress``: a bar on stderr with the iteration fraction and the latest test score.
+        """
+        job_id = ident(job)
+        final = self.get(job_id)  # a job that does not exist fails before any bar is drawn
+        if final.status not in FINAL:
+            with bar(f"job {job_id}", 1.0, enabled=wanted(progress, True)) as bar_:
+                def fetch() -> JobRead:
+                    current = self.get(job_id)
+                    bar_.update(current.progress.fraction or 0.0,
+                                f"{current.status} {score_text(current)}")
+                    return current
+
+                final = poll(fetch, lambda j: j.status in FINAL, timeout, poll_s,
+                             f"job {job_id}")
+        if final.status == "failed":
+            raise JobFailed(final)
+        if final.status == "cancelled":
+            raise JobCancelled(final)
+        return final
+
+    def trace(self, job: int | JobRead, *, as_frame: bool = False) -> Any:
+        """The run's checkpoints (iteration, samples_seen, solver_seconds, objective,
+        test_score, ...): a list of :class:`TracePointRead`, or a DataFrame with ``as_frame``."""
+        trace = from_json(TraceRead, self._t.get(f"/v1/jobs/{ident(job)}/trace"))
+        points: list[TracePointRead] = trace.points
+        return to_frame(points) if as_frame else points
+
+    def plot(self, job: int | JobRead, format: str = "svg") -> bytes:
+        """The trace as a figure (SVG or PNG bytes)."""
+        return self._t.request("GET", f"/v1/jobs/{ident(job)}/plot", safe=True,
+                               params={"format": format}).content

@@ -1,0 +1,61 @@
+"""``/v1/solvers``: which solvers the service runs, their losses and parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pgs_client.convert import from_json
+from pgs_client.errors import NotFound
+from pgs_client.transport import Transport
+
+
+@dataclass(kw_only=True)
+class SolverParam:
+    name: str
+    type: str
+    default: Any = None
+    range: Any = None
+    """Allowed interval of a number, as the service states it."""
+    choices: list[Any] | None = None
+    description: str = ""
+
+
+@dataclass(kw_only=True)
+class Solver:
+    name: str
+    title: str
+    paper: str
+    algorithm: str
+    tasks: list[str]
+    losses: list[str]
+    params: list[SolverParam]
+
+
+def _explained(exc: NotFound) -> NotFound:
+    detail = (f"this service does not offer GET /v1/solvers ({exc.detail}); it is older than "
+              "the solver catalogue")
+    return NotFound(exc.status, {**exc.problem, "detail": detail}, exc.headers)
+
+
+class Solvers:
+    """``client.solvers()`` lists the solvers; ``client.solvers.get(name)`` reads one."""
+
+    def __init__(self, transport: Transport):
+        self._t = transport
+
+    def __call__(self) -> list[Solver]:
+        return [from_json(Solver, s) for s in self._get("/v1/solvers")["solvers"]]
+
+    def get(self, name: str) -> Solver:
+        return from_json(Solver, self._get(f"/v1/solvers/{name}"))
+
+    def _get(self, path: str) -> Any:
+        try:
+            return self._t.get(path)
+        except NotFound as exc:
+            # The service's own 404s ("solver x does not exist") carry a problem type; a bare
+            # 404 means the service has no such route.
+            if exc.type != "about:blank":
+                raise
+            raise _explained(exc) from exc
