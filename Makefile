@@ -12,9 +12,12 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The client (client/, distribution pgs-client) is a package of its own; tests/client runs it
+# and its `pgs` command against a real service.
+$(STAMP): pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e './client[all,dev]'
 	touch $@
 
 install: $(STAMP)

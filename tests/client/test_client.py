@@ -1,0 +1,155 @@
+"""Upload, train, wait, trace and predict through the client against a real service."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from pgs_client import Client, Conflict, Dataset, Job, JobCancelled, TracePoint
+from pgs_client.data import encode_row, rows
+from sklearn.datasets import load_svmlight_file
+
+from tests.client.conftest import PREDICT_LIMIT
+
+
+def test_upload_a_file_plain_gzip_and_compressed_on_the_way(client: Client, heart: Path,
+                                                            tmp_path: Path):
+    plain = client.datasets.upload(heart, name="heart plain")
+    gz = tmp_path / "heart.svm.gz"
+    gz.write_bytes(gzip.compress(heart.read_bytes()))
+    from_gzip = client.datasets.upload(gz)
+    compressed = client.datasets.upload(heart, name="heart compressed", compress=True)
+
+    assert (plain.name, plain.n_samples, plain.n_features, plain.classes) == (
+        "heart plain", 270, 13, [-1, 1])
+    assert not plain.compressed and from_gzip.compressed and compressed.compressed
+    assert from_gzip.name == "heart.svm.gz"
+    assert plain.nnz == from_gzip.nnz == compressed.nnz == 3378
+    assert client.datasets.get(plain.id) == plain
+
+
+@pytest.mark.parametrize("form", ["numpy", "scipy", "pandas", "lists", "dicts"])
+def test_upload_arrays_in_every_form(client: Client, heart: Path, form: str):
+    X, y = load_svmlight_file(str(heart))
+    X_in = {"numpy": X.toarray(), "scipy": X, "pandas": pd.DataFrame(X.toarray()),
+            "lists": X.toarray().tolist(),
+            "dicts": [dict(zip(r.indices.tolist(), r.data.tolist(), strict=True)) for r in X]}[form]
+    y_in = pd.Series(y) if form == "pandas" else y.tolist() if form == "lists" else y
+    ds = client.datasets.upload((X_in, y_in), name=form)
+    assert (ds.n_samples, ds.n_features, ds.nnz, ds.classes) == (270, 13, 3378, [-1, 1])
+    assert ds.format == "svmlight" and ds.compressed
+
+
+def test_upload_arrays_keeps_trailing_zero_columns_and_string_labels(client: Client):
+    X = np.zeros((6, 5))
+    X[:, 0] = [1, 2, 3, -1, -2, -3]
+    ds = client.datasets.upload((X, [1, 1, 1, 0, 0, 0]))
+    assert ds.n_features == 5 and ds.classes == [0, 1]
+    ds = client.datasets.upload((X, ["g", "g", "g", "h", "h", "h"]), task="classification")
+    assert ds.format == "csv" and ds.n_features == 5 and ds.classes == ["g", "h"]
+
+
+def test_train_wait_trace(client: Client, heart_job: tuple[Dataset, Job]):
+    ds, job = heart_job
+    assert job.status == "succeeded" and job.dataset_id == ds.id and job.model_id is not None
+    assert job.metrics is not None and job.metrics["test_accuracy"] > 0.75
+    assert set(job.metrics["time_to_target"]) == {"0.8"}
+
+    points = client.jobs.trace(job)
+    assert points and all(isinstance(p, TracePoint) for p in points)
+    assert [p.iteration for p in points] == sorted(p.iteration for p in points)
+    assert points[-1].test_score == pytest.approx(job.metrics["test_accuracy"])
+    frame = client.jobs.trace(job.id, as_frame=True)
+    assert list(frame["iteration"]) == [p.iteration for p in points]
+    assert {"solver_seconds", "objective", "test_score"} <= set(frame.columns)
+    assert client.jobs.plot(job).startswith(b"<?xml")
+
+
+def test_predict_in_every_input_form_agrees(client: Client, heart: Path,
+                                            heart_job: tuple[Dataset, Job]):
+    _, job = heart_job
+    X, y = load_svmlight_file(str(heart))
+    dense = X.toarray()
+    forms = {
+        "scipy csr": X, "numpy": dense, "pandas": pd.DataFrame(dense),
+        "dense lists": dense.tolist(),
+        "dicts": [dict(zip(r.indices.tolist(), r.data.tolist(), strict=True)) for r in X],
+        "api sparse rows": [{"indices": r.indices.tolist(), "values": r.data.tolist()} for r in X],
+    }
+    reference = client.models.predict(job.model_id, X)
+    assert isinstance(reference.predictions, np.ndarray) and reference.predictions.shape == (270,)
+    assert reference.scores.shape == (270,) and reference.probabilities.shape == (270, 2)
+    assert set(np.unique(reference.predictions)) <= {-1, 1}
+    np.testing.assert_allclose(reference.probabilities.sum(axis=1), 1.0)
+    for name, X_form in forms.items():
+        pred = client.models.predict(job.model_id, X_form)
+        np.testing.assert_array_equal(pred.predictions, reference.predictions, err_msg=name)
+        np.testing.assert_allclose(pred.scores, reference.scores, err_msg=name)
+    lines = heart.read_text().splitlines()
+    text = client.models.predict_svmlight(job.model_id, lines, batch_rows=100)
+    np.testing.assert_allclose(text.scores, reference.scores)
+
+
+def test_predict_batches_a9a_under_the_services_body_limit(client: Client, data_dir: Path):
+    """16,281 rows of a9a are about 1.6 MB of JSON, over this service's 256 kB predict limit:
+    the default batches (8 MB) get a 413 and are split until they fit, and the predictions
+    equal the job's own evaluation of the same test set."""
+    train = client.datasets.upload(data_dir / "a9a.train.svm")
+    test = client.datasets.upload(data_dir / "a9a.test.svm")
+    job = client.jobs.wait(client.jobs.create(train, test_dataset=test, params={"random_state": 0}))
+    X, y = load_svmlight_file(str(data_dir / "a9a.test.svm"), n_features=train.n_features)
+    assert sum(len(encode_row(r)) for r in rows(X)) > 4 * PREDICT_LIMIT  # so it was split
+    pred = client.models.predict(job.model_id, X)
+    assert pred.predictions.shape == (16281,) and pred.probabilities.shape == (16281, 2)
+    assert np.mean(pred.predictions == y) == pytest.approx(job.metrics["test_accuracy"], abs=1e-12)
+    small = client.models.predict(job.model_id, X[:3000], batch_rows=1000)
+    np.testing.assert_array_equal(small.scores, pred.scores[:3000])
+
+
+def test_predict_refuses_what_is_not_a_matrix(client: Client, heart_job: tuple[Dataset, Job]):
+    _, job = heart_job
+    with pytest.raises(ValueError, match="2-D"):
+        client.models.predict(job.model_id, np.ones(13))
+    with pytest.raises(ValueError, match="NaN"):
+        client.models.predict(job.model_id, np.full((1, 13), np.nan))
+    with pytest.raises(ValueError, match="no rows"):
+        client.models.predict(job.model_id, sp.csr_matrix((0, 13)))
+
+
+def test_pagination_iterates_every_page_newest_first(client: Client, heart: Path):
+    made = [client.datasets.upload(heart, name=f"page {i}").id for i in range(3)]
+    listed = [d.id for d in client.datasets.list(page_size=1)]
+    assert listed == sorted(listed, reverse=True) and set(made) <= set(listed)
+    assert [d.id for d in client.datasets.list(limit=2, page_size=1)] == listed[:2]
+    assert all(j.status == "succeeded" for j in client.jobs.list(status="succeeded"))
+    assert [m.id for m in client.models.list(limit=1)] == [max(m.id for m in client.models.list())]
+
+
+def test_cancel_a_long_job(client: Client, heart: Path):
+    ds = client.datasets.upload(heart)
+    job = client.jobs.create(ds, params={"n_iter": 10**9}, time_budget_s=600)
+    with pytest.raises(Conflict, match="used by queued or running"):
+        client.datasets.delete(ds)  # 409 while the job may still use it
+    client.jobs.cancel(job)
+    with pytest.raises(JobCancelled) as caught:
+        client.jobs.wait(job)
+    assert caught.value.job.status == "cancelled"
+    client.datasets.delete(ds)
+
+
+def test_studies(client: Client, heart: Path, tmp_path: Path):
+    ds = client.datasets.upload(heart)
+    study = client.studies.create(
+        ds, runs=[{"solver": "pgs", "params": {"loss": "logistic", "sigma": 1e-3}, "label": "pgs"}],
+        sizes=[50, 100], repeats=2, targets=[0.7], test_fraction=0.25, name="heart study")
+    assert study.progress.total == 4 and study.name == "heart study"
+    done = client.studies.wait(study, poll_s=0.5)
+    assert done.status == "succeeded" and done.progress.succeeded == 4
+    assert {(r.m, r.target) for r in done.table} == {(50, 0.7), (100, 0.7)}
+    assert len(list(client.studies.jobs(study, page_size=3))) == 4
+    assert study.id in [s.id for s in client.studies.list()]
+    assert client.studies.plot(study, y="iterations", format="png").startswith(b"\x89PNG")

@@ -1,0 +1,44 @@
+"""The typed result objects are generated from the app's OpenAPI document and follow it."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+from pgs_client import Job
+from pgs_client.convert import from_json
+
+REPO = Path(__file__).resolve().parents[2]
+TOOL = REPO / "client" / "tools" / "generate_models.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("generate_models", TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_models_match_the_apps_openapi_document():
+    tool = _generator()
+    fresh = tool.generate(tool.openapi_from_app())
+    # Compared as syntax trees: a formatter's version may move line breaks, not classes/fields.
+    assert ast.dump(ast.parse(fresh)) == ast.dump(ast.parse(tool.MODELS.read_text())), (
+        f"pgs_client/models.py is out of date with the API: run {sys.executable} {TOOL}")
+
+
+def test_result_objects_parse_nested_values_and_ignore_unknown_fields():
+    job = from_json(Job, {
+        "id": 3, "status": "running", "solver": "pgs", "task": "binary", "dataset_id": 1,
+        "test_dataset_id": None, "test_fraction": 0.25, "split_seed": 0, "params": {},
+        "targets": [0.8], "time_budget_s": None,
+        "progress": {"iteration": 5, "n_iter": 10, "fraction": 0.5, "samples_seen": 5},
+        "metrics": None, "stop_reason": None, "error": None, "model_id": None, "attempts": 1,
+        "cancel_requested": False, "created_at": "2026-01-02T03:04:05Z", "started_at": None,
+        "finished_at": None, "a_field_from_a_newer_service": 1,
+    })
+    assert job.progress.fraction == 0.5
+    assert job.created_at.year == 2026 and job.created_at.tzinfo is not None
