@@ -1,0 +1,172 @@
+"""The installed ``pgs`` console script, run in subprocesses (and a shell) against a real service:
+output for people and for scripts, and the documented exit codes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from pgs_client.cli.app import app
+from typer.testing import CliRunner
+
+from tests.client.conftest import API_KEY, PGS, run_pgs
+from tests.cluster.harness import ApiServer, free_port
+
+
+def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [prefix]
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):  # a group (typer ships its own click classes)
+            found += _commands(command, (*prefix, name))
+        else:
+            found.append((*prefix, name))
+    return found
+
+
+def _json(done: subprocess.CompletedProcess[str]):
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_help_on_every_command():
+    commands = _commands(typer.main.get_command(app))
+    assert ("jobs", "watch") in commands and ("predict",) in commands and len(commands) > 20
+    runner = CliRunner()
+    for command in commands:
+        done = runner.invoke(app, [*command, "--help"], prog_name="pgs")
+        assert done.exit_code == 0 and "Usage: pgs" in done.output, (command, done.output)
+    # And through the installed script, as a user runs it.
+    for command in ([], ["jobs", "create"]):
+        done = subprocess.run([PGS, *command, "--help"], capture_output=True, text=True)
+        assert done.returncode == 0 and "Usage: pgs" in done.stdout, done.stderr
+
+
+def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--name", "cli heart", "--json", url=url))
+    assert ds["n_samples"] == 270 and ds["name"] == "cli heart"
+    listing = run_pgs("datasets", "ls", url=url)
+    assert listing.returncode == 0 and "cli heart" in listing.stdout
+
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--solver", "pgs",
+                        "--param", "loss=logistic", "--param", "sigma=1e-3",
+                        "--test-fraction", "0.25", "--target", "0.8", "--wait", "--json",
+                        url=url))
+    assert job["status"] == "succeeded" and job["params"] == {"loss": "logistic", "sigma": 0.001}
+    assert job["targets"] == [0.8]
+    shown = run_pgs("jobs", "show", str(job["id"]), url=url)
+    assert shown.returncode == 0 and "succeeded" in shown.stdout
+
+    trace = _json(run_pgs("jobs", "trace", str(job["id"]), "--json", url=url))
+    assert trace[-1]["test_score"] == pytest.approx(job["metrics"]["test_accuracy"])
+    table = run_pgs("jobs", "trace", str(job["id"]), url=url)
+    assert table.returncode == 0 and "test_score" in table.stdout
+
+    # In a shell, as a user types it: predictions.csv from the redirected stdout.
+    out = tmp_path / "predictions.csv"
+    env = {**os.environ, "PGS_URL": url}
+    done = subprocess.run(f"'{PGS}' predict {job['model_id']} '{heart}' > '{out}'", shell=True,
+                          env=env, capture_output=True, text=True, executable="/bin/bash")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 270
+    assert set(rows[0]) == {"prediction", "score", "probability_-1", "probability_1"}
+    assert {r["prediction"] for r in rows} <= {"-1", "1"}
+    as_json = _json(run_pgs("predict", str(job["model_id"]), str(heart), "--json", url=url))
+    assert [str(p) for p in as_json["predictions"]] == [r["prediction"] for r in rows]
+
+    models = _json(run_pgs("models", "ls", "--json", url=url))
+    assert job["model_id"] in [m["id"] for m in models]
+
+
+def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
+    """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
+    progress and its current test accuracy; the job stops at its 3 s time budget."""
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--test-fraction", "0.25",
+                        "--param", "n_iter=1000000000", "--time-budget", "3", "--json", url=url))
+    master, terminal = os.openpty()
+    proc = subprocess.Popen([PGS, "jobs", "watch", str(job["id"])], stdout=subprocess.PIPE,
+                            stderr=terminal, env={**os.environ, "PGS_URL": url, "COLUMNS": "120"})
+    os.close(terminal)
+    screen = b""
+    with os.fdopen(master, "rb", buffering=0) as pty:
+        while True:
+            try:
+                chunk = pty.read(65536)
+            except OSError:  # EIO: the command ended and closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+    stdout = proc.stdout.read().decode() if proc.stdout else ""
+    assert proc.wait() == 0
+    text = screen.decode(errors="replace")
+    assert f"job {job['id']}" in text and "running test_accuracy" in text
+    assert "succeeded" in stdout and "time_budget" in stdout
+
+
+def test_studies(service: ApiServer, heart: Path, tmp_path: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    spec = tmp_path / "study.json"
+    spec.write_text(json.dumps({
+        "dataset_id": ds["id"], "test_fraction": 0.25, "sizes": [60, 120], "repeats": 2,
+        "targets": [0.7], "runs": [{"solver": "pgs", "params": {"sigma": 1e-3}}]}))
+    study = _json(run_pgs("studies", "create", str(spec), "--wait", "--json", url=url))
+    assert study["status"] == "succeeded" and len(study["table"]) == 2
+    shown = run_pgs("studies", "show", str(study["id"]), url=url)
+    assert shown.returncode == 0 and "time to target" in shown.stdout
+    jobs = _json(run_pgs("studies", "jobs", str(study["id"]), "--json", url=url))
+    assert len(jobs) == 4
+    figure = tmp_path / "study.svg"
+    assert run_pgs("studies", "plot", str(study["id"]), "-o", str(figure), url=url).returncode == 0
+    assert figure.read_bytes().startswith(b"<?xml")
+    assert str(study["id"]) in run_pgs("studies", "ls", url=url).stdout
+
+
+def test_exit_codes(service: ApiServer, strict_service: ApiServer, heart: Path):
+    url = service.base
+    missing = run_pgs("jobs", "show", "999999999", url=url)
+    assert missing.returncode == 4 and "job 999999999 does not exist" in missing.stderr
+
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    refused = run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--param", "sigma=-1",
+                      url=url)
+    assert refused.returncode == 3 and "body.params.sigma" in refused.stderr
+
+    usage = run_pgs("jobs", "create", "--param", "sigma=1", url=url)
+    assert usage.returncode == 2 and "--dataset" in usage.stderr
+    assert run_pgs("jobs", "create", "--dataset", "1", "--param", "sigma", url=url).returncode == 2
+
+    assert run_pgs("datasets", "ls", url=strict_service.base).returncode == 5
+    assert run_pgs("datasets", "ls", url=strict_service.base,
+                   PGS_API_KEY="wrong").returncode == 5
+    assert run_pgs("datasets", "ls", url=strict_service.base,
+                   PGS_API_KEY=API_KEY).returncode == 0
+
+    unreachable = run_pgs("datasets", "ls", url=f"http://127.0.0.1:{free_port()}")
+    assert unreachable.returncode == 6 and "ConnectError" in unreachable.stderr
+
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--param",
+                        "n_iter=1000000000", "--time-budget", "600", "--json", url=url))
+    assert run_pgs("jobs", "cancel", str(job["id"]), url=url).returncode == 0
+    cancelled = run_pgs("jobs", "watch", str(job["id"]), url=url)
+    assert cancelled.returncode == 1 and "cancelled" in cancelled.stderr
+
+
+def test_solvers_command(service: ApiServer):
+    done = run_pgs("solvers", url=service.base)
+    with service.client() as http:
+        has_route = "/v1/solvers" in http.get("/openapi.json").json()["paths"]
+    if has_route:
+        assert done.returncode == 0 and "pgs" in done.stdout
+    else:
+        assert done.returncode == 4 and "does not offer GET /v1/solvers" in done.stderr
