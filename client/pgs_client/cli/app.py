@@ -13,6 +13,7 @@ import typer
 from pgs_client.cli import EXIT_FINISHED_BADLY, output
 from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
+from pgs_client.resources.jobs import score_text
 from pgs_client.resources.models import Prediction
 
 app = typer.Typer(help="Train and serve models on a PGS service.", no_args_is_help=True,
@@ -29,9 +30,9 @@ for group, name in ((datasets, "datasets"), (jobs, "jobs"), (models, "models"),
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 Limit = Annotated[int, typer.Option(help="At most this many, newest first.")]
 
-DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "nnz", "classes", "created_at"]
-JOB_COLUMNS = ["id", "status", "solver", "task", "dataset_id", "model_id", "metrics", "created_at"]
-MODEL_COLUMNS = ["id", "solver", "task", "estimator", "n_features", "job_id", "metrics"]
+DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "classes", "created_at"]
+JOB_COLUMNS = ["id", "status", "solver", "dataset_id", "model_id", "score", "created_at"]
+MODEL_COLUMNS = ["id", "solver", "task", "estimator", "job_id", "score", "created_at"]
 STUDY_COLUMNS = ["id", "name", "status", "task", "dataset_id", "sizes", "repeats", "created_at"]
 TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "test_score",
                  "nnz_weights"]
@@ -56,6 +57,13 @@ def connect(
 def _client(ctx: typer.Context) -> Client:
     client: Client = ctx.find_root().obj
     return client
+
+
+def _scored(items: list[Any], as_json: bool) -> list[Any]:
+    """Jobs or models for a listing: in a table, their test score instead of all metrics."""
+    if as_json:
+        return items
+    return [{**output.plain(i), "score": score_text(i.metrics)} for i in items]
 
 
 # -- solvers -------------------------------------------------------------------------------------
@@ -173,7 +181,8 @@ def jobs_ls(ctx: typer.Context,
             = None,
             limit: Limit = 20, as_json: Json = False) -> None:
     """List jobs."""
-    output.show(list(_client(ctx).jobs.list(limit, status=status)), as_json, JOB_COLUMNS)
+    items = list(_client(ctx).jobs.list(limit, status=status))
+    output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 
 @jobs.command("show")
@@ -207,7 +216,7 @@ def jobs_cancel(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 @models.command("ls")
 def models_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
     """List models."""
-    output.show(list(_client(ctx).models.list(limit)), as_json, MODEL_COLUMNS)
+    output.show(_scored(list(_client(ctx).models.list(limit)), as_json), as_json, MODEL_COLUMNS)
 
 
 @models.command("show")
@@ -327,7 +336,8 @@ def studies_watch(ctx: typer.Context, study_id: int, as_json: Json = False) -> N
 def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100,
                  as_json: Json = False) -> None:
     """The study's jobs."""
-    output.show(list(_client(ctx).studies.jobs(study_id, limit)), as_json, JOB_COLUMNS)
+    items = list(_client(ctx).studies.jobs(study_id, limit))
+    output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 
 @studies.command("cancel")

@@ -38,8 +38,8 @@ def _cell(value: Any, nested: bool = False) -> str:
         return "{" + text + "}" if nested else text
     if isinstance(value, list):
         return ", ".join(_cell(v) for v in value)
-    if hasattr(value, "isoformat"):
-        return str(value.isoformat(timespec="seconds"))
+    if hasattr(value, "strftime"):
+        return str(value.strftime("%Y-%m-%d %H:%M:%S"))  # the service's times are UTC
     return str(value)
 
 

@@ -17,10 +17,10 @@ from pgs_client.transport import Transport
 FINAL = ("succeeded", "failed", "cancelled")
 
 
-def score_text(job: JobRead) -> str:
-    """The job's latest test score, e.g. ``test_accuracy 0.8421`` (empty before the first)."""
+def score_text(metrics: dict[str, Any] | None) -> str:
+    """A job's or model's test score, e.g. ``test_accuracy 0.8421`` (empty before the first)."""
     for key in ("test_accuracy", "test_rmse"):
-        value = (job.metrics or {}).get(key)
+        value = (metrics or {}).get(key)
         if value is not None:
             return f"{key} {value:.4f}"
     return ""
@@ -104,7 +104,7 @@ class Jobs:
                 def fetch() -> JobRead:
                     current = self.get(job_id)
                     bar_.update(current.progress.fraction or 0.0,
-                                f"{current.status} {score_text(current)}")
+                                f"{current.status} {score_text(current.metrics)}")
                     return current
 
                 final = poll(fetch, lambda j: j.status in FINAL, timeout, poll_s,
