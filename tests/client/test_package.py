@@ -1,9 +1,11 @@
-"""The typed result objects are generated from the app's OpenAPI document and follow it."""
+"""The package: its core needs httpx only; its result objects follow the app's OpenAPI document."""
 
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +14,18 @@ from pgs_client.convert import from_json
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "client" / "tools" / "generate_models.py"
+
+
+def test_the_core_depends_on_httpx_only_and_imports_nothing_heavy():
+    requires = importlib.metadata.requires("pgs-client") or []
+    assert [r for r in requires if "extra ==" not in r] == ["httpx>=0.27"]
+    heavy = ["numpy", "scipy", "pandas", "sklearn", "numba", "fastapi", "typer", "rich"]
+    # After httpx, which itself imports rich and click when they are installed.
+    probe = ("import sys, httpx; before = set(sys.modules); import pgs_client; "
+             f"print([m for m in {heavy!r} if m in set(sys.modules) - before])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def _generator():
