@@ -17,8 +17,9 @@ from tests.client.conftest import PREDICT_LIMIT
 
 
 def test_upload_a_file_plain_gzip_and_compressed_on_the_way(client: Client, heart: Path,
-                                                            tmp_path: Path):
-    plain = client.datasets.upload(heart, name="heart plain")
+                                                            tmp_path: Path, capsys):
+    plain = client.datasets.upload(heart, name="heart plain", progress=True)
+    assert "upload heart_scale.svm" in capsys.readouterr().err  # the bar, on stderr
     gz = tmp_path / "heart.svm.gz"
     gz.write_bytes(gzip.compress(heart.read_bytes()))
     from_gzip = client.datasets.upload(gz)
