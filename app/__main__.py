@@ -34,7 +34,7 @@ def main() -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
-        # One server process owns the database and the pool (see services.jobs.recover_on_startup).
+        # One server process owns the database and the pool (see services.leases.recover_on_startup).
         workers=1,
     )
     return 0

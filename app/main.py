@@ -1,4 +1,5 @@
-"""create_app(): the FastAPI application, its lifespan (database, migrations, worker pool)."""
+"""create_app(): the FastAPI application, its lifespan (database, migrations, worker pool and the
+background services around it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from anyio import to_thread
 from fastapi import Depends, FastAPI
 
 from app.api.routes import datasets, health, jobs, models, plots, studies
+from app.background.lease_sweeper import LeaseSweeper
+from app.background.pool_supervisor import PoolSupervisor
 from app.core.config import Settings, get_settings
 from app.core.db import (
     install_db_error_handlers,
@@ -57,7 +60,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
         await to_thread.run_sync(run_migrations, engine, settings.db_wait_s)
         factory = make_session_factory(engine)
-        runner = JobRunner(settings, factory)
+        runner = JobRunner(settings)
+        supervisor = PoolSupervisor(runner, factory, settings)
+        sweeper = LeaseSweeper(runner, factory, settings)
         app.state.engine = engine
         app.state.session_factory = factory
         app.state.runner = runner
@@ -65,13 +70,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Import the solver now (Numba takes a moment) rather than in the first request.
         await to_thread.run_sync(__import__, "solver")
         await to_thread.run_sync(runner.start)
+        supervisor.start()
+        await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
         log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
                  runner.backend_name, runner.worker_count())
         try:
             yield
         finally:
             log.info("shutting down: stopping running jobs (they return to the queue)")
-            await to_thread.run_sync(runner.shutdown)
+            # Sweeper first (it submits), supervisor last (it settles what the stop ends).
+            await to_thread.run_sync(sweeper.stop)
+            await to_thread.run_sync(runner.stop)
+            await to_thread.run_sync(supervisor.stop)
             engine.dispose()
 
     app = FastAPI(

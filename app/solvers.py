@@ -1,6 +1,10 @@
 """The service's view of the solver registry (``solver.SOLVERS``): build a validated estimator for
 a job, or explain in API terms (the field and the reason) why it cannot be built.
 
+:class:`EstimatorSpec` is what a job's estimator is built from, in the API (to check a request)
+and in the worker (to fit): the request's ``params`` as they are stored, plus the job's time
+budget and, for a study's sigma selection, a sigma.
+
 Adding a solver is one entry in ``solver/registry.py``; nothing here changes. ``solver`` is imported
 on first use, so importing the web app does not load Numba.
 """
@@ -8,6 +12,8 @@ on first use, so importing the web app does not load Numba.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.errors import field_error
@@ -54,3 +60,27 @@ def build_estimator(solver: str, task: str, params: dict[str, Any]) -> Any:
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         raise InvalidParams(msg, [field_error(_blame(msg, params), msg)]) from exc
+
+
+@dataclass(frozen=True)
+class EstimatorSpec:
+    """A job's estimator, unbuilt."""
+
+    solver: str
+    task: str
+    params: Mapping[str, Any]
+    time_budget_s: float | None = None
+
+    @property
+    def classification(self) -> bool:
+        return self.task != "regression"
+
+    def build(self, sigma: float | None = None) -> Any:
+        """An unfitted, validated estimator (``sigma`` overrides the params' own, for a study's
+        sigma selection); raises :class:`InvalidParams`."""
+        params = dict(self.params)
+        if self.time_budget_s is not None:
+            params["time_budget"] = self.time_budget_s
+        if sigma is not None:
+            params["sigma"] = sigma
+        return build_estimator(self.solver, self.task, params)

@@ -32,6 +32,9 @@ PG_CONNECT_TIMEOUT_S = 5
 RETRY_AFTER_S = 2
 
 T = TypeVar("T")
+# What every part that opens its own sessions holds (the API's dependencies, the background
+# services, the worker processes).
+SessionFactory = sessionmaker[Session]
 
 
 def make_engine(database_url: str, busy_timeout_s: float = 15.0) -> Engine:
@@ -88,9 +91,10 @@ def _postgres_engine(database_url: str, lock_timeout_s: float) -> Engine:
     """PostgreSQL through psycopg 3, READ COMMITTED (its default).
 
     Concurrency comes from row locks, not from a database-wide write lock: job claims are
-    conditional updates and the sweeps take rows with ``FOR UPDATE SKIP LOCKED``
-    (services/jobs.py). ``pool_pre_ping`` replaces connections that died with a database
-    restart, so the service recovers by itself; while the database is down, requests get a 503.
+    conditional updates (services/jobs.py) and the lease sweeps take rows with ``FOR UPDATE SKIP
+    LOCKED`` (services/leases.py). ``pool_pre_ping`` replaces connections that died with a
+    database restart, so the service recovers by itself; while the database is down, requests
+    get a 503.
     """
     url = make_url(database_url)
     if url.drivername == "postgresql":
@@ -116,13 +120,13 @@ def is_postgres(bind: Engine | Session | Any) -> bool:
     return bool(engine.dialect.name == "postgresql")
 
 
-def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+def make_session_factory(engine: Engine) -> SessionFactory:
     # expire_on_commit=False: handlers return ORM objects after commit without a second query.
     return sessionmaker(engine, expire_on_commit=False)
 
 
 @contextmanager
-def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+def transaction(factory: SessionFactory) -> Iterator[Session]:
     """One short transaction: commit on success, roll back on error."""
     with factory() as session, session.begin():
         yield session

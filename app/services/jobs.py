@@ -1,8 +1,9 @@
-"""Job state transitions, shared by the API, the runner (server side) and the worker processes.
+"""Job state transitions, shared by the API, the server's background services and the workers.
 
 queued -> running -> succeeded | failed | cancelled. Every write a worker makes is conditional on
-``(id, attempts == token, status == running)``: ``attempts`` is the fencing token of one run, so a
-run that lost its claim (its server restarted and re-queued the job) can no longer write.
+:func:`owned_by`: ``(id, attempts == token, status == running)``. ``attempts`` is the fencing token
+of one run, so a run that lost its claim (its server restarted and re-queued the job) can no
+longer write. Leases (who holds a running or queued job) build on these in services/leases.py.
 """
 
 from __future__ import annotations
@@ -12,19 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from app.core.db import is_postgres, transaction
+from app.core.db import SessionFactory, is_postgres, transaction
 from app.models import Job, JobStatus, Model, TracePoint, utcnow
 
-Factory = sessionmaker[Session]
 
-
-def _owned(job_id: int, token: int) -> Any:
+def owned_by(job_id: int, token: int) -> Any:
+    """The condition of every write of run ``token``: the job is still running that run."""
     return (Job.id == job_id) & (Job.attempts == token) & (Job.status == JobStatus.RUNNING)
 
 
-def claim(factory: Factory, job_id: int, pid: int) -> int | None:
+def claim(factory: SessionFactory, job_id: int, pid: int) -> int | None:
     """queued -> running; returns the run's fencing token, or None if the job is not queued.
 
     The conditional update alone is safe under concurrency (PostgreSQL re-checks the WHERE of a
@@ -64,12 +64,12 @@ class Progress:
     first_seq: int
 
 
-def record_progress(factory: Factory, job_id: int, token: int, p: Progress) -> tuple[bool, bool]:
+def record_progress(factory: SessionFactory, job_id: int, token: int, p: Progress) -> tuple[bool, bool]:
     """Write progress and new trace points; returns (still owned, cancel requested)."""
     with transaction(factory) as s:
         res = s.execute(
             update(Job)
-            .where(_owned(job_id, token))
+            .where(owned_by(job_id, token))
             .values(iteration=p.iteration, n_iter=p.n_iter, samples_seen=p.samples_seen,
                     metrics=p.metrics, heartbeat_at=db_now(s))
         )
@@ -84,7 +84,7 @@ def record_progress(factory: Factory, job_id: int, token: int, p: Progress) -> t
 
 
 def finish(
-    factory: Factory,
+    factory: SessionFactory,
     job_id: int,
     token: int,
     status: str,
@@ -102,7 +102,7 @@ def finish(
         if progress is not None:
             values.update(iteration=progress.iteration, n_iter=progress.n_iter,
                           samples_seen=progress.samples_seen, metrics=progress.metrics)
-        res = s.execute(update(Job).where(_owned(job_id, token)).values(**values))
+        res = s.execute(update(Job).where(owned_by(job_id, token)).values(**values))
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False
         if progress is not None and progress.points:
@@ -117,19 +117,27 @@ def finish(
         return True
 
 
-def finished_as(factory: Factory, job_id: int, token: int, status: str) -> bool:
+def status_of(factory: SessionFactory, job_id: int) -> str:
+    """The job's status now: what a run that does not (or no longer) own the job reports."""
+    with factory() as s:
+        status = s.scalar(select(Job.status).where(Job.id == job_id))
+        assert status is not None, f"job {job_id} does not exist"  # jobs are never deleted
+        return status
+
+
+def finished_as(factory: SessionFactory, job_id: int, token: int, status: str) -> bool:
     """Whether this run (``token``) already put the job in ``status`` (a retried final write)."""
     with factory() as s:
         row = s.execute(select(Job.status, Job.attempts).where(Job.id == job_id)).first()
         return row is not None and row[0] == status and row[1] == token
 
 
-def release(factory: Factory, job_id: int, token: int) -> bool:
+def release(factory: SessionFactory, job_id: int, token: int) -> bool:
     """running -> queued after a graceful shutdown interrupted the run (not counted as a try)."""
     with transaction(factory) as s:
         res = s.execute(
             update(Job)
-            .where(_owned(job_id, token))
+            .where(owned_by(job_id, token))
             .values(status=JobStatus.QUEUED, attempts=Job.attempts - 1, started_at=None,
                     worker_pid=None, iteration=None, n_iter=None, samples_seen=None, metrics=None)
         )
@@ -139,7 +147,7 @@ def release(factory: Factory, job_id: int, token: int) -> bool:
         return True
 
 
-def _settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
+def settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
     """A running job whose worker is gone: re-queue it or fail it. True if it must be submitted."""
     now = utcnow()
     if job.cancel_requested:
@@ -158,33 +166,7 @@ def _settle_lost_run(s: Session, job: Job, max_attempts: int, why: str) -> bool:
     return True
 
 
-def recover_on_startup(factory: Factory, max_attempts: int, *, sole_owner: bool = True,
-                       lease_s: float = 0.0) -> list[int]:
-    """Settle jobs a previous server left behind; returns the queued job ids, oldest first.
-
-    ``sole_owner`` (SQLite, the embedded deployment): one server process owns the database, so
-    every job still ``running`` at start-up belongs to a worker that died with the previous
-    server. Otherwise (PostgreSQL, several API processes) other processes' workers may be running
-    jobs right now: only runs whose heartbeat is older than ``lease_s`` are settled.
-    """
-    if not sole_owner:
-        from app.services.leases import reap_lost
-
-        reap_lost(factory, lease_s, max_attempts)
-    with transaction(factory) as s:
-        if sole_owner:
-            for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
-                _settle_lost_run(s, job, max_attempts,
-                                 "the server stopped while the job was running")
-        ids = list(
-            s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id))
-        )
-        if ids:
-            s.execute(update(Job).where(Job.id.in_(ids)).values(dispatched_at=db_now(s)))
-        return ids
-
-
-def settle_crashed_worker(factory: Factory, job_id: int, max_attempts: int, why: str) -> bool:
+def settle_crashed_worker(factory: SessionFactory, job_id: int, max_attempts: int, why: str) -> bool:
     """The job's future failed without the worker settling it; True if it must be resubmitted."""
     with transaction(factory) as s:
         job = s.get(Job, job_id)
@@ -194,10 +176,10 @@ def settle_crashed_worker(factory: Factory, job_id: int, max_attempts: int, why:
             return True  # never started: the pool broke before it got there
         if job.status != JobStatus.RUNNING:
             return False
-        return _settle_lost_run(s, job, max_attempts, why)
+        return settle_lost_run(s, job, max_attempts, why)
 
 
-def fail_unstarted(factory: Factory, job_id: int, error: str) -> None:
+def fail_unstarted(factory: SessionFactory, job_id: int, error: str) -> None:
     with transaction(factory) as s:
         s.execute(
             update(Job)
@@ -219,6 +201,13 @@ def db_now(s: Session) -> Any:
     if is_postgres(s):
         return func.timezone("UTC", func.now())
     return utcnow()
+
+
+def trace_points(s: Session, job_id: int) -> list[TracePoint]:
+    """The job's checkpoints, in order."""
+    return list(s.scalars(
+        select(TracePoint).where(TracePoint.job_id == job_id).order_by(TracePoint.seq)
+    ))
 
 
 def count_by_status(s: Session) -> dict[str, int]:

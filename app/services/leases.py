@@ -13,22 +13,25 @@
 The sweeps take rows with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so API processes sweeping at
 the same moment neither wait for nor settle the same row twice; SQLite serializes them anyway.
 Times come from the database's clock on PostgreSQL (services.jobs.db_now).
+
+The server's :class:`app.background.lease_sweeper.LeaseSweeper` runs the sweeps; a worker runs
+its :class:`Heartbeat` while it trains.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from app.core.db import is_postgres, is_unavailable, transaction
+from app.core.db import SessionFactory, is_postgres, transaction
+from app.core.loop import LoopService
 from app.models import Job, JobStatus, utcnow
-from app.services.jobs import Factory, _owned, _settle_lost_run, db_now
+from app.services.jobs import db_now, owned_by, settle_lost_run
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +45,14 @@ def _older_than(s: Session, column: Any, seconds: float) -> Any:
     return column < utcnow() - dt.timedelta(seconds=seconds)
 
 
-def heartbeat(factory: Factory, job_id: int, token: int) -> bool:
+def heartbeat(factory: SessionFactory, job_id: int, token: int) -> bool:
     """Refresh the run's lease; False when the run no longer owns the job."""
     with transaction(factory) as s:
-        res = s.execute(update(Job).where(_owned(job_id, token)).values(heartbeat_at=db_now(s)))
+        res = s.execute(update(Job).where(owned_by(job_id, token)).values(heartbeat_at=db_now(s)))
         return bool(res.rowcount == 1)  # type: ignore[attr-defined]
 
 
-def reap_lost(factory: Factory, lease_s: float, max_attempts: int) -> list[int]:
+def reap_lost(factory: SessionFactory, lease_s: float, max_attempts: int) -> list[int]:
     """Settle running jobs whose lease expired; returns those re-queued (to be dispatched)."""
     with transaction(factory) as s:
         last_sign = func.coalesce(Job.heartbeat_at, Job.started_at)
@@ -63,12 +66,12 @@ def reap_lost(factory: Factory, lease_s: float, max_attempts: int) -> list[int]:
         requeued = []
         for job in rows:
             log.warning("job %d: lease expired (attempt %d)", job.id, job.attempts)
-            if _settle_lost_run(s, job, max_attempts, LOST_WHY):
+            if settle_lost_run(s, job, max_attempts, LOST_WHY):
                 requeued.append(job.id)
         return requeued
 
 
-def claim_undispatched(factory: Factory, lease_s: float, held: Iterable[int]) -> list[int]:
+def claim_undispatched(factory: SessionFactory, lease_s: float, held: Iterable[int]) -> list[int]:
     """Queued jobs that no live API process holds; marks them dispatched by the caller."""
     held = set(held)
     with transaction(factory) as s:
@@ -89,7 +92,7 @@ def claim_undispatched(factory: Factory, lease_s: float, held: Iterable[int]) ->
         return ids
 
 
-def refresh_dispatched(factory: Factory, job_ids: Iterable[int]) -> None:
+def refresh_dispatched(factory: SessionFactory, job_ids: Iterable[int]) -> None:
     """This process still holds these jobs in its executor's queue."""
     ids = sorted(job_ids)
     for start in range(0, len(ids), BATCH):
@@ -102,8 +105,31 @@ def refresh_dispatched(factory: Factory, job_ids: Iterable[int]) -> None:
             )
 
 
-class Heartbeat:
-    """A daemon thread that refreshes a run's lease while the worker trains.
+def recover_on_startup(factory: SessionFactory, max_attempts: int, *, sole_owner: bool,
+                       lease_s: float) -> list[int]:
+    """Settle jobs a previous server left behind; returns the queued job ids, oldest first.
+
+    ``sole_owner`` (SQLite, the embedded deployment): one server process owns the database, so
+    every job still ``running`` at start-up belongs to a worker that died with the previous
+    server. Otherwise (PostgreSQL, several API processes) other processes' workers may be running
+    jobs right now: only runs whose lease expired are settled.
+    """
+    if not sole_owner:
+        reap_lost(factory, lease_s, max_attempts)
+    with transaction(factory) as s:
+        if sole_owner:
+            for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
+                settle_lost_run(s, job, max_attempts, "the server stopped while the job was running")
+        ids = list(
+            s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id))
+        )
+        if ids:
+            s.execute(update(Job).where(Job.id.in_(ids)).values(dispatched_at=db_now(s)))
+        return ids
+
+
+class Heartbeat(LoopService):
+    """Refreshes a run's lease every ``interval_s`` while the worker trains (``with Heartbeat``).
 
     A thread, not the solver's progress callback: a solver without progress callbacks, or the
     loading of a large data set, must not look like a dead worker. Database errors are logged
@@ -111,29 +137,12 @@ class Heartbeat:
     to the progress callback, which sees it at its next write and stops.
     """
 
-    def __init__(self, factory: Factory, job_id: int, token: int, interval_s: float) -> None:
-        self.factory, self.job_id, self.token, self.interval_s = factory, job_id, token, interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{job_id}", daemon=True)
+    def __init__(self, factory: SessionFactory, job_id: int, token: int, interval_s: float) -> None:
+        super().__init__(interval_s)
+        self.name = f"heartbeat-{job_id}"
+        self.factory, self.job_id, self.token = factory, job_id, token
         self.owned = True
 
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=self.interval_s + 5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.owned = heartbeat(self.factory, self.job_id, self.token)
-            except Exception as exc:
-                if not is_unavailable(exc):
-                    log.exception("job %d: heartbeat failed", self.job_id)
-                else:
-                    log.warning("job %d: heartbeat: database unavailable", self.job_id)
-                continue
-            if not self.owned:
-                return
+    def run_once(self) -> None:
+        if self.owned:  # once lost, the run never owns the job again
+            self.owned = heartbeat(self.factory, self.job_id, self.token)

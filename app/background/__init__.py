@@ -1,0 +1,1 @@
+"""The server's background services, started and stopped by the lifespan (app/main.py)."""

@@ -1,0 +1,91 @@
+"""The pool supervisor: settles training futures that end in an error, replaces a broken pool.
+
+A future of :func:`app.worker.run_job` normally ends with the job's status, which the worker has
+already written. An error means the job's run ended outside the worker's hands, and the database
+must say so: a local worker process died (the pool is broken), Dask gave up on the task, the
+dispatch itself was lost, or the call around ``run_job`` failed (e.g. pickling).
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+
+from app.core.config import Settings
+from app.core.db import SessionFactory, is_unavailable
+from app.core.loop import LoopService, log_failure
+from app.executors import is_lost_dispatch
+from app.runner import JobRunner
+from app.services import jobs
+
+log = logging.getLogger(__name__)
+
+
+class PoolSupervisor(LoopService):
+    """Woken by every future that ends; settles them one by one (:meth:`settle`)."""
+
+    name = "pool-supervisor"
+
+    def __init__(self, runner: JobRunner, factory: SessionFactory, settings: Settings) -> None:
+        # The interval is only a fallback: the runner wakes the supervisor for each future.
+        super().__init__(settings.sweep_interval_s)
+        self.runner, self.factory, self.settings = runner, factory, settings
+        # Pool breaks per job, counted in memory too: a pool whose workers die before claiming
+        # anything (e.g. a failing initializer) would otherwise resubmit the same job forever.
+        self._breaks: dict[int, int] = {}
+        runner.on_finished(self.wake)
+
+    def run_once(self) -> None:
+        for job_id, future in self.runner.take_finished():
+            try:
+                self.settle(job_id, future)
+            except Exception as exc:
+                log_failure(f"could not settle job {job_id}", exc)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        super().stop(timeout_s)
+        self.run_once()  # the futures that ended while the runner stopped
+
+    def settle(self, job_id: int, future: Future[str]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None:
+            return
+        if isinstance(exc, BrokenProcessPool):
+            if not self.runner.closed:
+                self._worker_died(job_id, exc)
+            return
+        if is_unavailable(exc) or is_lost_dispatch(exc):
+            # The job is still in the database (queued, or running with a lease); the sweep
+            # dispatches it again once its dispatch mark or lease runs out.
+            log.warning("job %d: dispatch lost (%s: %s); the sweep will retry", job_id,
+                        type(exc).__name__, exc)
+            return
+        if type(exc).__name__ == "KilledWorker":
+            # Dask gave up: the task's workers died allowed-failures times in a row.
+            why = f"Dask workers died while running it ({exc})"
+            if jobs.settle_crashed_worker(self.factory, job_id, self.settings.max_attempts, why):
+                self.runner.submit(job_id)
+            return
+        # run_job writes its own failures; this is a failure around it (e.g. pickling).
+        log.error("job %d: worker call failed: %r", job_id, exc)
+        jobs.fail_unstarted(self.factory, job_id, f"{type(exc).__name__}: {exc}")
+
+    def _worker_died(self, job_id: int, exc: BrokenProcessPool) -> None:
+        """Re-queue the job once per try, then fail it; a fresh pool in both cases."""
+        why = "the worker process died"
+        log.error("job %d: %s (%s)", job_id, why, exc)
+        self._breaks[job_id] = breaks = self._breaks.get(job_id, 0) + 1
+        if breaks > self.settings.max_attempts:
+            jobs.fail_unstarted(
+                self.factory, job_id,
+                f"{why} {breaks} times (worker processes crash or cannot start)",
+            )
+            self.runner.replace_broken_pool()
+            return
+        if jobs.settle_crashed_worker(self.factory, job_id, self.settings.max_attempts, why):
+            self.runner.replace_broken_pool()
+            self.runner.submit(job_id)
+

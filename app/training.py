@@ -1,0 +1,395 @@
+"""The training path of one job, as small steps a worker runs top to bottom.
+
+1. :func:`load_job` reads the job and its data sets into a :class:`TrainingJob`; its estimator is
+   an :class:`app.solvers.EstimatorSpec`, the one typed form of a job's ``params`` from the
+   request to the fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
+2. :func:`load_data` reads the data, makes the evaluation split (or takes the test set), draws a
+   study's subsample and encodes the labels.
+3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
+   the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.
+4. :func:`package_model` exports the fitted estimator; :func:`final_metrics` and
+   :func:`final_progress` are the job's result; :func:`store_model` writes the model files.
+
+:func:`train` joins 2-4. Everything here is independent of the process it runs in: the worker
+(app/worker.py) claims the job, supplies how to notice a shutdown, and writes the outcome.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.core.db import SessionFactory, is_unavailable, transaction
+from app.core.store import Store
+from app.models import Dataset, Job, Model
+from app.services import jobs
+from app.services.datasets import load_csr, split_indices, widen
+from app.services.model_store import save_model_files
+from app.services.parsing import json_label
+from app.services.study_phases import select_sigma, subsample_rows
+from app.solvers import EstimatorSpec
+
+log = logging.getLogger(__name__)
+
+
+# -- the job, typed ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where a job's rows come from (store keys) and which of them it trains on."""
+
+    train_key: str
+    test_key: str | None
+    test_fraction: float | None
+    split_seed: int
+    n_features: int
+    # A study's job: a seeded subsample of the training part (app/services/study_phases.py).
+    train_size: int | None = None
+    subsample_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class SigmaSearch:
+    """A study's sigma selection on a validation split of the job's own training rows."""
+
+    grid: list[float]
+    validation_fraction: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    job_id: int
+    dataset_id: int
+    index_base: int
+    estimator: EstimatorSpec
+    data: DataSpec
+    targets: list[float]
+    sigma_search: SigmaSearch | None = None
+
+
+def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
+    with transaction(factory) as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        train = s.get(Dataset, job.dataset_id) if job.dataset_id is not None else None
+        test = s.get(Dataset, job.test_dataset_id) if job.test_dataset_id is not None else None
+        if train is None or (job.test_dataset_id is not None and test is None):
+            raise RuntimeError("the job's data set was deleted before the job ran")
+        search = None
+        if job.select_sigma is not None:
+            seed = job.subsample_seed if job.subsample_seed is not None else job.split_seed
+            search = SigmaSearch(grid=list(job.select_sigma["grid"]),
+                                 validation_fraction=job.select_sigma["validation_fraction"],
+                                 seed=seed)
+        return TrainingJob(
+            job_id=job.id, dataset_id=train.id, index_base=train.index_base,
+            estimator=EstimatorSpec(job.solver, job.task, dict(job.params), job.time_budget_s),
+            data=DataSpec(
+                train_key=train.file_name, test_key=test.file_name if test is not None else None,
+                test_fraction=job.test_fraction, split_seed=job.split_seed,
+                n_features=train.n_features, train_size=job.train_size,
+                subsample_seed=job.subsample_seed,
+            ),
+            targets=list(job.targets), sigma_search=search,
+        )
+
+
+# -- the data ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The rows a fit gets: ``y`` as the estimator takes it (class codes for classification),
+    the evaluation rows likewise, and the labels the codes stand for."""
+
+    X: Any
+    y: np.ndarray
+    X_eval: Any | None
+    y_eval: np.ndarray | None
+    classes: np.ndarray | None
+
+    @property
+    def eval_set(self) -> tuple[Any, np.ndarray] | None:
+        return None if self.X_eval is None or self.y_eval is None else (self.X_eval, self.y_eval)
+
+
+def load_data(store: Store, spec: DataSpec, classification: bool) -> TrainingData:
+    X, y, X_eval, y_eval = _read_and_split(store, spec)
+    if spec.train_size is not None:
+        # Never a subsample of the evaluation rows: they were set apart above.
+        rows = subsample_rows(X.shape[0], spec.train_size, spec.subsample_seed or 0)
+        X, y = X[rows], y[rows]
+    if not classification:
+        y_eval = None if y_eval is None else y_eval.astype(np.float64)
+        return TrainingData(X, y.astype(np.float64), X_eval, y_eval, classes=None)
+    classes, codes, eval_codes = encode_labels(y, y_eval)
+    if len(classes) < 2:
+        raise ValueError(f"the training data has a single class ({classes[0]!r}); need two")
+    return TrainingData(X, codes, X_eval, eval_codes, classes)
+
+
+def _read_and_split(store: Store, spec: DataSpec) -> tuple[Any, np.ndarray, Any, Any]:
+    """(X, y, X_eval, y_eval): the test set, or the seeded ``test_fraction`` split, or none."""
+    with store.open(spec.train_key) as fh:
+        X, y = load_csr(fh)
+    if spec.test_key is not None:
+        with store.open(spec.test_key) as fh:
+            X_eval, y_eval = load_csr(fh)
+        return X, y, widen(X_eval, spec.n_features), y_eval
+    if spec.test_fraction is not None:
+        train_rows, test_rows = split_indices(X.shape[0], spec.test_fraction, spec.split_seed)
+        return X[train_rows], y[train_rows], X[test_rows], y[test_rows]
+    return X, y, None, None
+
+
+def encode_labels(
+    y: np.ndarray, y_eval: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(sorted classes, codes of ``y``, codes of ``y_eval``); an evaluation label the training
+    rows never had gets code -1, which no prediction equals."""
+    classes, codes = np.unique(y, return_inverse=True)
+    eval_codes = None
+    if y_eval is not None:
+        pos = np.clip(np.searchsorted(classes, y_eval), 0, len(classes) - 1)
+        eval_codes = np.where(classes[pos] == y_eval, pos, -1)
+    return classes, codes, eval_codes
+
+
+# -- the fit and its reporter --------------------------------------------------------------------
+
+
+class Stop(enum.Enum):
+    """Why a run stopped before the end of its fit."""
+
+    CANCEL = "cancel"  # the user asked
+    SHUTDOWN = "shutdown"  # the server is stopping gracefully: the job goes back to the queue
+    ORPHANED = "orphaned"  # the server died: its successor re-queues the job
+    LOST = "lost"  # another process settled the job (the lease expired): this run is void
+
+
+TRACE_FIELDS = ("iteration", "samples_seen", "solver_seconds", "objective", "test_score",
+                "score_name", "nnz_weights", "data_accesses")
+
+
+def trace_row(point: Any) -> dict[str, Any]:
+    """The stored columns of a solver TracePoint (extra fields a solver adds are not stored)."""
+    row = {name: getattr(point, name) for name in TRACE_FIELDS}
+    row["objective"] = _finite(row["objective"])
+    row["test_score"] = _finite(row["test_score"])
+    return row
+
+
+def _finite(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def running_metrics(points: list[Any], targets: list[float], higher_is_better: bool) -> dict[str, Any]:
+    """Metrics from the checkpoints so far (the final ones replace the test score at the end)."""
+    from solver.tracing import time_to_target
+
+    last = points[-1] if points else None
+    score_key = "test_accuracy" if higher_is_better else "test_rmse"
+    ttt = time_to_target(points, targets, higher_is_better)
+    return {
+        "solver_seconds": last.solver_seconds if last else 0.0,
+        "objective": _finite(last.objective) if last else None,
+        score_key: _finite(last.test_score) if last else None,
+        "time_to_target": {repr(float(t)): v for t, v in ttt.items()},
+    }
+
+
+@dataclass
+class Reporter:
+    """The fit callback: buffers trace points, writes progress every ``interval`` seconds, and
+    stops the fit (returns False) on a cancel request, a lost claim or ``interrupted()``."""
+
+    factory: SessionFactory
+    job_id: int
+    token: int
+    interval: float
+    targets: list[float]
+    higher_is_better: bool
+    # The process's own reasons to stop (a shutdown, a dead parent); see app/worker.py.
+    interrupted: Callable[[], Stop | None] = lambda: None
+    points: list[Any] = field(default_factory=list)
+    written: int = 0
+    last_write: float = 0.0
+    stop: Stop | None = None
+    last: Any = None
+    # Metrics of the job beyond the trace's (a study's sigma selection).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def progress(self) -> jobs.Progress:
+        p = self.last
+        new = [trace_row(pt) for pt in self.points[self.written:]]
+        return jobs.Progress(
+            iteration=p.iteration if p else 0,
+            n_iter=p.n_iter if p else None,
+            samples_seen=p.samples_seen if p else 0,
+            metrics={**running_metrics(self.points, self.targets, self.higher_is_better),
+                     **self.extra},
+            points=new,
+            first_seq=self.written,
+        )
+
+    def stopped(self) -> bool:
+        return self.stop is not None
+
+    def __call__(self, progress: Any) -> bool | None:
+        self.last = progress
+        self.points.extend(progress.new_points)
+        if self.stop is None:
+            self.stop = self.interrupted() or self._write_when_due()
+        return False if self.stop is not None else None
+
+    def _write_when_due(self) -> Stop | None:
+        now = time.monotonic()
+        if now - self.last_write < self.interval:
+            return None
+        p = self.progress()
+        try:
+            owned, cancel = jobs.record_progress(self.factory, self.job_id, self.token, p)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            # A database outage is not the job's fault: keep training; the points not written
+            # go with the next write.
+            log.warning("job %d: progress not written: database unavailable", self.job_id)
+            self.last_write = now
+            return None
+        self.written += len(p.points)
+        self.last_write = now
+        if not owned:
+            return Stop.LOST
+        return Stop.CANCEL if cancel else None
+
+
+def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> float | None:
+    """A study's sigma, chosen on a validation split of the training rows (the reporter sees
+    cancel and shutdown in between) and recorded in ``reporter.extra``; None without a sigma
+    search or when the job was stopped meanwhile."""
+    search = job.sigma_search
+    if search is None:
+        return None
+    reporter.extra = {"phase": "select_sigma"}
+    selection = select_sigma(
+        job.estimator.build, data.X, data.y, classification=job.estimator.classification,
+        grid=search.grid, validation_fraction=search.validation_fraction, seed=search.seed,
+        callback=reporter, stopped=reporter.stopped,
+    )
+    reporter.last = None  # progress is the real fit's from here on
+    if selection is None:
+        return None
+    reporter.extra = selection.metrics()
+    return selection.sigma
+
+
+def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
+    """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
+    estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
+    if not reporter.stopped():
+        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
+    return estimator
+
+
+# -- the result ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelPackage:
+    """A fitted model as the store keeps it: the estimator's export and the service's metadata."""
+
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+    service: dict[str, Any]
+
+
+def package_model(estimator: Any, job: TrainingJob, classes: np.ndarray | None) -> ModelPackage:
+    meta, arrays = estimator.export_model()
+    service = {
+        "solver": job.estimator.solver,
+        "task": job.estimator.task,
+        "n_features": job.data.n_features,
+        "index_base": job.index_base,
+        "classes": None if classes is None else [json_label(c) for c in classes],
+        "job_id": job.job_id,
+    }
+    return ModelPackage(meta, arrays, service)
+
+
+def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package: ModelPackage,
+                  extra: dict[str, Any]) -> dict[str, Any]:
+    """From the returned model itself, not from the last checkpoint."""
+    classification = job.estimator.classification
+    metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
+    metrics["solver_seconds"] = float(estimator.solver_seconds_)
+    if data.X_eval is not None and data.y_eval is not None:
+        predicted = estimator.predict(data.X_eval)
+        if classification:
+            metrics["test_accuracy"] = float(np.mean(predicted == data.y_eval))
+        else:
+            metrics["test_rmse"] = float(np.sqrt(np.mean((predicted - data.y_eval) ** 2)))
+    if package.meta.get("nnz_weights") is not None:
+        metrics["nnz_weights"] = int(package.meta["nnz_weights"])
+    return metrics
+
+
+def final_progress(estimator: Any, reporter: Reporter, metrics: dict[str, Any]) -> jobs.Progress:
+    progress = reporter.progress()
+    progress.iteration = int(estimator.n_iter_)
+    # The estimator's own trace is authoritative for the points not yet written (a fit that stops
+    # at its very first checkpoint never calls back).
+    progress.points = [trace_row(p) for p in estimator.trace_[reporter.written:]]
+    final = estimator.trace_[-1] if estimator.trace_ else None
+    if final is not None and final.iteration == estimator.n_iter_:
+        progress.samples_seen = int(final.samples_seen)
+    progress.metrics = metrics
+    return progress
+
+
+@dataclass(frozen=True)
+class Trained:
+    """A finished fit: what the job's final write records."""
+
+    estimator: Any
+    package: ModelPackage
+    metrics: dict[str, Any]
+    progress: jobs.Progress
+
+    @property
+    def stop_reason(self) -> str:
+        return str(self.estimator.stop_reason_)
+
+
+def train(job: TrainingJob, store: Store, reporter: Reporter) -> Trained | None:
+    """Steps 2-4 for one claimed job; None when the reporter stopped it (see ``reporter.stop``)."""
+    data = load_data(store, job.data, job.estimator.classification)
+    estimator = fit(job, data, reporter)
+    if reporter.stopped():
+        return None
+    package = package_model(estimator, job, data.classes)
+    metrics = final_metrics(estimator, job, data, package, reporter.extra)
+    return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics))
+
+
+def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
+    """Write the model files; returns the (unsaved) row that makes them a model."""
+    package = trained.package
+    stem, size = save_model_files(store, {"estimator": package.meta, "service": package.service},
+                                  package.arrays)
+    return Model(
+        job_id=job.job_id, dataset_id=job.dataset_id, solver=job.estimator.solver,
+        task=job.estimator.task, estimator=package.meta["estimator"],
+        params=package.meta["params"], n_features=job.data.n_features,
+        classes=package.service["classes"], index_base=job.index_base,
+        metrics=trained.metrics, file_stem=stem, size_bytes=size,
+    )
