@@ -134,10 +134,19 @@ class Job(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    # Leases (migration 0003; services/jobs.py): the running job's worker refreshes heartbeat_at,
+    # Leases (migration 0003; services/leases.py): the running job's worker refreshes heartbeat_at,
     # the API process holding a queued job in its executor refreshes dispatched_at.
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     dispatched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    @property
+    def progress(self) -> dict[str, Any]:
+        """The run's progress as the API reads it (schemas.JobProgress)."""
+        fraction = None
+        if self.iteration is not None and self.n_iter:
+            fraction = min(self.iteration / self.n_iter, 1.0)
+        return {"iteration": self.iteration, "n_iter": self.n_iter, "fraction": fraction,
+                "samples_seen": self.samples_seen}
 
 
 class TracePoint(Base):

@@ -93,6 +93,8 @@ class JobProgress(BaseModel):
 
 
 class JobRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     solver: str

@@ -37,7 +37,7 @@ def _blame(message: str, params: dict[str, Any]) -> list[str | int]:
     return ["body", "params"]
 
 
-def build_estimator(solver: str, task: str, params: dict[str, Any]) -> Any:
+def _build(solver: str, task: str, params: dict[str, Any]) -> Any:
     """An unfitted, validated estimator for ``task``; raises :class:`InvalidParams`."""
     from solver import SOLVERS, estimator_for
 
@@ -83,4 +83,4 @@ class EstimatorSpec:
             params["time_budget"] = self.time_budget_s
         if sigma is not None:
             params["sigma"] = sigma
-        return build_estimator(self.solver, self.task, params)
+        return _build(self.solver, self.task, params)

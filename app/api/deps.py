@@ -2,22 +2,26 @@
 
 The ones that only read app.state are ``async def``: FastAPI runs plain ``def`` dependencies in the
 thread pool, and a thread hop per dependency is most of a small prediction's overhead.
+
+No ``from __future__ import annotations`` here: FastAPI reads the annotations of the lookup that
+:func:`get_or_404` makes, and a postponed one could not see the closure's ``resource``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Path, Request
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.core.config import Settings
+from app.core.db import SessionFactory
 from app.core.errors import ProblemError, not_found
 from app.core.security import require_api_key
 from app.models import Dataset, Job, Model, Study
 from app.runner import JobRunner
 from app.services.model_store import ModelCache
+
+Row = TypeVar("Row", Dataset, Job, Model, Study)
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -25,13 +29,13 @@ async def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-async def get_factory(request: Request) -> sessionmaker[Session]:
-    factory: sessionmaker[Session] = request.app.state.session_factory
+async def get_factory(request: Request) -> SessionFactory:
+    factory: SessionFactory = request.app.state.session_factory
     return factory
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    factory: sessionmaker[Session] = request.app.state.session_factory
+    factory: SessionFactory = request.app.state.session_factory
     with factory() as session:
         yield session
 
@@ -47,45 +51,30 @@ async def get_cache(request: Request) -> ModelCache:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-FactoryDep = Annotated[sessionmaker[Session], Depends(get_factory)]
+FactoryDep = Annotated[SessionFactory, Depends(get_factory)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 CacheDep = Annotated[ModelCache, Depends(get_cache)]
 PrincipalDep = Annotated[str, Depends(require_api_key)]
 
 
-def get_dataset(dataset_id: Annotated[int, Path(ge=1)], session: SessionDep) -> Dataset:
-    ds = session.get(Dataset, dataset_id)
-    if ds is None:
-        raise not_found("dataset", dataset_id)
-    return ds
+def get_or_404(model: type[Row], resource: str) -> Any:
+    """A dependency that loads the ``model`` row named by the path's ``{resource}_id``, or
+    answers 404."""
+
+    def load(ident: Annotated[int, Path(alias=f"{resource}_id", ge=1)], session: SessionDep) -> Row:
+        row = session.get(model, ident)
+        if row is None:
+            raise not_found(resource, ident)
+        return row
+
+    return Depends(load)
 
 
-def get_job(job_id: Annotated[int, Path(ge=1)], session: SessionDep) -> Job:
-    job = session.get(Job, job_id)
-    if job is None:
-        raise not_found("job", job_id)
-    return job
-
-
-def get_model_row(model_id: Annotated[int, Path(ge=1)], session: SessionDep) -> Model:
-    model = session.get(Model, model_id)
-    if model is None:
-        raise not_found("model", model_id)
-    return model
-
-
-def get_study(study_id: Annotated[int, Path(ge=1)], session: SessionDep) -> Study:
-    study = session.get(Study, study_id)
-    if study is None:
-        raise not_found("study", study_id)
-    return study
-
-
-DatasetDep = Annotated[Dataset, Depends(get_dataset)]
-JobDep = Annotated[Job, Depends(get_job)]
-ModelRowDep = Annotated[Model, Depends(get_model_row)]
-StudyDep = Annotated[Study, Depends(get_study)]
+DatasetDep = Annotated[Dataset, get_or_404(Dataset, "dataset")]
+JobDep = Annotated[Job, get_or_404(Job, "job")]
+ModelRowDep = Annotated[Model, get_or_404(Model, "model")]
+StudyDep = Annotated[Study, get_or_404(Study, "study")]
 
 
 def require_json(request: Request) -> None:

@@ -62,9 +62,18 @@ def widen(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
 
+def held_out_rows(n: int, fraction: float) -> int:
+    """How many of ``n`` rows a split with ``fraction`` sets apart: ``round(n * fraction)``. The
+    one rule of every split (a job's evaluation split, a study's, the sigma selection's
+    validation split); ValueError when it leaves either side without rows."""
+    n_held_out = round(n * fraction)
+    if not 1 <= n_held_out < n:
+        raise ValueError(f"a fraction of {fraction} of {n} rows leaves one side of the split empty")
+    return n_held_out
+
+
 def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A seeded shuffle split: the same (n, fraction, seed) always gives the same rows."""
-    n_test = int(round(n * test_fraction))
-    n_test = min(max(n_test, 1), n - 1)
+    n_test = held_out_rows(n, test_fraction)
     perm = np.random.default_rng(seed).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])

@@ -32,20 +32,21 @@ def default_label(solver: str, params: dict[str, Any]) -> str:
     return f"{solver} ({', '.join(parts)})" if parts else solver
 
 
-def plan_jobs(study: Study, estimator_params: Sequence[set[str]]) -> list[Job]:
+def plan_jobs(study: Study, estimators: Sequence[Any]) -> list[Job]:
     """The study's jobs, repeat-major (every size has a result early), all queued.
 
-    ``estimator_params[i]``: the parameter names run i's estimator takes. A run that does not fix
-    ``random_state`` gets the repeat's subsample seed, so a rerun of the study reproduces the
-    solver's sampling as well as the subsample.
+    ``estimators[i]``: run i's (unfitted) estimator. A run whose estimator takes a
+    ``random_state`` but does not fix it gets the repeat's subsample seed, so a rerun of the
+    study reproduces the solver's sampling as well as the subsample.
     """
+    seeded = ["random_state" in est.get_params() for est in estimators]
     planned = []
     for repeat in range(study.repeats):
         seed = subsample_seed(study.seed, repeat)
         for m in study.sizes:
             for index, run in enumerate(study.runs):
                 params = dict(run["params"])
-                if "random_state" in estimator_params[index] and "random_state" not in params:
+                if seeded[index] and "random_state" not in params:
                     params["random_state"] = seed
                 planned.append(Job(
                     status=JobStatus.QUEUED, solver=run["solver"], task=study.task,
@@ -197,8 +198,12 @@ def study_table(session: Session, study: Study) -> list[dict[str, Any]]:
 
 
 def study_read(
-    session: Session, study: Study, counts: dict[str, int], *, with_table: bool
+    session: Session, study: Study, counts: dict[str, int] | None = None, *, with_table: bool
 ) -> dict[str, Any]:
+    """The study as the API shows it (schemas.StudyRead); ``counts``: its job counts, when the
+    caller read them for several studies at once."""
+    if counts is None:
+        counts = job_counts(session, [study.id])[study.id]
     return {
         **{c: getattr(study, c) for c in (
             "id", "name", "task", "dataset_id", "test_dataset_id", "test_fraction", "seed",

@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy import select
 
 from app.api.deps import JobDep, SessionDep, StudyDep
 from app.core.errors import ProblemError
-from app.models import TracePoint
+from app.services import jobs as job_service
 from app.services import plots
 from app.services import studies as study_service
 
@@ -63,12 +62,7 @@ def study_plot(
 @router.get("/v1/jobs/{job_id}/plot", response_class=Response, responses=_IMAGE,
             summary="Test score and objective against solver seconds")
 def job_plot(job: JobDep, session: SessionDep, format: FormatQuery = "svg") -> Response:
-    rows = session.execute(
-        select(TracePoint.solver_seconds, TracePoint.objective, TracePoint.test_score,
-               TracePoint.score_name)
-        .where(TracePoint.job_id == job.id)
-        .order_by(TracePoint.seq)
-    ).all()
+    rows = job_service.trace_points(session, job.id)
     score_name = next((r.score_name for r in rows if r.score_name), None)
     data = plots.TraceFigure(
         title=f"job {job.id}: {job.solver}, {job.status}",

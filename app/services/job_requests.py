@@ -1,0 +1,184 @@
+"""The rules of a job request, checked before anything is queued, and the requests that change a
+job: create (idempotent) and cancel. Errors are problem+json (app.core.errors).
+
+A request is checked against its data sets (they exist, the test set fits the training set), its
+evaluation (scores to reach need evaluation data) and its estimator, built once from the request
+as the worker will build it (:class:`app.training.EstimatorSpec`); the one parameter that must
+fit the data, the batch size, is checked against the rows the fit will get. A study checks each
+of its runs with the same rules (app/services/study_requests.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.core.errors import conflict, field_error, invalid
+from app.models import Dataset, IdempotencyKey, Job, JobStatus
+from app.schemas import JobCreate
+from app.services import jobs
+from app.services.datasets import held_out_rows
+from app.solvers import EstimatorSpec, InvalidParams
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator."""
+
+    task: str
+    n_train: int
+    estimator: Any
+
+
+def check_job_request(session: Session, body: JobCreate) -> JobPlan:
+    train = _dataset(session, body.dataset_id, "dataset_id")
+    task = train.task
+    if task != "regression" and len(train.classes or []) < 2:
+        msg = f"dataset {train.id} has a single class; a classifier needs two or more"
+        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    if body.test_dataset_id is not None:
+        _check_test_dataset(train, _dataset(session, body.test_dataset_id, "test_dataset_id"))
+    has_test = body.test_dataset_id is not None or body.test_fraction is not None
+    check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
+    n_train = train.n_samples
+    if body.test_fraction is not None:
+        n_train -= _held_out(train.n_samples, body.test_fraction)
+    estimator = checked_estimator(EstimatorSpec(body.solver, task, body.params, body.time_budget_s))
+    check_batch_fits(estimator, n_train, "training rows")
+    target_score = getattr(estimator, "target_score", None)
+    if target_score is not None:
+        check_test_scores([target_score], "params.target_score", task, has_test,
+                          ["body", "params", "target_score"])
+    return JobPlan(task, n_train, estimator)
+
+
+def _dataset(session: Session, ident: int, field: str) -> Dataset:
+    ds = session.get(Dataset, ident)
+    if ds is None:
+        msg = f"dataset {ident} does not exist"
+        raise invalid(msg, [field_error(["body", field], msg)])
+    return ds
+
+
+def _check_test_dataset(train: Dataset, test: Dataset) -> None:
+    loc = ["body", "test_dataset_id"]
+    if train.task == "regression":
+        compatible = test.label_kind == "numeric"
+    else:
+        compatible = test.task != "regression" and test.label_kind == train.label_kind
+    if not compatible:
+        msg = (f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
+               f"the training set ({train.task}, {train.label_kind} labels)")
+        raise invalid(msg, [field_error(loc, msg)])
+    if test.n_features > train.n_features:
+        msg = (f"test dataset {test.id} has {test.n_features} features, more than the "
+               f"training set's {train.n_features}")
+        raise invalid(msg, [field_error(loc, msg)])
+
+
+def _held_out(n: int, test_fraction: float) -> int:
+    try:
+        return held_out_rows(n, test_fraction)
+    except ValueError as exc:
+        msg = f"test_fraction leaves no training or no test rows of {n}"
+        raise invalid(msg, [field_error(["body", "test_fraction"], msg)]) from exc
+
+
+def check_test_scores(values: Sequence[float], name: str, task: str, has_test: bool,
+                      loc: list[str | int]) -> None:
+    """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
+    evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
+    if values and not has_test:
+        msg = f"{name} can only be checked on evaluation data: give test_dataset_id or test_fraction"
+    elif task != "regression" and any(not 0.0 <= t <= 1.0 for t in values):
+        msg = f"classification {name} are accuracies in [0, 1]"
+    elif task == "regression" and any(t < 0 for t in values):
+        msg = f"regression {name} are RMSEs (>= 0)"
+    else:
+        return
+    raise invalid(msg, [field_error(loc, msg)])
+
+
+def checked_estimator(spec: EstimatorSpec) -> Any:
+    """The estimator of ``spec``, or a 422 naming the solver or parameter it refuses."""
+    try:
+        return spec.build()
+    except InvalidParams as exc:
+        raise invalid(str(exc), exc.errors) from exc
+
+
+def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
+    """The one parameter that must fit the data: every minibatch solver refuses a batch larger
+    than the rows it fits on at fit time; saying so now is a 422 instead of a failed job."""
+    batch_size = getattr(estimator, "batch_size", None)
+    if isinstance(batch_size, int) and batch_size > n_rows:
+        msg = f"batch_size {batch_size} is larger than the {n_rows} {rows}"
+        raise invalid(msg, [field_error(["body", "params", "batch_size"], msg)])
+
+
+# -- create and cancel ---------------------------------------------------------------------------
+
+
+def create_job(
+    session: Session, body: JobCreate, principal: str, idempotency_key: str | None
+) -> tuple[Job, bool]:
+    """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
+    caller used before with the same body, that request's job. True when it is the earlier one."""
+    digest = _hash(body)
+    if idempotency_key is not None:
+        existing = _replay(session, principal, idempotency_key, digest)
+        if existing is not None:
+            return existing, True
+    plan = check_job_request(session, body)
+    job = Job(
+        status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
+        test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
+        split_seed=body.split_seed, params=body.params, targets=body.targets,
+        time_budget_s=body.time_budget_s,
+    )
+    session.add(job)
+    session.flush()
+    if idempotency_key is not None:
+        session.add(IdempotencyKey(principal=principal, key=idempotency_key,
+                                   request_hash=digest, job_id=job.id))
+    try:
+        session.commit()
+    except IntegrityError:
+        # A concurrent request with the same key won the race: answer with its job.
+        session.rollback()
+        assert idempotency_key is not None
+        existing = _replay(session, principal, idempotency_key, digest)
+        assert existing is not None
+        return existing, True
+    return job, False
+
+
+def _hash(body: JobCreate) -> str:
+    canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _replay(session: Session, principal: str, key: str, digest: str) -> Job | None:
+    row = session.get(IdempotencyKey, (principal, key))
+    if row is None:
+        return None
+    if row.request_hash != digest:
+        raise conflict(f"Idempotency-Key {key!r} was already used with a different request body")
+    job = session.get(Job, row.job_id)
+    assert job is not None  # cascade: the key goes with its job
+    return job
+
+
+def cancel_job(session: Session, job: Job) -> None:
+    """Cancel a queued or running job (again: no change); 409 once it succeeded or failed."""
+    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        raise conflict(f"job {job.id} already {job.status}")
+    if job.status in JobStatus.ACTIVE:
+        jobs.request_cancel(session, job)
+        session.commit()
