@@ -15,7 +15,7 @@ import io
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Format = Literal["svg", "png"]
@@ -73,6 +73,39 @@ class StudyFigure:
     succeeded: int
 
 
+@dataclass
+class _Series:
+    """One (run, target) line of a study figure: the median per size (NaN: not drawn) and the
+    fastest-to-slowest bars."""
+
+    ys: list[float] = field(default_factory=list)
+    spread_x: list[int] = field(default_factory=list)
+    lo: list[float] = field(default_factory=list)
+    hi: list[float] = field(default_factory=list)
+    drawn: int = 0
+    hidden: int = 0
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any] | None], sizes: list[int], y: str) -> _Series:
+        series = cls()
+        for m, row in zip(sizes, rows, strict=True):
+            if row is None or not row["repeats"]:
+                series.ys.append(math.nan)
+                continue
+            med, low, high = row[f"median_{y}"], row[f"min_{y}"], row[f"max_{y}"]
+            if med is None or med <= 0:
+                series.hidden += 1
+                series.ys.append(math.nan)
+                continue
+            series.ys.append(med)
+            series.drawn += 1
+            if low is not None and high is not None and low > 0:
+                series.spread_x.append(m)
+                series.lo.append(low)
+                series.hi.append(high)
+        return series
+
+
 def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt: Format) -> bytes:
     """Median time to each target against m (log-log), one line per (run, target); a vertical
     bar from the fastest to the slowest repeat that reached it. Points whose median is undefined
@@ -89,32 +122,17 @@ def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt
         for run, label in enumerate(fig_data.labels):
             color = f"C{run % 10}"
             for j, target in enumerate(fig_data.targets):
-                xs, ys, lo, hi, spread_x = [], [], [], [], []
-                for m in sizes:
-                    xs.append(m)
-                    row = by_cell.get((run, m, target))
-                    if row is None or not row["repeats"]:
-                        ys.append(math.nan)
-                        continue
-                    med, low, high = row[f"median_{y}"], row[f"min_{y}"], row[f"max_{y}"]
-                    if med is None or med <= 0:
-                        hidden += 1
-                        ys.append(math.nan)
-                        continue
-                    ys.append(med)
-                    drawn += 1
-                    if low is not None and high is not None and low > 0:
-                        spread_x.append(m)
-                        lo.append(low)
-                        hi.append(high)
+                series = _Series.of([by_cell.get((run, m, target)) for m in sizes], sizes, y)
+                drawn, hidden = drawn + series.drawn, hidden + series.hidden
                 (line,) = ax.plot(
-                    xs, ys, color=color, marker=_MARKERS[j % len(_MARKERS)],
+                    sizes, series.ys, color=color, marker=_MARKERS[j % len(_MARKERS)],
                     linestyle=_LINESTYLES[j % len(_LINESTYLES)], markersize=4,
                     label=f"{label}, {_target_text(target, fig_data.score_name)}",
                 )
                 line.set_gid(f"ttt-run{run}-target{j}")
-                if spread_x:
-                    bars = ax.vlines(spread_x, lo, hi, colors=color, alpha=0.35, linewidth=2)
+                if series.spread_x:
+                    bars = ax.vlines(series.spread_x, series.lo, series.hi, colors=color,
+                                     alpha=0.35, linewidth=2)
                     bars.set_gid(f"spread-run{run}-target{j}")
         ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
         # Ticks at the study's sizes, as plain numbers (not 4 x 10^1).
