@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -42,27 +42,8 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> int:
     return size
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> int:
-    def write(fh: IO[bytes]) -> None:
-        fh.write(data)
-
-    return atomic_write(path, write)
-
-
 def remove_quietly(*paths: Path) -> None:
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
 
-
-@contextlib.contextmanager
-def temp_path(directory: Path, suffix: str = "") -> Iterator[Path]:
-    """A fresh path in ``directory`` that is removed on exit unless it was renamed away."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=directory, suffix=suffix)
-    os.close(fd)
-    path = Path(name)
-    try:
-        yield path
-    finally:
-        remove_quietly(path)

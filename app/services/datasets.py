@@ -1,4 +1,4 @@
-"""Data sets on disk: CSR arrays in a .npz (no pickle), written atomically; seeded splits."""
+"""Data sets in the store: CSR arrays in a .npz (no pickle); seeded splits."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
-
-from app.core.files import atomic_write
 
 
 def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
@@ -29,11 +27,6 @@ def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
     return lambda fh: np.savez(fh, **arrays)  # type: ignore[arg-type]
 
 
-def save_csr(path: Path, X: sp.csr_matrix, y: np.ndarray) -> int:
-    """Store ``X`` as its CSR arrays plus labels ``y``; returns the file size."""
-    return atomic_write(path, csr_writer(X, y))
-
-
 def load_csr(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray]:
     """Read a data set written by :func:`csr_writer` from a path or a binary file (a store)."""
     with np.load(source, allow_pickle=False) as f:
@@ -45,12 +38,6 @@ def load_csr(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray]:
 def new_dataset_key() -> str:
     """A fresh store key for a data set (the name the database keeps)."""
     return f"datasets/{uuid.uuid4().hex}.npz"
-
-
-def new_dataset_file(datasets_dir: Path) -> tuple[Path, str]:
-    """A fresh file path and its name relative to the data dir."""
-    name = f"{uuid.uuid4().hex}.npz"
-    return datasets_dir / name, f"datasets/{name}"
 
 
 def widen(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:

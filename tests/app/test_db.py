@@ -21,7 +21,7 @@ from app.core.db import (
 )
 from app.core.files import atomic_write
 from app.models import Base, Dataset
-from app.services.datasets import load_csr, save_csr
+from app.services.datasets import csr_writer, load_csr
 
 
 def test_migrations_build_the_orm_schema_and_are_idempotent(tmp_path: Path):
@@ -79,8 +79,8 @@ def test_datasets_round_trip_without_pickle(tmp_path: Path):
 
     X = sp.random(20, 7, density=0.3, format="csr", random_state=0)
     for y in (np.arange(20, dtype=float), np.array(["g", "hh"] * 10)):
-        save_csr(tmp_path / "d.npz", X, y)
+        atomic_write(tmp_path / "d.npz", csr_writer(X, y))
         X2, y2 = load_csr(tmp_path / "d.npz")  # np.load(allow_pickle=False) inside
         assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
     with pytest.raises(TypeError, match="float or unicode"):
-        save_csr(tmp_path / "o.npz", X, np.array([object()] * 20))
+        atomic_write(tmp_path / "o.npz", csr_writer(X, np.array([object()] * 20)))
