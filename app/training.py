@@ -381,9 +381,9 @@ def train(job: TrainingJob, store: Store, reporter: Reporter) -> Trained | None:
     return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics))
 
 
-def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
+def store_model(store: Store, job: TrainingJob, package: ModelPackage,
+                metrics: dict[str, Any]) -> Model:
     """Write the model files; returns the (unsaved) row that makes them a model."""
-    package = trained.package
     stem, size = save_model_files(store, {"estimator": package.meta, "service": package.service},
                                   package.arrays)
     return Model(
@@ -391,5 +391,5 @@ def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
         task=job.estimator.task, estimator=package.meta["estimator"],
         params=package.meta["params"], n_features=job.data.n_features,
         classes=package.service["classes"], index_base=job.index_base,
-        metrics=trained.metrics, file_stem=stem, size_bytes=size,
+        metrics=metrics, file_stem=stem, size_bytes=size,
     )

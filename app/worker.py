@@ -122,7 +122,7 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
     trained = training.train(job, settings.store, reporter)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
-    model = training.store_model(settings.store, job, trained)
+    model = training.store_model(settings.store, job, trained.package, trained.metrics)
     if not _finish(settings, factory, job_id, token, JobStatus.SUCCEEDED,
                    progress=trained.progress, stop_reason=trained.stop_reason, model=model):
         delete_model_files(settings.store, model.file_stem)
