@@ -1,15 +1,29 @@
-"""Shared fixtures: the real data sets of ../shared/data (tests skip when it is absent)."""
+"""Fixtures shared by every test directory: the real data sets of ../shared/data (tests skip when
+it is absent) and a real app on a fresh data dir and SQLite file.
+
+A module that needs other settings overrides ``settings``; the calls and checks the service
+tests share are plain functions in tests/helpers.py. PostgreSQL and Dask start only for the
+tests that need them (tests/cluster/conftest.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
-# A throwaway PostgreSQL and a Dask cluster, shared by tests/cluster and tests/faults.
-from tests.cluster.fixtures import dask_cluster, pg_url, postgres  # noqa: F401
+from app.core.config import Settings
+from app.main import create_app
+from tests.helpers import make_settings
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Starlette's TestClient warns that it prefers a newer httpx; irrelevant to these tests.
+    config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
 
 
 @pytest.fixture(scope="session")
@@ -17,3 +31,15 @@ def data_dir() -> Path:
     if not DATA_DIR.is_dir():
         pytest.skip(f"real data sets not found at {DATA_DIR}")
     return DATA_DIR
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    """A fresh app and database per test; worker processes start only if a job is submitted."""
+    with TestClient(create_app(settings)) as c:
+        yield c

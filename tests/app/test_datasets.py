@@ -1,4 +1,5 @@
-"""POST/GET/DELETE /v1/datasets: both formats, gzip, and every bad-input case answered clearly."""
+"""POST/GET/DELETE /v1/datasets (app/api/routes/datasets.py): both formats, gzip, and every
+bad-input case answered clearly; and the stored form and the splits of app/services/datasets.py."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import load_svmlight_file
 
 from app.core.config import Settings
+from app.core.files import atomic_write
 from app.main import create_app
-from app.services.datasets import load_csr
-
-from .conftest import assert_problem, make_settings, upload
+from app.services.datasets import csr_writer, held_out_rows, load_csr, split_indices
+from tests.helpers import assert_problem, make_settings, upload
 
 
 def _stored(settings: Settings, client: TestClient, dataset_id: int):
@@ -167,3 +168,32 @@ def test_wrong_content_type_and_missing_file(client: TestClient):
     r = client.post("/v1/datasets", content=b"--x\r\n",
                     headers={"content-type": "multipart/form-data"})
     assert_problem(r, 422)
+
+
+def test_datasets_round_trip_without_pickle(tmp_path: Path):
+    import scipy.sparse as sp
+
+    X = sp.random(20, 7, density=0.3, format="csr", random_state=0)
+    for y in (np.arange(20, dtype=float), np.array(["g", "hh"] * 10)):
+        atomic_write(tmp_path / "d.npz", csr_writer(X, y))
+        X2, y2 = load_csr(tmp_path / "d.npz")  # np.load(allow_pickle=False) inside
+        assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
+    with pytest.raises(TypeError, match="float or unicode"):
+        atomic_write(tmp_path / "o.npz", csr_writer(X, np.array([object()] * 20)))
+
+
+@pytest.mark.parametrize(("n", "fraction", "held_out"), [
+    (270, 0.3, 81), (270, 0.25, 68), (100, 0.005, None), (10, 0.96, None), (2, 0.5, 1), (1, 0.5, None),
+])
+def test_one_rule_sizes_every_split(n: int, fraction: float, held_out: int | None):
+    """round(n * fraction) rows set apart, both sides non-empty, or no split at all."""
+    if held_out is None:
+        with pytest.raises(ValueError, match="leaves one side of the split empty"):
+            held_out_rows(n, fraction)
+        return
+    assert held_out_rows(n, fraction) == held_out
+    train, test = split_indices(n, fraction, seed=3)
+    assert len(test) == held_out and len(train) == n - held_out
+    assert sorted([*train, *test]) == list(range(n))
+    again = split_indices(n, fraction, seed=3)
+    assert np.array_equal(again[0], train) and np.array_equal(again[1], test)

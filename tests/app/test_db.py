@@ -1,12 +1,13 @@
-"""Schema by migrations (matching the ORM), SQLite WAL and busy timeout, atomic files."""
+"""app/core/db.py: the schema by migrations (matching the ORM, keeping existing rows), SQLite's
+WAL and busy timeout, datetimes."""
 
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
 
-import numpy as np
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -19,9 +20,7 @@ from app.core.db import (
     run_migrations,
     transaction,
 )
-from app.core.files import atomic_write
 from app.models import Base, Dataset
-from app.services.datasets import csr_writer, load_csr
 
 
 def test_migrations_build_the_orm_schema_and_are_idempotent(tmp_path: Path):
@@ -60,27 +59,26 @@ def test_datetimes_come_back_aware_utc(tmp_path: Path):
     assert abs((dt.datetime.now(dt.UTC) - created).total_seconds()) < 60
 
 
-def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path):
-    target = tmp_path / "f.bin"
-    atomic_write(target, lambda fh: fh.write(b"old") and None)
-
-    def broken(fh):
-        fh.write(b"half")
-        raise RuntimeError("disk on fire")
-
-    with pytest.raises(RuntimeError):
-        atomic_write(target, broken)
-    assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["f.bin"]
-
-
-def test_datasets_round_trip_without_pickle(tmp_path: Path):
-    import scipy.sparse as sp
-
-    X = sp.random(20, 7, density=0.3, format="csr", random_state=0)
-    for y in (np.arange(20, dtype=float), np.array(["g", "hh"] * 10)):
-        atomic_write(tmp_path / "d.npz", csr_writer(X, y))
-        X2, y2 = load_csr(tmp_path / "d.npz")  # np.load(allow_pickle=False) inside
-        assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
-    with pytest.raises(TypeError, match="float or unicode"):
-        atomic_write(tmp_path / "o.npz", csr_writer(X, np.array([object()] * 20)))
+def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
+    """0002 adds columns in place: an existing job keeps its trace (no table rebuild, whose DROP
+    would cascade into job_trace)."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
+            "cancel_requested, created_at) VALUES (1, 'succeeded', 'pgs', 'binary', 0, '{}', "
+            "'[]', 1, 0, '2026-01-01 00:00:00')"))
+        conn.execute(text(
+            "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, solver_seconds) "
+            "VALUES (1, 0, 0, 0, 0.0), (1, 1, 10, 10, 0.5)"))
+    run_migrations(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
+        assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
+        applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    # 0004 merges the studies and leases branches: being at the head means 0002 was applied.
+    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0004_trace_sparsity"}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 DOCKERFILE = REPO / "Dockerfile"
 COMPOSE = REPO / "docker-compose.yml"

@@ -8,8 +8,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-
-from .conftest import assert_problem, make_settings, upload
+from tests.helpers import assert_problem, make_settings, upload
 
 
 def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):

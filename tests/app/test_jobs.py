@@ -1,5 +1,6 @@
-"""The job life cycle through the real pool: results equal to an in-process run, cancel,
-idempotency, validation before queueing, listing."""
+"""/v1/jobs (app/api/routes/jobs.py, app/services/job_requests.py) and the job life cycle
+through the real pool: results equal to an in-process run, cancel, idempotency, validation
+before queueing, listing."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from sklearn.datasets import load_svmlight_file
 
 from app.main import create_app
 from solver import PGSClassifier, PGSRegressor
-
-from .conftest import assert_problem, create_job, make_settings, upload, wait_for
+from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -196,6 +196,8 @@ def test_idempotency_key(app_client: TestClient):
         ({"dataset_id": 999_999}, "body.dataset_id"),
         ({"test_dataset_id": 999_999}, "body.test_dataset_id"),
         ({"test_fraction": 1.5}, "body.test_fraction"),
+        # heart has 270 rows: 0.1 % of them rounds to no test row (the one rule of a split).
+        ({"test_fraction": 0.001}, "body.test_fraction"),
         ({"test_fraction": 0.2, "test_dataset_id": 1}, "body"),
         ({"targets": [0.9]}, "body.targets"),
         ({"test_fraction": 0.2, "targets": [1.5]}, "body.targets"),

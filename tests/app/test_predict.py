@@ -15,8 +15,7 @@ from sklearn.datasets import load_svmlight_file
 from app.main import create_app
 from app.services.model_store import load_model_files
 from solver import load_model
-
-from .conftest import assert_problem, create_job, make_settings, upload, wait_for
+from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
 
 
 def _train(c: TestClient, dataset_id: int, **params: Any) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""Time-to-accuracy studies through the real app, a real SQLite file and the real pool: fan-out
-into jobs on seeded subsamples, the table against the jobs' own traces, plots, cancel, validation,
-sigma chosen on the training rows only, and the migration of an existing database."""
+"""Time-to-accuracy studies (app/api/routes/studies.py and plots.py, app/services/studies.py,
+study_requests.py, study_phases.py) through the real app, a real SQLite file and the real pool:
+fan-out into jobs on seeded subsamples, the table against the jobs' own traces, plots, cancel,
+validation, sigma chosen on the training rows only."""
 
 from __future__ import annotations
 
-import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -18,8 +18,7 @@ from sklearn.datasets import load_svmlight_file
 
 from app.main import create_app
 from solver import PGSClassifier
-
-from .conftest import JOB_TIMEOUT_S, assert_problem, make_settings, upload
+from tests.helpers import JOB_TIMEOUT_S, assert_problem, make_settings, poll, upload
 
 SVG = "{http://www.w3.org/2000/svg}"
 TERMINAL = ("succeeded", "failed", "cancelled", "partial")
@@ -48,14 +47,7 @@ def _heart(c: TestClient) -> int:
 def wait_study(c: TestClient, study_id: int, done: Callable[[dict[str, Any]], bool] | None = None,
                timeout: float = JOB_TIMEOUT_S) -> dict[str, Any]:
     done = done or (lambda s: s["status"] in TERMINAL)
-    deadline = time.monotonic() + timeout
-    while True:
-        study = c.get(f"/v1/studies/{study_id}").json()
-        if done(study):
-            return study
-        if time.monotonic() > deadline:
-            raise AssertionError(f"study {study_id} did not get there in {timeout} s: {study}")
-        time.sleep(0.1)
+    return poll(c, f"/v1/studies/{study_id}", done, timeout, interval=0.1)
 
 
 def study_jobs(c: TestClient, study_id: int) -> list[dict[str, Any]]:
@@ -250,6 +242,8 @@ def test_cancel_study_cancels_its_queued_and_running_jobs(app_client: TestClient
          "body.runs.0.params.sigma"),
         ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [3]},
          "body.sizes.0"),
+        # 1 % of 40 rows rounds to no validation row (the one rule of a split).
+        ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.01}}, "body.sizes.0"),
         # A batch that fits the training part but not the smallest subsample (40 rows), or not
         # the 20 rows a fit gets at size 40 after select_sigma's validation half.
         ({"runs": [{"params": {}}, {"params": {"batch_size": 41}}]},
@@ -333,35 +327,3 @@ def test_sigma_is_selected_on_training_rows_only(app_client: TestClient, data_di
         # The same model on the same rows with every label flipped: accuracies add up to one.
         total = plain[key]["metrics"]["test_accuracy"] + flip[key]["metrics"]["test_accuracy"]
         assert total == pytest.approx(1.0, abs=1e-12)
-
-
-def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
-    """0002 adds columns in place: an existing job keeps its trace (no table rebuild, whose DROP
-    would cascade into job_trace)."""
-    from alembic import command
-    from sqlalchemy import text
-
-    from app.core.db import alembic_config, make_engine, run_migrations
-
-    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    cfg = alembic_config(engine)
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0001")
-    with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
-            "cancel_requested, created_at) VALUES (1, 'succeeded', 'pgs', 'binary', 0, '{}', "
-            "'[]', 1, 0, '2026-01-01 00:00:00')"))
-        conn.execute(text(
-            "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, solver_seconds) "
-            "VALUES (1, 0, 0, 0, 0.0), (1, 1, 10, 10, 0.5)"))
-    run_migrations(engine)
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
-        assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
-        applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
-    # 0004 merges the studies and leases branches: being at the head means 0002 was applied.
-    from alembic.script import ScriptDirectory
-
-    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0004_trace_sparsity"}

@@ -166,6 +166,23 @@ class Postgres:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def throwaway_postgres() -> Iterator[Postgres]:
+    """A private server for the block, destroyed after it; skips the test where PostgreSQL
+    cannot run here."""
+    import pytest
+
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[dev]')")
+    reason = postgres_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    pg = Postgres().init()
+    try:
+        yield pg
+    finally:
+        pg.destroy()
+
+
 # -- Dask --------------------------------------------------------------------------------------
 
 
@@ -292,6 +309,14 @@ class ApiServer:
 
 
 FINAL = ("succeeded", "failed", "cancelled")
+# Short leases so that the tests see recovery within seconds (defaults: 5 s / 30 s / 2 s).
+FAST_LEASES = {"PGS_HEARTBEAT_S": "0.5", "PGS_LEASE_S": "3", "PGS_SWEEP_INTERVAL_S": "0.5"}
+
+
+def cluster_env(pg_url: str, cluster: DaskCluster) -> dict[str, str]:
+    """Environment for an ApiServer on a PostgreSQL database and a Dask cluster."""
+    return {"PGS_DATABASE_URL": pg_url,
+            "PGS_EXECUTOR": cluster.address.replace("tcp://", "dask://"), **FAST_LEASES}
 
 
 def backend_env(setup: str, root: Path, stack: Any) -> dict[str, str]:

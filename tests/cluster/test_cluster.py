@@ -19,15 +19,7 @@ from app.core.db import make_engine, make_session_factory, run_migrations, trans
 from app.models import Job, utcnow
 from app.services import jobs, leases
 
-from .harness import ApiServer, DaskCluster, poll_job, tiny_svmlight
-
-# Short leases so that the tests see recovery within seconds (defaults: 5 s / 30 s / 2 s).
-FAST_LEASES = {"PGS_HEARTBEAT_S": "0.5", "PGS_LEASE_S": "3", "PGS_SWEEP_INTERVAL_S": "0.5"}
-
-
-def cluster_env(pg_url: str, cluster: DaskCluster) -> dict[str, str]:
-    return {"PGS_DATABASE_URL": pg_url,
-            "PGS_EXECUTOR": cluster.address.replace("tcp://", "dask://"), **FAST_LEASES}
+from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight
 
 
 def worker_pids_of_jobs(pg_url: str) -> dict[int, int | None]:

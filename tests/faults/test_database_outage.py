@@ -10,22 +10,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.app.conftest import assert_problem, make_settings, wait_for
-from tests.cluster.harness import Postgres, postgres_unavailable_reason, tiny_svmlight
+from tests.cluster.harness import Postgres, throwaway_postgres, tiny_svmlight
+from tests.helpers import assert_problem, make_settings, wait_for
 
 
 @pytest.fixture
 def own_postgres():
-    """A server of this test's own: it is stopped and started (the shared one must stay up)."""
-    pytest.importorskip("psycopg")
-    reason = postgres_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    pg = Postgres().init()
-    try:
+    """A server of this test's own: it is stopped and started."""
+    with throwaway_postgres() as pg:
         yield pg
-    finally:
-        pg.destroy()
 
 
 def test_postgres_restart_gives_503_then_recovers(tmp_path: Path, own_postgres: Postgres):

@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.app.conftest import assert_problem, make_settings
+from tests.helpers import assert_problem, make_settings
 
 SIZE_KB = 768
 

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.app.conftest import assert_problem, make_settings, wait_for
 from tests.cluster.harness import tiny_svmlight
+from tests.helpers import assert_problem, make_settings, wait_for
 
 MIB = 1024 * 1024
 # A case must be answered within this (a hang would show here, not as a CI time-out).

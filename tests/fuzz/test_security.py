@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from app.core.store import InvalidKey, LocalDirStore
 from app.main import create_app
-from tests.app.conftest import REPO, assert_problem, make_settings, wait_for
 from tests.cluster.harness import tiny_svmlight
+from tests.helpers import REPO, assert_problem, make_settings, wait_for
 
 KEY = "s3cret-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}

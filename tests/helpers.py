@@ -1,31 +1,27 @@
-"""Fixtures for the service tests: a real app, a real SQLite file in tmp_path, the real pool."""
+"""What the service tests share (tests/app, tests/faults, tests/fuzz): the settings of a real app
+on a fresh data dir and SQLite file, and the calls and checks they all make. The fixtures built
+on these are in tests/conftest.py; processes (uvicorn, PostgreSQL, Dask) in
+tests/cluster/harness.py."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
-from app.main import create_app
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 # Worker processes inherit this: compiled kernels are loaded, not rebuilt, in every test app.
 os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "var" / "numba-cache"))
 
 PROBLEM = "application/problem+json"
 # Generous: these bound a hang, they do not measure speed.
 JOB_TIMEOUT_S = 180.0
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # Starlette's TestClient warns that it prefers a newer httpx; irrelevant to these tests.
-    config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
 
 
 def make_settings(root: Path, **overrides: Any) -> Settings:
@@ -41,18 +37,6 @@ def make_settings(root: Path, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return make_settings(tmp_path)
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    """A fresh app and database per test; worker processes start only if a job is submitted."""
-    with TestClient(create_app(settings)) as c:
-        yield c
-
-
 def upload(
     client: TestClient, content: bytes | Path, filename: str = "data.svm", **fields: str
 ) -> Any:
@@ -64,6 +48,19 @@ def create_job(client: TestClient, headers: dict[str, str] | None = None, **body
     return client.post("/v1/jobs", json=body, headers=headers or {})
 
 
+def poll(client: TestClient, path: str, done: Callable[[dict[str, Any]], bool],
+         timeout: float = JOB_TIMEOUT_S, interval: float = 0.05) -> dict[str, Any]:
+    """GET ``path`` until ``done(body)``; returns the body."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body: dict[str, Any] = client.get(path).json()
+        if done(body):
+            return body
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} did not get there in {timeout} s: {body}")
+        time.sleep(interval)
+
+
 def wait_for(
     client: TestClient,
     job_id: int,
@@ -72,14 +69,7 @@ def wait_for(
 ) -> dict[str, Any]:
     """Poll the job until ``done(job)`` (default: a terminal status)."""
     done = done or (lambda j: j["status"] in ("succeeded", "failed", "cancelled"))
-    deadline = time.monotonic() + timeout
-    while True:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        if done(job):
-            return job
-        if time.monotonic() > deadline:
-            raise AssertionError(f"job {job_id} did not get there in {timeout} s: {job}")
-        time.sleep(0.05)
+    return poll(client, f"/v1/jobs/{job_id}", done, timeout)
 
 
 def assert_problem(response: Any, status: int, field: str | None = None) -> dict[str, Any]:

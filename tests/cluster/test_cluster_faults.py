@@ -1,6 +1,6 @@
 """Faults on the cluster path (PostgreSQL + Dask): each ends with nothing lost and nothing stuck.
 
-The local-pool twins live in tests/app/test_restart.py (a worker process SIGKILLed mid-job, the
+The local-pool twins live in tests/app/test_runner.py (a worker process SIGKILLed mid-job, the
 server SIGKILLed with a queued and a running job, graceful restarts); they are not repeated here.
 """
 
@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import create_engine, text
 
-from tests.cluster.harness import ApiServer, DaskCluster, poll_job, tiny_svmlight, wait_until
-from tests.cluster.test_cluster import cluster_env
+from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight, wait_until
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 SHORT = {"loss": "logistic", "sigma": 1e-3, "n_iter": 5000, "random_state": 0}

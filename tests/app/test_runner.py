@@ -1,26 +1,22 @@
-"""Nothing is lost: graceful restarts, a killed server, a killed worker, and giving up."""
+"""The runner, its worker processes and the background services around them (app/runner.py,
+app/worker.py, app/background/): nothing is lost through a graceful restart, a killed server, a
+killed worker, and giving up on a job that keeps losing its worker."""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from app.core.db import make_engine, make_session_factory, transaction
 from app.main import create_app
 from app.models import Job
-
-from .conftest import JOB_TIMEOUT_S, REPO, create_job, make_settings, upload, wait_for
+from tests.cluster.harness import ApiServer, poll_job
+from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -47,74 +43,30 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
     assert first["metrics"]["solver_seconds"] >= 2
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    # A session of its own: killpg takes down uvicorn and every worker, like a container kill.
-    return subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=env,
-                            start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-
-
-def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the server exited"
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("server did not become ready")
-
-
-def _poll(client: httpx.Client, job_id: int, done: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + JOB_TIMEOUT_S
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        if done(job):
-            return job
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} stuck: {job}")
-
-
 def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, data_dir: Path):
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PGS_DATA_DIR": str(tmp_path / "var"), "PGS_PORT": str(port),
-           "PGS_HOST": "127.0.0.1", "PGS_WORKERS": "1", "PGS_PROGRESS_INTERVAL_S": "0.1",
-           "PGS_API_KEYS": "", "PGS_LOG_LEVEL": "warning"}
-    proc = _serve(env)
+    server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1").start()
     try:
-        _wait_ready(base, proc)
-        with httpx.Client(base_url=base, timeout=30) as c:
+        with server.client() as c:
             files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
             ds = c.post("/v1/datasets", files=files).json()["id"]
             running = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
                                                "time_budget_s": 3}).json()["id"]
             queued = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}
                             ).json()["id"]
-            _poll(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0)
+            poll_job(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0,
+                     timeout=JOB_TIMEOUT_S)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        server.kill()
     assert _jobs_in_db(tmp_path / "var" / "pgs.db") == {running: ("running", 1),
                                                         queued: ("queued", 0)}
 
-    proc = _serve(env)
+    server.start()
     try:
-        _wait_ready(base, proc)
-        with httpx.Client(base_url=base, timeout=30) as c:
-            done = lambda j: j["status"] in ("succeeded", "failed", "cancelled")  # noqa: E731
-            first, second = _poll(c, running, done), _poll(c, queued, done)
+        with server.client() as c:
+            first = poll_job(c, running, timeout=JOB_TIMEOUT_S)
+            second = poll_job(c, queued, timeout=JOB_TIMEOUT_S)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        server.stop()
     assert first["status"] == "succeeded" and first["attempts"] == 2, first
     assert first["stop_reason"] == "time_budget"
     assert second["status"] == "succeeded" and second["attempts"] == 1, second

@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.core.security import BindRefused, check_bind, is_loopback
 from app.main import create_app
-
-from .conftest import REPO, assert_problem, create_job, make_settings, upload
+from tests.helpers import REPO, assert_problem, create_job, make_settings, upload
 
 
 @pytest.fixture
