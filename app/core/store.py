@@ -4,7 +4,7 @@ Everything a worker reads (uploaded data sets) or writes (models) goes through a
 addressed by keys such as ``datasets/<uuid>.npz`` and ``models/<uuid>.npz`` (the database holds
 the keys). :class:`LocalDirStore` keeps them under the data dir; with several hosts that
 directory is a volume every API process and worker mounts at the same path. An object store
-would implement the same five methods (``write`` as a single PUT is atomic there too).
+would implement the same four methods (``write`` as a single PUT is atomic there too).
 """
 
 from __future__ import annotations
@@ -45,8 +45,6 @@ class Store(Protocol):
     def open(self, key: str) -> AbstractContextManager[IO[bytes]]:
         """Read ``key`` as a seekable binary file; FileNotFoundError if it does not exist."""
         ...
-
-    def exists(self, key: str) -> bool: ...
 
     def delete(self, *keys: str) -> None:
         """Remove the keys; missing ones are ignored."""
@@ -89,9 +87,6 @@ class LocalDirStore:
 
     def open(self, key: str) -> AbstractContextManager[IO[bytes]]:
         return self._open(key)
-
-    def exists(self, key: str) -> bool:
-        return self.path(key).is_file()
 
     def delete(self, *keys: str) -> None:
         remove_quietly(*(self.path(k) for k in keys))
