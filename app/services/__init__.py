@@ -1,1 +1,2 @@
-"""Plain functions behind the routes: parsing, storage, job state transitions, prediction."""
+"""Plain functions behind the routes and the workers: request rules, parsing, storage, job state
+transitions and leases, studies, prediction."""
