@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
 from app.api.routes import datasets, health, jobs, models, plots, studies
@@ -93,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.parse_limiter = CapacityLimiter(settings.max_concurrent_parses)
 
     def snapshot() -> dict[str, Any]:
         with app.state.session_factory() as s:

@@ -6,7 +6,7 @@ import datetime as dt
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 Task = Literal["binary", "multiclass", "regression"]
 Label = int | float | str
@@ -28,6 +28,14 @@ class DatasetRead(BaseModel):
     sha256: str = Field(description="SHA-256 of the file as uploaded")
     size_bytes: int = Field(description="Size of the file as uploaded")
     created_at: dt.datetime
+
+    @computed_field(description="What the data set cannot be used for (stored all the same)")
+    def warnings(self) -> list[str]:
+        if self.task != "regression" and len(self.classes or []) < 2:
+            # Kept: it can still evaluate a model (test_dataset_id), but no job can train on it.
+            return [f"the data set has a single class ({(self.classes or ['?'])[0]!r}): no "
+                    "classifier can be trained on it; it can serve as evaluation data"]
+        return []
 
 
 class DatasetList(BaseModel):

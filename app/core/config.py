@@ -40,8 +40,19 @@ class Settings(BaseSettings):
     log_level: str = "info"
 
     max_upload_bytes: int = Field(default=256 * MIB, ge=1)
-    # Guard against gzip bombs: the decompressed stream may not grow past this.
+    # Guard against gzip bombs: the decompressed stream may not grow past this, nor past
+    # max_compression_ratio times the compressed size (real data sets stay under 25:1; any gzip
+    # may inflate to 16 MiB). Both are checked by inflating once before parsing.
     max_decompressed_bytes: int = Field(default=2048 * MIB, ge=1)
+    max_compression_ratio: float = Field(default=100.0, ge=1)
+    # An upload is parsed in a child process with these limits: the memory it may allocate
+    # beyond the parser's own (an address-space limit) and the wall-clock time (the CPU time is
+    # capped a little above it); at most max_concurrent_parses run at once, further uploads wait.
+    parse_memory_bytes: int = Field(default=2048 * MIB, ge=16 * MIB)
+    parse_timeout_s: float = Field(default=300.0, gt=0)
+    max_concurrent_parses: int = Field(default=2, ge=1)
+    # CSV string labels: the longest label (distinct labels are capped at 1000 classes).
+    max_label_chars: int = Field(default=256, ge=1)
     max_predict_bytes: int = Field(default=64 * MIB, ge=1)
     # Columns of a data set (its largest feature index): a model holds dense weight vectors.
     max_features: int = Field(default=2**24, ge=1)

@@ -1,16 +1,21 @@
 """Turn an uploaded svmlight or CSV file (optionally gzip-compressed) into CSR features and labels.
 
-Parsing uses well-kept parsers (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) on a
-stream read from disk; every way the input can be wrong ends as :class:`ParseError`, which the
-route turns into a 422 (or 413 for :class:`TooLargeError`).
+The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed by
+a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows, so
+neither the text nor a dense form of the data is ever held whole. Every way the input can be
+wrong ends as :class:`ParseError` naming the line where it can (a 422), or :class:`TooLargeError`
+naming the limit (a 413). The route runs this in a child process with memory and time limits
+(:mod:`app.services.parse_process`).
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
+import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, TypeVar, cast
@@ -25,8 +30,16 @@ GZIP_MAGIC = b"\x1f\x8b"
 MAX_AUTO_CLASSES = 20
 MAX_CLASSES = 1000
 SNIFF_BYTES = 64 * 1024
+BLOCK_BYTES = 4 * 1024 * 1024
+# Any gzip upload may inflate to this much, whatever its compression ratio (tiny files of
+# repeated rows compress far better than real data sets, which stay under 25:1).
+RATIO_FLOOR_BYTES = 16 * 1024 * 1024
+# A run of blank lines: collapsed before parsing, so blank lines cost a regex scan, not a
+# parser iteration each (a gzip of newlines would otherwise keep a parser busy for minutes).
+_BLANK_RUN = re.compile(rb"\n[ \t\r\n]*\n")
 
 Format = Literal["svmlight", "csv"]
+LabelKind = Literal["numeric", "string"]
 T = TypeVar("T")
 
 
@@ -35,7 +48,7 @@ class ParseError(ValueError):
 
 
 class TooLargeError(ParseError):
-    """The decompressed stream grew past the configured limit."""
+    """The data grew past a configured limit."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,9 @@ class ParseOptions:
     task: Literal["auto", "classification", "regression"] = "auto"
     filename: str = ""
     max_decompressed_bytes: int = 2**31
+    max_compression_ratio: float = 100.0
+    max_features: int = 2**24
+    max_label_chars: int = 256
 
 
 @dataclass
@@ -55,7 +71,7 @@ class ParsedDataset:
     y: np.ndarray
     format: Format
     compressed: bool
-    label_kind: Literal["numeric", "string"]
+    label_kind: LabelKind
     task: Literal["binary", "multiclass", "regression"]
     classes: list[int | float | str] | None
     index_base: int
@@ -64,9 +80,10 @@ class ParsedDataset:
 class _LimitedReader(io.RawIOBase):
     """Counts bytes read from a (decompressing) stream and stops past a limit."""
 
-    def __init__(self, inner: IO[bytes], limit: int) -> None:
+    def __init__(self, inner: IO[bytes], limit: int, setting: str) -> None:
         self._inner = inner
         self._limit = limit
+        self._setting = setting
         self._count = 0
 
     def readable(self) -> bool:
@@ -77,7 +94,7 @@ class _LimitedReader(io.RawIOBase):
         self._count += len(data)
         if self._count > self._limit:
             raise TooLargeError(
-                f"the decompressed data exceeds the limit of {self._limit} bytes"
+                f"the decompressed data exceeds {self._limit} bytes ({self._setting})"
             )
         buffer[: len(data)] = data
         return len(data)
@@ -92,10 +109,22 @@ def is_gzip(path: Path) -> bool:
         return fh.read(2) == GZIP_MAGIC
 
 
-def _opener(path: Path, compressed: bool, limit: int) -> Callable[[], io.BufferedReader]:
+def _inflate_limit(path: Path, options: ParseOptions) -> tuple[int, str]:
+    """How far the decompressed stream may grow, and the setting that says so."""
+    by_ratio = max(int(options.max_compression_ratio * path.stat().st_size), RATIO_FLOOR_BYTES)
+    if by_ratio < options.max_decompressed_bytes:
+        return by_ratio, (f"{options.max_compression_ratio:g} times the compressed size, "
+                          "PGS_MAX_COMPRESSION_RATIO")
+    return options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"
+
+
+def _opener(path: Path, compressed: bool, options: ParseOptions) -> Callable[[], io.BufferedReader]:
+    limit, setting = (_inflate_limit(path, options) if compressed
+                      else (options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"))
+
     def open_stream() -> io.BufferedReader:
         raw = cast(IO[bytes], gzip.open(path, "rb") if compressed else path.open("rb"))
-        return io.BufferedReader(_LimitedReader(raw, limit), buffer_size=1 << 20)
+        return io.BufferedReader(_LimitedReader(raw, limit, setting), buffer_size=1 << 20)
 
     return open_stream
 
@@ -106,6 +135,14 @@ def _decompression_guard(fn: Callable[[], T]) -> T:
         return fn()
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise ParseError(f"the file is not a valid gzip stream: {exc}") from exc
+
+
+def _inflate_all(open_stream: Callable[[], io.BufferedReader]) -> None:
+    """Decompress once without parsing: a gzip bomb (or a corrupt stream) is refused in the
+    time inflating takes, before a parser spends time on it."""
+    with open_stream() as fh:
+        while fh.read(BLOCK_BYTES):
+            pass
 
 
 def _sniff_format(head: bytes, filename: str) -> Format:
@@ -132,7 +169,9 @@ def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
     if path.stat().st_size == 0:
         raise ParseError("the file is empty")
     compressed = is_gzip(path)
-    open_stream = _opener(path, compressed, options.max_decompressed_bytes)
+    open_stream = _opener(path, compressed, options)
+    if compressed:
+        _decompression_guard(lambda: _inflate_all(open_stream))
 
     def read_head() -> bytes:
         with open_stream() as fh:
@@ -146,63 +185,196 @@ def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
     )
     if fmt == "svmlight":
         X, y, index_base = _decompression_guard(lambda: _parse_svmlight(open_stream, options))
-        label_kind: Literal["numeric", "string"] = "numeric"
+        label_kind: LabelKind = "numeric"
     else:
-        X, y, label_kind = _decompression_guard(lambda: _parse_csv(open_stream, head, options))
+        X, y, label_kind = _decompression_guard(lambda: _parse_csv(open_stream, options))
         index_base = 1
-    _check_values(X, y, label_kind)
+    if X.shape[0] == 0:
+        raise ParseError("the file has no data rows")
+    if X.shape[1] == 0:
+        raise ParseError("the file has no features (every row is empty)")
+    _check_width(X.shape[1], options)
     task, classes = infer_task(y, label_kind, options.task)
     return ParsedDataset(X, y, fmt, compressed, label_kind, task, classes, index_base)
+
+
+# -- blocks of whole lines ------------------------------------------------------------------
+
+
+def _blocks(stream: IO[bytes], first_line: int) -> Iterator[tuple[int, bytes]]:
+    """Blocks of whole lines (about BLOCK_BYTES each), each with the number of its first line."""
+    line = first_line
+    pending: list[bytes] = []
+    while chunk := stream.read(BLOCK_BYTES):
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:  # a line longer than a block: keep reading
+            pending.append(chunk)
+            continue
+        block = b"".join([*pending, chunk[:cut]])
+        pending = [chunk[cut:]]
+        yield line, block
+        line += block.count(b"\n")
+    rest = b"".join(pending)
+    if rest.strip():
+        yield line, rest
+
+
+def _without_blank_lines(block: bytes) -> bytes:
+    return _BLANK_RUN.sub(b"\n", b"\n" + block)[1:]
+
+
+def _is_data_line(line: bytes, comments: bool) -> bool:
+    text = line.split(b"#", 1)[0] if comments else line
+    return bool(text.strip())
+
+
+def _line_of_row(block: bytes, first_line: int, row: int, comments: bool) -> int:
+    """The file line of the ``row``-th data row of ``block`` (blank and comment lines skipped)."""
+    seen = -1
+    for offset, line in enumerate(block.split(b"\n")):
+        if _is_data_line(line, comments):
+            seen += 1
+            if seen == row:
+                return first_line + offset
+    return first_line
+
+
+def _first_nonfinite_line(X: sp.csr_matrix, y: np.ndarray | None, block: bytes,
+                          first_line: int, comments: bool) -> str | None:
+    bad_x = ~np.isfinite(X.data)
+    if bad_x.any():
+        row = int(np.searchsorted(X.indptr, np.flatnonzero(bad_x)[0], "right")) - 1
+        return f"line {_line_of_row(block, first_line, row, comments)}: a feature is NaN or infinite"
+    if y is not None and y.dtype.kind == "f" and not np.isfinite(y).all():
+        row = int(np.flatnonzero(~np.isfinite(y))[0])
+        return f"line {_line_of_row(block, first_line, row, comments)}: the label is NaN or infinite"
+    return None
+
+
+def _stack(parts: list[sp.csr_matrix], n_features: int) -> sp.csr_matrix:
+    if not parts:
+        return sp.csr_matrix((0, n_features))
+    widened = [sp.csr_matrix((p.data, p.indices, p.indptr), shape=(p.shape[0], n_features))
+               for p in parts]
+    return sp.csr_matrix(sp.vstack(widened, format="csr"))
+
+
+def _check_width(width: int, options: ParseOptions) -> None:
+    if width > options.max_features:
+        # A single huge index (e.g. "1 2147483647:1") would make every model that size.
+        raise ParseError(f"{width} features (the largest feature index); the limit is "
+                         f"{options.max_features} (PGS_MAX_FEATURES)")
+
+
+# -- svmlight ---------------------------------------------------------------------------------
+
+
+def _svmlight_block(block: bytes) -> tuple[sp.csr_matrix, np.ndarray]:
+    # Raw (0-based) indices; the index base is decided once the whole file is seen.
+    X, y = load_svmlight_file(io.BytesIO(block), dtype=np.float64, zero_based=True)
+    return sp.csr_matrix(X), y
+
+
+def _svmlight_error(block: bytes, first_line: int) -> ParseError:
+    """Bisect the block's lines (each parses alone) for the first one the parser refuses."""
+    lines = block.split(b"\n")
+    lo, hi = 0, len(lines)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            _svmlight_block(b"\n".join(lines[lo:mid]))
+        except (ValueError, UnicodeDecodeError, OverflowError):
+            hi = mid
+        else:
+            lo = mid
+    try:
+        _svmlight_block(lines[lo])
+    except (ValueError, UnicodeDecodeError, OverflowError) as exc:
+        return ParseError(f"not a valid svmlight/LIBSVM file: line {first_line + lo}: {exc}")
+    return ParseError("not a valid svmlight/LIBSVM file")
 
 
 def _parse_svmlight(
     open_stream: Callable[[], io.BufferedReader], options: ParseOptions
 ) -> tuple[sp.csr_matrix, np.ndarray, int]:
-    # Parse with raw (0-based) indices and decide the base ourselves, so the base is known and
-    # can be stored: prediction requests in svmlight text must use the same convention.
-    try:
-        with open_stream() as fh:
-            X, y = load_svmlight_file(fh, dtype=np.float64, zero_based=True)
-    except TooLargeError:
-        raise
-    except (ValueError, UnicodeDecodeError, OverflowError) as exc:
-        raise ParseError(f"not a valid svmlight/LIBSVM file: {exc}") from exc
-    X = sp.csr_matrix(X)
+    parts: list[sp.csr_matrix] = []
+    labels: list[np.ndarray] = []
+    width = 0
+    with open_stream() as fh:
+        for first_line, block in _blocks(fh, 1):
+            try:
+                X, y = _svmlight_block(_without_blank_lines(block))
+            except (ValueError, UnicodeDecodeError, OverflowError):
+                raise _svmlight_error(block, first_line) from None
+            problem = _first_nonfinite_line(X, y, block, first_line, comments=True)
+            if problem:
+                raise ParseError(problem)
+            width = max(width, X.shape[1])
+            _check_width(width - 1, options)  # stop early; exact check at the end
+            parts.append(X)
+            labels.append(y)
+    X = _stack(parts, width)
+    y = np.concatenate(labels) if labels else np.empty(0)
+    return _apply_index_base(X, options), y, _index_base(X, options)
+
+
+def _index_base(X: sp.csr_matrix, options: ParseOptions) -> int:
     if options.zero_based == "true":
-        index_base = 0
-    elif options.zero_based == "false":
-        index_base = 1
-    else:
-        # scikit-learn's rule for zero_based="auto": 1-based unless some index is 0.
-        index_base = 0 if (X.nnz and X.indices.min() == 0) else 1
-    if index_base == 1:
-        if X.nnz and X.indices.min() == 0:
-            raise ParseError("feature index 0 found, but zero_based=false (indices start at 1)")
-        n_features = max(X.shape[1] - 1, 0)
-        X = sp.csr_matrix((X.data, X.indices - 1, X.indptr), shape=(X.shape[0], n_features))
-    return X, y, index_base
+        return 0
+    if options.zero_based == "false":
+        return 1
+    # scikit-learn's rule for zero_based="auto": 1-based unless some index is 0.
+    return 0 if (X.nnz and X.indices.min() == 0) else 1
 
 
-def _csv_delimiter(head: bytes) -> str:
-    first = next((ln for ln in head.splitlines() if ln.strip()), b"")
+def _apply_index_base(X: sp.csr_matrix, options: ParseOptions) -> sp.csr_matrix:
+    if _index_base(X, options) == 0:
+        return X
+    if X.nnz and X.indices.min() == 0:
+        raise ParseError("feature index 0 found, but zero_based=false (indices start at 1)")
+    n_features = max(X.shape[1] - 1, 0)
+    return sp.csr_matrix((X.data, X.indices - 1, X.indptr), shape=(X.shape[0], n_features))
+
+
+# -- CSV --------------------------------------------------------------------------------------
+
+
+def _csv_delimiter(first: str) -> str:
     for d in (",", ";", "\t"):
-        if d.encode() in first:
+        if d in first:
             return d
     return ","
 
 
-def _split_first_row(head: bytes, delimiter: str) -> list[str]:
-    first = next((ln for ln in head.splitlines() if ln.strip()), b"")
+def _decode(line: bytes, line_no: int) -> str:
     try:
-        text = first.decode("utf-8")
+        return line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ParseError(f"the CSV file is not UTF-8 text: {exc}") from exc
-    return [c.strip().strip('"') for c in text.split(delimiter)]
+        raise ParseError(f"line {line_no}: the CSV file is not UTF-8 text: {exc}") from exc
+
+
+def _split_row(text: str, delimiter: str, line_no: int) -> list[str]:
+    if '"' not in text:
+        return text.rstrip("\r\n").split(delimiter)
+    try:
+        return next(csv.reader([text], delimiter=delimiter), [])
+    except csv.Error as exc:
+        raise ParseError(f"line {line_no}: {exc}") from exc
 
 
 def _is_number(s: str) -> bool:
     try:
         float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_int(s: str | None) -> bool:
+    if s is None:
+        return False
+    try:
+        int(s)
     except ValueError:
         return False
     return True
@@ -224,85 +396,167 @@ def _label_index(label_column: str | None, names: list[str] | None, n_cols: int)
     return idx % n_cols
 
 
-def _parse_csv(
-    open_stream: Callable[[], io.BufferedReader], head: bytes, options: ParseOptions
-) -> tuple[sp.csr_matrix, np.ndarray, Literal["numeric", "string"]]:
-    delimiter = _csv_delimiter(head)
-    first = _split_first_row(head, delimiter)
-    n_cols = len(first)
+@dataclass(frozen=True)
+class _CsvLayout:
+    delimiter: str
+    n_cols: int
+    label_col: int
+    has_header: bool
+
+
+def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvLayout:
+    delimiter = _csv_delimiter(first)
+    cells = [c.strip() for c in _split_row(first, delimiter, line_no)]
+    n_cols = len(cells)
     if n_cols < 2:
         raise ParseError("a CSV data set needs at least one feature column and a label column")
+    _check_width(n_cols - 1, options)
     if options.header == "auto":
         if options.label_column and not _is_int(options.label_column):
             has_header = True  # a label column given by name needs a header row
         else:
             # Without a header every feature field of the first row is a number.
             guess = _label_index(options.label_column, None, n_cols)
-            has_header = not all(_is_number(c) for i, c in enumerate(first) if i != guess)
+            has_header = not all(_is_number(c) for i, c in enumerate(cells) if i != guess)
     else:
         has_header = options.header == "true"
-    names = first if has_header else None
-    label_col = _label_index(options.label_column, names, n_cols)
-    feature_cols = [i for i in range(n_cols) if i != label_col]
-    skip = 1 if has_header else 0
+    label_col = _label_index(options.label_column, cells if has_header else None, n_cols)
+    return _CsvLayout(delimiter, n_cols, label_col, has_header)
 
-    def load(usecols: list[int] | None, dtype: type) -> np.ndarray:
-        with open_stream() as fh:
-            text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
-            return np.loadtxt(
-                text, delimiter=delimiter, dtype=dtype, skiprows=skip, usecols=usecols,
-                ndmin=2, quotechar='"', comments=None,
-            )
 
-    try:
+class _LabelsAreStrings(Exception):
+    """A label that is not a number, after numeric ones: the file is read again as strings."""
+
+
+class _CsvBlocks:
+    """Accumulates CSR rows and labels from CSV blocks, enforcing the layout and label limits."""
+
+    def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions) -> None:
+        self.layout = layout
+        self.string_labels = string_labels
+        self.options = options
+        self.codes: dict[str, int] = {}
+        self.parts: list[sp.csr_matrix] = []
+        self.labels: list[np.ndarray] = []
+
+    def _encode(self, field: str) -> float:
+        label = field.strip()
+        code = self.codes.get(label)
+        if code is None:
+            if not label or len(label) > self.options.max_label_chars:
+                raise ValueError("label length")
+            if len(self.codes) >= MAX_CLASSES:
+                raise ValueError("too many labels")
+            code = self.codes[label] = len(self.codes)
+        return float(code)
+
+    def add(self, first_line: int, block: bytes) -> None:
+        lay = self.layout
         try:
-            # All-numeric files: one pass, and loadtxt checks every row has n_cols columns.
-            table = load(None, np.float64)
-            if table.shape[1] != n_cols:
-                raise ParseError(f"expected {n_cols} columns, found {table.shape[1]}")
-            features = table[:, feature_cols]
-            labels: np.ndarray = table[:, label_col]
-            kind: Literal["numeric", "string"] = "numeric"
-        except ValueError:
-            labels = load([label_col], str)[:, 0]
-            labels = np.char.strip(labels)
-            features = load(feature_cols, np.float64)
-            kind = "string"
-            if np.any(labels == ""):
-                row = int(np.flatnonzero(labels == "")[0]) + skip + 1
-                raise ParseError(f"empty label at line {row}") from None
-    except TooLargeError:
-        raise
-    except ParseError:
-        raise
-    except (ValueError, UnicodeDecodeError, IndexError) as exc:
-        raise ParseError(f"not a valid CSV data set: {exc}") from exc
-    if features.shape[0] == 0:
-        raise ParseError("the file has no data rows")
-    return sp.csr_matrix(features), labels, kind
+            text = block.decode("utf-8")
+            table = np.loadtxt(
+                io.StringIO(text), delimiter=lay.delimiter, dtype=np.float64, ndmin=2,
+                quotechar='"', comments=None,
+                converters={lay.label_col: self._encode} if self.string_labels else None,
+            )
+            if table.size and table.shape[1] != lay.n_cols:
+                raise ValueError("column count")
+        except (ValueError, UnicodeDecodeError):
+            raise self._explain(first_line, block) from None
+        features = np.delete(table, lay.label_col, axis=1)
+        X = sp.csr_matrix(features)
+        y = table[:, lay.label_col]
+        problem = _first_nonfinite_line(X, None if self.string_labels else y, block, first_line,
+                                        comments=False)
+        if problem:
+            raise ParseError(problem)
+        self.parts.append(X)
+        self.labels.append(y)
+
+    def _explain(self, first_line: int, block: bytes) -> Exception:
+        """The first line of a block the fast parser refused, and why (or _LabelsAreStrings)."""
+        lay = self.layout
+        for offset, raw in enumerate(block.split(b"\n")):
+            line_no = first_line + offset
+            text = _decode(raw, line_no)
+            if not text.strip():
+                continue
+            cells = _split_row(text, lay.delimiter, line_no)
+            if len(cells) != lay.n_cols:
+                return ParseError(f"line {line_no} has {len(cells)} fields; the first row has "
+                                  f"{lay.n_cols}")
+            for col, cell in enumerate(cells):
+                if col != lay.label_col and not _is_number(cell):
+                    return ParseError(f"line {line_no}, column {col + 1}: {cell[:40]!r} is not "
+                                      "a number")
+            problem = self._label_problem(cells[lay.label_col].strip(), line_no)
+            if problem is not None:
+                return problem
+        return ParseError("not a valid CSV data set")
+
+    def _label_problem(self, label: str, line_no: int) -> Exception | None:
+        if not label:
+            return ParseError(f"line {line_no}: the label is empty")
+        if not self.string_labels:
+            return None if _is_number(label) else _LabelsAreStrings()
+        if len(label) > self.options.max_label_chars:
+            return ParseError(f"line {line_no}: the label has {len(label)} characters; the "
+                              f"limit is {self.options.max_label_chars} (PGS_MAX_LABEL_CHARS)")
+        if label not in self.codes and len(self.codes) >= MAX_CLASSES:
+            return ParseError(f"line {line_no}: more than {MAX_CLASSES} distinct labels")
+        return None
+
+    def result(self) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+        X = _stack(self.parts, self.layout.n_cols - 1)
+        y = np.concatenate(self.labels) if self.labels else np.empty(0)
+        if not self.string_labels:
+            return X, y, "numeric"
+        names = np.asarray(sorted(self.codes, key=self.codes.__getitem__))
+        return X, names[y.astype(np.intp)], "string"
 
 
-def _is_int(s: str | None) -> bool:
-    if s is None:
-        return False
+def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
+    """The first non-blank line, read whole however long it is, and its line number."""
+    line_no, row = 1, fh.readline()
+    while row and not row.strip():
+        line_no, row = line_no + 1, fh.readline()
+    return line_no, row
+
+
+def _label_is_text(row: bytes, layout: _CsvLayout, line_no: int) -> bool:
+    cells = _split_row(_decode(row, line_no), layout.delimiter, line_no)
+    return len(cells) == layout.n_cols and not _is_number(cells[layout.label_col].strip())
+
+
+def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
+              string_labels: bool | None) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+    with open_stream() as fh:
+        line_no, first = _first_row(fh)
+        layout = _csv_layout(_decode(first, line_no).rstrip("\r\n"), line_no, options)
+        data_line = line_no + 1 if layout.has_header else line_no
+        row = fh.readline() if layout.has_header else first
+        if string_labels is None:
+            # Decided by the first data row; a later label that is not a number reads the file
+            # again with string labels (_LabelsAreStrings).
+            string_labels = _label_is_text(row, layout, data_line)
+        blocks = _CsvBlocks(layout, string_labels, options)
+        if row.strip():
+            blocks.add(data_line, row)
+        for first_line, block in _blocks(fh, data_line + 1):
+            blocks.add(first_line, block)
+    return blocks.result()
+
+
+def _parse_csv(
+    open_stream: Callable[[], io.BufferedReader], options: ParseOptions
+) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
     try:
-        int(s)
-    except ValueError:
-        return False
-    return True
+        return _read_csv(open_stream, options, None)
+    except _LabelsAreStrings:
+        return _read_csv(open_stream, options, True)
 
 
-def _check_values(X: sp.csr_matrix, y: np.ndarray, label_kind: str) -> None:
-    if X.shape[0] == 0:
-        raise ParseError("the file has no data rows")
-    if X.shape[1] == 0:
-        raise ParseError("the file has no features (every row is empty)")
-    if not np.isfinite(X.data).all():
-        row = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], "right")) - 1
-        raise ParseError(f"features contain NaN or infinity (first in data row {row + 1})")
-    if label_kind == "numeric" and not np.isfinite(y).all():
-        row = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise ParseError(f"labels contain NaN or infinity (first in data row {row + 1})")
+# -- labels -----------------------------------------------------------------------------------
 
 
 def json_label(v: object) -> int | float | str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
@@ -35,6 +36,22 @@ MAX_FIELD_BYTES = 64 * 1024
 MAX_FIELDS = 32
 # Multipart framing and the small form fields on top of the file itself.
 ENVELOPE_ALLOWANCE = 1024 * 1024
+
+
+MAX_NAME_CHARS = 255
+# Control characters (NUL, the ESC of terminal escape sequences, C1 codes) and line or paragraph
+# separators: a name is shown in listings and logs, where these would forge or break lines.
+_UNPRINTABLE = frozenset({"Cc", "Zl", "Zp"})
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a data set, or None."""
+    if len(name) > MAX_NAME_CHARS:
+        return f"has {len(name)} characters; the limit is {MAX_NAME_CHARS}"
+    bad = next((c for c in name if unicodedata.category(c) in _UNPRINTABLE), None)
+    if bad is not None:
+        return f"contains the control character U+{ord(bad):04X}"
+    return None
 
 
 def too_large(limit: int) -> ProblemError:

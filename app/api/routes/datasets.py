@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path as FsPath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from anyio import to_thread
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
@@ -17,11 +17,19 @@ from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetRead
-from app.services.datasets import csr_writer, new_dataset_key
-from app.services.parsing import ParseError, ParseOptions, TooLargeError, parse_upload
-from app.services.uploads import receive_upload
+from app.services.datasets import new_dataset_key
+from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
+from app.services.parsing import ParseError, ParseOptions, TooLargeError
+from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+
+
+def _printable_name(value: str | None) -> str | None:
+    problem = None if value is None else name_problem(value)
+    if problem:
+        raise ValueError(f"the name {problem}")
+    return value
 
 
 class UploadForm(BaseModel):
@@ -29,7 +37,8 @@ class UploadForm(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, max_length=255)
+    name: Annotated[str | None, AfterValidator(_printable_name)] = Field(
+        default=None, max_length=MAX_NAME_CHARS)
     format: Literal["auto", "svmlight", "csv"] = "auto"
     label_column: str | None = Field(
         default=None, description="CSV: column number (0-based, negative from the end) or name"
@@ -67,35 +76,38 @@ def _form_problem(exc: ValidationError) -> ProblemError:
     return invalid("invalid form field(s): " + ", ".join(e["field"] for e in errors), errors)
 
 
-def _store(settings: Settings, factory: Any, upload_path: FsPath, form: UploadForm,
-           filename: str, sha256: str, size: int) -> Dataset:
-    options = ParseOptions(
+def _parse_options(settings: Settings, form: UploadForm, filename: str) -> ParseOptions:
+    return ParseOptions(
         format=form.format, label_column=form.label_column, header=form.header,
         zero_based=form.zero_based, task=form.task, filename=filename,
         max_decompressed_bytes=settings.max_decompressed_bytes,
+        max_compression_ratio=settings.max_compression_ratio,
+        max_features=settings.max_features, max_label_chars=settings.max_label_chars,
     )
-    parsed = parse_upload(upload_path, options)
-    if parsed.X.shape[1] > settings.max_features:
-        # A single huge index (e.g. "1 2147483647:1") would make every model that size.
-        msg = (f"{parsed.X.shape[1]} features (the largest feature index); the limit is "
-               f"{settings.max_features} (PGS_MAX_FEATURES)")
+
+
+def _insert(factory: Any, name: str, key: str, stored: StoredDataset, sha256: str,
+            size: int) -> Dataset:
+    with transaction(factory) as s:
+        ds = Dataset(
+            name=name, format=stored.format, compressed=stored.compressed, file_name=key,
+            n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
+            task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
+            index_base=stored.index_base, sha256=sha256, size_bytes=size,
+        )
+        s.add(ds)
+    return ds
+
+
+def _dataset_name(form: UploadForm, filename: str) -> str:
+    """The explicit name, else the file's name (held to the same rules as a name)."""
+    if form.name:
+        return form.name
+    problem = name_problem(filename)
+    if problem:
+        msg = f"the file name {problem}; send a name field"
         raise invalid(msg, [field_error(["body", "file"], msg)])
-    store, rel = settings.store, new_dataset_key()
-    store.write(rel, csr_writer(parsed.X, parsed.y))
-    try:
-        with transaction(factory) as s:
-            ds = Dataset(
-                name=form.name or filename or "dataset", format=parsed.format,
-                compressed=parsed.compressed, file_name=rel, n_samples=parsed.X.shape[0],
-                n_features=parsed.X.shape[1], nnz=int(parsed.X.nnz), task=parsed.task,
-                classes=parsed.classes, label_kind=parsed.label_kind,
-                index_base=parsed.index_base, sha256=sha256, size_bytes=size,
-            )
-            s.add(ds)
-        return ds
-    except BaseException:
-        store.delete(rel)  # the row is the source of truth: no row, no file
-        raise
+    return filename or "dataset"
 
 
 @router.post(
@@ -104,21 +116,26 @@ def _store(settings: Settings, factory: Any, upload_path: FsPath, form: UploadFo
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip)",
-    responses={413: {"description": "File over the limit"}, 415: {"description": "Not multipart"}},
+    responses={413: {"description": "File over a size, memory or time limit"},
+               415: {"description": "Not multipart"}},
 )
 async def create_dataset(
     request: Request, response: Response, settings: SettingsDep, factory: FactoryDep
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
+    store, key = settings.store, new_dataset_key()
+    budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s)
     try:
         try:
             form = UploadForm.model_validate(upload.fields)
         except ValidationError as exc:
             raise _form_problem(exc) from exc
-        ds = await run_in_threadpool(
-            _store, settings, factory, upload.path, form, upload.filename, upload.sha256,
-            upload.size,
+        name = _dataset_name(form, upload.filename)
+        # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
+        stored = await to_thread.run_sync(
+            parse_and_store, upload.path, _parse_options(settings, form, upload.filename),
+            store, key, budget, limiter=request.app.state.parse_limiter,
         )
     except TooLargeError as exc:
         raise ProblemError(413, str(exc), kind="payload-too-large") from exc
@@ -126,6 +143,12 @@ async def create_dataset(
         raise invalid(str(exc), [field_error(["body", "file"], str(exc))]) from exc
     finally:
         upload.path.unlink(missing_ok=True)
+    try:
+        ds = await run_in_threadpool(_insert, factory, name, key, stored, upload.sha256,
+                                     upload.size)
+    except BaseException:
+        store.delete(key)  # the row is the source of truth: no row, no file
+        raise
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
     return ds
 

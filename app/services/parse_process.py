@@ -1,0 +1,150 @@
+"""Parse an upload in a child process with a memory limit, a time limit and a lower priority.
+
+Parsing is CPU-bound and its memory grows with the data: done in the API process it held the
+GIL (predictions waited) and a hostile file could take gigabytes. Here each upload is parsed by
+a process forked from a forkserver that has the parsers imported (a fork costs milliseconds; a
+fresh interpreter would import scikit-learn for seconds). The child lowers its priority, caps its
+address space (``RLIMIT_AS``) and CPU time (``RLIMIT_CPU``), parses, writes the data set to the
+store itself and sends back only a summary; the parent kills it at the wall-clock limit. The
+address-space limit is Linux's ``setrlimit``: the service runs on Linux (see the Dockerfile).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import signal
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Literal
+
+from app.core.store import Store
+from app.services.datasets import csr_writer
+from app.services.parsing import ParsedDataset, ParseError, ParseOptions, TooLargeError, parse_upload
+
+# The child yields the CPU to the API process (predictions) when both want it.
+NICENESS = 10
+# RLIMIT_CPU is a backstop for a parent that died: the wall-clock limit normally acts first.
+CPU_SLACK_S = 5
+
+
+@dataclass(frozen=True)
+class ParseBudget:
+    memory_bytes: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class StoredDataset:
+    """What the database row needs from a parse (the arrays stay in the store)."""
+
+    n_samples: int
+    n_features: int
+    nnz: int
+    format: Literal["svmlight", "csv"]
+    compressed: bool
+    label_kind: Literal["numeric", "string"]
+    task: Literal["binary", "multiclass", "regression"]
+    classes: list[int | float | str] | None
+    index_base: int
+
+
+def _summary(parsed: ParsedDataset) -> StoredDataset:
+    return StoredDataset(
+        n_samples=parsed.X.shape[0], n_features=parsed.X.shape[1], nnz=int(parsed.X.nnz),
+        format=parsed.format, compressed=parsed.compressed, label_kind=parsed.label_kind,
+        task=parsed.task, classes=parsed.classes, index_base=parsed.index_base,
+    )
+
+
+def _address_space_in_use() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_self(budget: ParseBudget) -> None:
+    os.nice(NICENESS)
+    # The limit counts what the forked process already maps (the imported libraries), so the
+    # budget is what the parse may add to it.
+    limit = _address_space_in_use() + budget.memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    cpu = int(budget.timeout_s) + CPU_SLACK_S
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+
+
+def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget,
+           conn: Connection) -> None:
+    outcome: tuple[str, Any]
+    try:
+        _limit_self(budget)
+        parsed = parse_upload(upload, options)
+        store.write(key, csr_writer(parsed.X, parsed.y))
+        outcome = ("stored", _summary(parsed))
+    except TooLargeError as exc:
+        outcome = ("too-large", str(exc))
+    except ParseError as exc:
+        outcome = ("invalid", str(exc))
+    except MemoryError:
+        outcome = ("memory", "")
+    conn.send(outcome)
+    conn.close()
+
+
+def _context() -> Any:
+    ctx = multiprocessing.get_context("forkserver")
+    # Takes effect when the forkserver starts (the first parse); later calls change nothing.
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
+def _over_memory(budget: ParseBudget) -> TooLargeError:
+    return TooLargeError(
+        f"parsing this file needs more than {budget.memory_bytes} bytes of memory "
+        "(PGS_PARSE_MEMORY_BYTES)"
+    )
+
+
+def _over_time(budget: ParseBudget) -> TooLargeError:
+    return TooLargeError(f"parsing took longer than {budget.timeout_s:g} s (PGS_PARSE_TIMEOUT_S)")
+
+
+def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
+                    budget: ParseBudget) -> StoredDataset:
+    """Parse ``upload`` in a child that writes the data set under ``key`` (blocking).
+
+    Raises :class:`ParseError` (422) or :class:`TooLargeError` (413, a size, memory or time
+    limit). On any error nothing is left under ``key``.
+    """
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(upload, options, store, key, budget, send),
+                        name="pgs-parse", daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(budget.timeout_s):
+            raise _over_time(budget)
+        try:
+            status, detail = receive.recv()
+        except EOFError:
+            # Killed before it could answer: by the CPU limit, or by an allocation failure
+            # outside Python's reach (the address-space limit).
+            child.join()
+            if child.exitcode == -signal.SIGXCPU:
+                raise _over_time(budget) from None
+            raise _over_memory(budget) from None
+    except BaseException:
+        store.delete(key)
+        raise
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    if status == "stored":
+        return detail
+    if status == "memory":
+        raise _over_memory(budget)
+    raise (TooLargeError if status == "too-large" else ParseError)(detail)

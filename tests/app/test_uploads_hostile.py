@@ -1,0 +1,148 @@
+"""Uploads built to corrupt a data set or exhaust the server: each is refused with a 4xx that
+names the line or the limit (and the setting that raises it), and nothing is stored."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from tests.app.conftest import assert_problem, make_settings, upload
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    settings = make_settings(tmp_path, parse_memory_bytes=256 * MIB)
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def _nothing_stored(client: TestClient, tmp_path: Path) -> None:
+    assert client.get("/v1/datasets").json()["items"] == []
+    assert list((tmp_path / "var" / "datasets").glob("*.npz")) == []
+    assert list((tmp_path / "var" / "tmp").iterdir()) == []
+
+
+# -- item 2: a CSV is stored as written or refused ------------------------------------------
+
+
+@pytest.mark.parametrize(("content", "line"), [
+    (b"1,2,1\n3,4,0\n5,6,7,8,9,1\n2,2,0\n", 3),  # a row with extra columns
+    (b"x,y,label\n1,2,a\n3,4\n5,6,b\n", 3),       # a short row, string labels
+    (b"1,2,1\n3,4,0\n5,6", 3),                     # truncated last row
+    (b"1,2,1\n3,4,0\n5,x,1\n", 3),                 # a feature that is not a number
+])
+def test_a_ragged_or_broken_csv_row_is_a_422_naming_its_line(
+    client: TestClient, tmp_path: Path, content: bytes, line: int
+):
+    body = assert_problem(upload(client, content, "d.csv"), 422, "body.file")
+    assert f"line {line}" in body["detail"], body["detail"]
+    _nothing_stored(client, tmp_path)
+
+
+def test_a_csv_row_longer_than_the_format_sniffing_buffer_is_read_whole(client: TestClient):
+    n_features = 100_000
+    rows = [",".join(["1"] * n_features + [label]) for label in ("0", "1", "1")]
+    r = upload(client, ("\n".join(rows) + "\n").encode(), "wide.csv")
+    assert r.status_code == 201, r.text
+    ds = r.json()
+    assert (ds["n_samples"], ds["n_features"], ds["classes"]) == (3, n_features, [0, 1])
+
+
+def test_a_label_after_numeric_ones_makes_every_label_a_string(client: TestClient):
+    r = upload(client, b"1,2,1\n3,4,0\n5,6,x\n", "mixed.csv")
+    assert r.status_code == 201, r.text
+    assert r.json()["classes"] == ["0", "1", "x"] and r.json()["n_features"] == 2
+
+
+# -- item 3: bounded parsing in a child process ---------------------------------------------
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_parsed(client: TestClient, tmp_path: Path):
+    bomb = gzip.compress(b"1 1:1\n" * (5 * MIB), compresslevel=9)  # 30 MiB from ~30 KB
+    body = assert_problem(upload(client, bomb, "bomb.svm.gz"), 413)
+    assert "PGS_MAX_COMPRESSION_RATIO" in body["detail"], body["detail"]
+    _nothing_stored(client, tmp_path)
+
+
+def test_a_gzip_of_blank_lines_is_refused_before_it_is_parsed(client: TestClient, tmp_path: Path):
+    blank = gzip.compress(b"1 1:1\n-1 2:1\n" + b"\n" * (48 * MIB), compresslevel=9)
+    body = assert_problem(upload(client, blank, "blank.svm.gz"), 413)
+    assert "PGS_MAX_COMPRESSION_RATIO" in body["detail"], body["detail"]
+    _nothing_stored(client, tmp_path)
+
+
+def test_blank_lines_cost_no_parsing_time(tmp_path: Path):
+    # Within every size limit: 40 million blank lines between two rows parse as two rows.
+    from app.services.parsing import ParseOptions, parse_upload
+
+    path = tmp_path / "blank.svm"
+    path.write_bytes(b"1 1:1\n" + b"\n" * (40 * MIB) + b"-1 2:1\n")
+    parsed = parse_upload(path, ParseOptions())
+    assert parsed.X.shape == (2, 2) and parsed.y.tolist() == [1, -1]
+
+
+def test_a_parse_over_its_memory_budget_is_a_413(tmp_path: Path):
+    settings = make_settings(tmp_path, parse_memory_bytes=64 * MIB)
+    with TestClient(create_app(settings)) as client:
+        # 18 MB of text whose CSR form needs about 90 MB.
+        body = assert_problem(upload(client, b"1 1:1\n" * 3_000_000, "rows.svm"), 413)
+        assert "PGS_PARSE_MEMORY_BYTES" in body["detail"], body["detail"]
+        _nothing_stored(client, tmp_path)
+        # The API process is unharmed and the next upload is parsed.
+        assert upload(client, b"1 1:1\n-1 2:1\n", "ok.svm").status_code == 201
+
+
+def test_a_parse_over_its_time_budget_is_a_413(tmp_path: Path):
+    settings = make_settings(tmp_path, parse_timeout_s=0.05)
+    with TestClient(create_app(settings)) as client:
+        body = assert_problem(upload(client, b"1 1:1 2:0.5 3:0.25\n" * 2_000_000, "slow.svm"), 413)
+        assert "PGS_PARSE_TIMEOUT_S" in body["detail"], body["detail"]
+        _nothing_stored(client, tmp_path)
+
+
+def test_a_label_longer_than_the_limit_is_a_422_naming_its_line(client: TestClient, tmp_path: Path):
+    content = b"1,2,a\n3,4," + b"x" * 1_000_000 + b"\n5,6,b\n"
+    body = assert_problem(upload(client, content, "long.csv"), 422, "body.file")
+    assert "line 2" in body["detail"] and "PGS_MAX_LABEL_CHARS" in body["detail"], body["detail"]
+    _nothing_stored(client, tmp_path)
+
+
+def test_too_many_distinct_labels_stop_the_parse_at_the_first_one_over(client: TestClient):
+    content = "".join(f"1,2,label{i}\n" for i in range(1200)).encode()
+    body = assert_problem(upload(client, content, "many.csv"), 422, "body.file")
+    assert "line 1001" in body["detail"], body["detail"]
+
+
+# -- item 13: names, single-class data ---------------------------------------------------------
+
+
+def test_a_file_name_longer_than_a_name_may_be_is_refused(client: TestClient, tmp_path: Path):
+    r = upload(client, b"1 1:1\n-1 2:1\n", "a" * 3000 + ".svm")
+    assert_problem(r, 422, "body.file")
+    _nothing_stored(client, tmp_path)
+    # With an explicit name the file name is not used, and a long one does not matter.
+    r = upload(client, b"1 1:1\n-1 2:1\n", "a" * 3000 + ".svm", name="short")
+    assert r.status_code == 201 and r.json()["name"] == "short"
+
+
+@pytest.mark.parametrize("name", ["nul\x00name", "\x1b[31mred\x1b[0m", "two\nlines", "c1\x9bcsi"])
+def test_control_characters_in_a_name_are_refused(client: TestClient, tmp_path: Path, name: str):
+    assert_problem(upload(client, b"1 1:1\n-1 2:1\n", "d.svm", name=name), 422, "body.name")
+    _nothing_stored(client, tmp_path)
+
+
+def test_a_single_class_data_set_is_stored_with_a_warning(client: TestClient):
+    r = upload(client, b"1 1:1\n1 2:1\n1 3:1\n", "one.svm")
+    assert r.status_code == 201, r.text
+    warnings = r.json()["warnings"]
+    assert len(warnings) == 1 and "single class" in warnings[0], warnings
+    assert client.get(f"/v1/datasets/{r.json()['id']}").json()["warnings"] == warnings
+    two = upload(client, b"1 1:1\n-1 2:1\n", "two.svm").json()
+    assert two["warnings"] == []
