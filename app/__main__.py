@@ -10,6 +10,7 @@ import uvicorn
 
 from app.core.config import get_settings
 from app.core.security import BindRefused, check_bind
+from app.core.server import uvicorn_options
 
 log = logging.getLogger("app")
 
@@ -36,6 +37,7 @@ def main() -> int:
         log_level=settings.log_level.lower(),
         # One server process owns the database and the pool (see services.leases.recover_on_startup).
         workers=1,
+        **uvicorn_options(settings),
     )
     return 0
 

@@ -25,7 +25,7 @@ from app.core.db import (
 from app.core.errors import install_error_handlers
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
-from app.core.security import require_api_key
+from app.core.security import NetworkGuardMiddleware, require_api_key
 from app.core.store import install_storage_error_handler
 from app.runner import JobRunner
 from app.services import jobs as job_service
@@ -109,7 +109,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_db_error_handlers(app)
     install_storage_error_handler(app)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, settings=settings)
+    app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     auth = [Depends(require_api_key)]
     app.include_router(health.router)

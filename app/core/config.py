@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -58,8 +59,23 @@ class Settings(BaseSettings):
     max_features: int = Field(default=2**24, ge=1)
     # Rows in one prediction request.
     max_predict_rows: int = Field(default=100_000, ge=1)
-    # JSON bodies of every other route (uploads and predictions have the limits above).
+    # JSON bodies of every other route (uploads and predictions have the limits above), and how
+    # deeply they may nest.
     max_body_bytes: int = Field(default=1 * MIB, ge=1024)
+    max_json_depth: int = Field(default=32, ge=4)
+    # Slow clients: a request's headers must be complete this long after the connection opened
+    # (or the previous response ended); a body may pause this long between two pieces, and take
+    # this long in all; at most max_connections connections are served (more get a 503).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_idle_timeout_s: float = Field(default=30.0, gt=0)
+    body_timeout_s: float = Field(default=900.0, gt=0)
+    max_connections: int = Field(default=1000, ge=1)
+    # Without API keys the server answers loopback connections only, and only requests whose Host
+    # is the server's own address, localhost, or one of these names (comma-separated).
+    allowed_hosts: str = ""
+    # Who may read /metrics: "public" (anyone who reaches the port), "key" (like /v1: a bearer
+    # key when PGS_API_KEYS is set) or "off" (404).
+    metrics_access: Literal["public", "key", "off"] = "key"
     model_cache_size: int = Field(default=32, ge=1)
 
     sqlite_busy_timeout_s: float = Field(default=15.0, gt=0)
@@ -106,6 +122,10 @@ class Settings(BaseSettings):
     def api_key_set(self) -> frozenset[str]:
         raw = self.api_keys.get_secret_value()
         return frozenset(k.strip() for k in raw.split(",") if k.strip())
+
+    @property
+    def allowed_host_set(self) -> frozenset[str]:
+        return frozenset(h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip())
 
     @property
     def store(self) -> Store:

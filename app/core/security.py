@@ -1,4 +1,4 @@
-"""Bearer API keys, and the rule that a server reachable from the network needs them."""
+"""Bearer API keys, the rules for a server without them, and who may read /metrics."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.config import Settings
-from app.core.errors import ProblemError
+from app.core.errors import ProblemError, problem_response
 
 ANONYMOUS = "anonymous"
 _bearer = HTTPBearer(auto_error=False, description="One of the keys in PGS_API_KEYS")
@@ -64,3 +66,103 @@ def check_bind(settings: Settings) -> None:
         f"refusing to listen on {settings.host}:{settings.port} without authentication: set "
         "PGS_API_KEYS (comma-separated keys), bind to 127.0.0.1, or set PGS_ALLOW_ANONYMOUS=1"
     )
+
+
+# -- without keys: loopback only, the server's own Host, same-origin writes ---------------------
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_name(value: str) -> str:
+    """``host[:port]`` or ``[v6]:port`` without the port, lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _origin_host(origin: str) -> str | None:
+    """The ``host[:port]`` of an Origin header; None for "null" or anything unparsable."""
+    scheme, sep, rest = origin.partition("://")
+    return rest.lower() if sep and scheme in ("http", "https") and rest else None
+
+
+class NetworkGuardMiddleware:
+    """The rules for a server without API keys, in the app itself (not only in ``python -m app``,
+    so ``uvicorn app.main:create_app --factory --host 0.0.0.0`` obeys them too):
+
+    - a connection to a non-loopback address is refused (403) unless PGS_ALLOW_ANONYMOUS=1;
+    - the Host header must be the server's own address, a loopback name or one of
+      PGS_ALLOWED_HOSTS (400): a DNS-rebinding page reaches 127.0.0.1 under its own name;
+    - a write (any method but GET/HEAD/OPTIONS) from a browser page of another origin is refused
+      (403): a cross-site form can POST multipart or text/plain without a CORS preflight.
+
+    With keys none of this applies: a page cannot attach a bearer key by itself. The connection's
+    own address comes from the ASGI scope; a server name that is not an IP address (an in-process
+    test transport, a Unix socket) is local by construction.
+    """
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.allowed_hosts = LOOPBACK_NAMES | settings.allowed_host_set
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.settings.api_key_set:
+            problem = self._problem(scope)
+            if problem is not None:
+                response = problem_response(Request(scope), problem.status, problem.detail,
+                                            kind=problem.kind)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _problem(self, scope: Scope) -> ProblemError | None:
+        server_host = str((scope.get("server") or ("", None))[0]).lower()
+        if (_is_ip(server_host) and not ipaddress.ip_address(server_host).is_loopback
+                and not self.settings.allow_anonymous):
+            return ProblemError(403, "this server has no API keys and answers loopback clients "
+                                "only: set PGS_API_KEYS (or PGS_ALLOW_ANONYMOUS=1)",
+                                kind="forbidden")
+        headers = Headers(scope=scope)
+        host = _host_name(headers.get("host", ""))
+        if host != server_host and host not in self.allowed_hosts:
+            return ProblemError(400, f"the Host {host!r} is not this server's: without API keys "
+                                "only its own address, localhost or PGS_ALLOWED_HOSTS are served",
+                                kind="invalid-host")
+        if scope["method"] not in SAFE_METHODS and self._cross_origin(headers):
+            return ProblemError(403, "a write from a page of another origin; without API keys "
+                                "only same-origin pages and non-browser clients may write",
+                                kind="cross-origin")
+        return None
+
+    def _cross_origin(self, headers: Headers) -> bool:
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return True
+        origin = headers.get("origin")
+        return origin is not None and _origin_host(origin) != headers.get("host", "").lower()
+
+
+# -- /metrics ------------------------------------------------------------------------------------
+
+
+async def metrics_access(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """PGS_METRICS_ACCESS: "public", "key" (a key, when keys are set) or "off" (404)."""
+    access = request.app.state.settings.metrics_access
+    if access == "off":
+        raise ProblemError(404, "metrics are turned off (PGS_METRICS_ACCESS=off)",
+                           kind="not-found")
+    if access == "key":
+        await require_api_key(request, credentials)

@@ -9,6 +9,7 @@ is refused with 413 as soon as the file part passes the limit.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import unicodedata
@@ -18,6 +19,7 @@ from typing import IO, Any, cast
 
 import anyio.to_thread
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
 from app.core.errors import ProblemError, invalid
 
@@ -30,6 +32,8 @@ except ModuleNotFoundError:  # pragma: no cover - python-multipart < 0.0.13
         MultipartParser,
         parse_options_header,
     )
+
+log = logging.getLogger(__name__)
 
 FILE_FIELD = "file"
 MAX_FIELD_BYTES = 64 * 1024
@@ -131,7 +135,6 @@ class _Collector:
             self.size += len(chunk)
             if self.size > self.max_file_bytes:
                 raise too_large(self.max_file_bytes)
-            self.digest.update(chunk)
             self.pending.append(chunk)
         else:
             self._data.extend(chunk)
@@ -143,9 +146,35 @@ class _Collector:
             self.fields[self._name] = self._data.decode("utf-8", "replace")
 
 
-def _write_all(fh: IO[bytes], chunks: list[bytes]) -> None:
+def _write_all(fh: IO[bytes], digest: Any, chunks: list[bytes]) -> None:
+    # Hashing and writing in a worker thread: both release the GIL on large buffers, so a
+    # large upload leaves the event loop (and the predictions it serves) free.
     for c in chunks:
+        digest.update(c)
         fh.write(c)
+
+
+async def _stream_to(fh: IO[bytes], request: Request, parser: Any, collector: _Collector) -> None:
+    try:
+        async for chunk in request.stream():
+            try:
+                parser.write(chunk)
+            except FormParserError as exc:
+                raise invalid(f"malformed multipart body: {exc}") from exc
+            if collector.pending:
+                chunks, collector.pending = collector.pending, []
+                await anyio.to_thread.run_sync(_write_all, fh, collector.digest, chunks)
+    except ClientDisconnect:
+        # Not a server error: one line in the log, and nothing kept.
+        log.info("client %s closed the connection during an upload (%d bytes received); "
+                 "nothing stored", _peer(request), collector.size)
+        raise ProblemError(400, "the client closed the connection before the upload ended",
+                           kind="client-disconnected") from None
+    parser.finalize()
+
+
+def _peer(request: Request) -> str:
+    return f"{request.client.host}:{request.client.port}" if request.client else "?"
 
 
 async def receive_upload(request: Request, tmp_dir: Path, max_file_bytes: int) -> ReceivedUpload:
@@ -171,15 +200,7 @@ async def receive_upload(request: Request, tmp_dir: Path, max_file_bytes: int) -
     ok = False
     try:
         with os.fdopen(fd, "wb") as fh:
-            async for chunk in request.stream():
-                try:
-                    parser.write(chunk)
-                except FormParserError as exc:
-                    raise invalid(f"malformed multipart body: {exc}") from exc
-                if collector.pending:
-                    chunks, collector.pending = collector.pending, []
-                    await anyio.to_thread.run_sync(_write_all, fh, chunks)
-            parser.finalize()
+            await _stream_to(fh, request, parser, collector)
         if not collector.file_seen:
             raise invalid(
                 "no file part: send the data set in a multipart part named 'file'",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import FactoryDep, RunnerDep
 from app.core.errors import problem_response
+from app.core.security import metrics_access
 
 router = APIRouter(tags=["health"])
 
@@ -46,7 +47,8 @@ async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep) -> An
     )
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+@router.get("/metrics", summary="Prometheus metrics (PGS_METRICS_ACCESS)", response_class=Response,
+            dependencies=[Depends(metrics_access)])
 async def metrics(request: Request) -> Response:
     registry = request.app.state.metrics.registry
     body = await run_in_threadpool(generate_latest, registry)

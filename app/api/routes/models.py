@@ -24,17 +24,19 @@ from app.services.model_store import (
     load_model_files,
 )
 from app.services.predict import (
+    check_row_count,
     instances_to_matrix,
     predict,
     svmlight_to_matrix,
+    too_many_rows,
     unsupported_media_type,
 )
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
-# Below this many rows the prediction runs on the event loop: a thread hop would cost more than
-# the work (a sparse dot product); larger batches go to the thread pool.
-INLINE_ROWS = 64
+# Bodies up to this size (a few dozen rows) are parsed and predicted on the event loop: a thread
+# hop would cost more than the work (a sparse dot product); larger ones go to the thread pool.
+INLINE_BYTES = 16 * 1024
 
 
 @router.get("", response_model=ModelList, summary="List models, newest first")
@@ -94,13 +96,13 @@ async def _cached_model(
 async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise ProblemError(413, f"the body exceeds the limit of {limit} bytes",
+        raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
                            kind="payload-too-large")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ProblemError(413, f"the body exceeds the limit of {limit} bytes",
+            raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
                                kind="payload-too-large")
         chunks.append(chunk)
     return b"".join(chunks)
@@ -111,18 +113,19 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
         return svmlight_to_matrix(body, model.n_features, model.index_base)
     try:
         payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        # RecursionError: nesting deeper than the parser's stack ("[[[[...]]]]").
+    except (ValueError, RecursionError) as exc:
+        # ValueError: JSONDecodeError, UnicodeDecodeError, and an integer of more than 4300 digits
+        # (Python's int_max_str_digits); RecursionError: nesting deeper than the parser's stack.
         raise invalid(f"the body is not valid JSON: {exc}",
                       [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
     return instances_to_matrix(payload, model.n_features)
 
 
 def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int) -> bytes:
+    check_row_count(body, media_type, max_rows)
     X = _to_matrix(body, media_type, model)
     if X.shape[0] > max_rows:
-        raise ProblemError(413, f"{X.shape[0]} rows in one request; the limit is {max_rows}",
-                           kind="payload-too-large")
+        raise too_many_rows(X.shape[0], max_rows)
     try:
         # allow_nan=False: NaN is not JSON; a client would fail to parse the answer.
         return json.dumps(predict(model, X), allow_nan=False).encode()
@@ -172,9 +175,7 @@ async def predict_route(
     if ctype not in ("application/json", "text/plain"):
         raise unsupported_media_type()
     body = await _read_body(request, settings.max_predict_bytes)
-    # Small requests inline (see INLINE_ROWS); rows are counted cheaply by newlines/brackets.
-    approx_rows = body.count(b"\n") + 1 if ctype == "text/plain" else body.count(b"]")
-    if approx_rows <= INLINE_ROWS:
+    if len(body) <= INLINE_BYTES:
         out = _run(body, ctype, model, settings.max_predict_rows)
     else:
         out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows)

@@ -1,0 +1,259 @@
+"""Slow, half-open, ambiguous and oversized requests against a real server (``python -m app`` on
+127.0.0.1, started and stopped here), read with real sockets: each is answered with a 4xx or
+closed, the server's memory stays flat, and /healthz keeps answering meanwhile."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.app.conftest import JOB_TIMEOUT_S, REPO
+from tests.cluster.harness import tiny_svmlight
+
+HEADER_TIMEOUT_S = 1.0
+BODY_IDLE_TIMEOUT_S = 1.0
+# Bounds a hang of the server (a socket read that never ends), not a speed.
+SOCKET_TIMEOUT_S = 60.0
+MIB = 1024 * 1024
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+    log: Path
+    model_id: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def peak_rss_reset(self) -> None:
+        # Writing 5 to clear_refs resets VmHWM (Linux), so the next reading is this test's peak.
+        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+
+    def peak_rss(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError("no VmHWM")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the server exited"
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("server did not start")
+
+
+def _train(base: str) -> int:
+    with httpx.Client(base_url=base, timeout=60) as c:
+        ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
+        job = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 300}}).json()
+        deadline = time.monotonic() + JOB_TIMEOUT_S
+        while job["status"] not in ("succeeded", "failed", "cancelled"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.2)
+            job = c.get(f"/v1/jobs/{job['id']}").json()
+        assert job["status"] == "succeeded", job
+        return int(job["model_id"])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("server")
+    port = _free_port()
+    env = {**os.environ, "PGS_DATA_DIR": str(root / "var"), "PGS_PORT": str(port),
+           "PGS_HOST": "127.0.0.1", "PGS_WORKERS": "1", "PGS_API_KEYS": "",
+           "PGS_PRESTART_WORKERS": "false", "PGS_LOG_LEVEL": "info",
+           "PGS_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
+           "PGS_BODY_IDLE_TIMEOUT_S": str(BODY_IDLE_TIMEOUT_S)}
+    log = root / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=env,
+                                start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_ready(base, proc)
+        yield Server(proc, port, root / "var", log, _train(base))
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _connect(server: Server) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=SOCKET_TIMEOUT_S)
+    return sock
+
+
+def _read_all(sock: socket.socket, deadline: float | None = None) -> bytes:
+    """Everything the server sends until it closes the connection (socket.timeout past the
+    deadline, a hang)."""
+    deadline = deadline or time.monotonic() + SOCKET_TIMEOUT_S
+    chunks = []
+    while True:
+        sock.settimeout(max(deadline - time.monotonic(), 0.01))
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+# -- item 12: header and body read timeouts ---------------------------------------------------
+
+
+def test_a_connection_whose_headers_never_end_is_answered_408_and_closed(server: Server):
+    with _connect(server) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        started = time.monotonic()
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert time.monotonic() - started >= HEADER_TIMEOUT_S * 0.9
+
+
+def test_half_open_connections_are_all_closed(server: Server):
+    socks = [_connect(server) for _ in range(300)]
+    try:
+        for i, sock in enumerate(socks):
+            # Half of them send part of a request line, the others nothing at all.
+            if i % 2:
+                sock.sendall(b"POST /v1/jobs HTT")
+        deadline = time.monotonic() + SOCKET_TIMEOUT_S
+        answers = [_read_all(sock, deadline) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+    assert all(a == b"" or a.startswith(b"HTTP/1.1 408 ") for a in answers)
+    assert httpx.get(f"{server.base}/healthz", timeout=30).status_code == 200
+
+
+def test_a_stalled_upload_is_answered_408_and_leaves_no_part_file(server: Server):
+    boundary = "b0undary"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"s.svm\""
+            "\r\n\r\n").encode()
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /v1/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: multipart/form-data; boundary=" + boundary.encode() + b"\r\n"
+            b"Content-Length: 10000000\r\n\r\n" + head + b"1 1:1\n" * 1000
+        )
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:300]
+    assert b"application/problem+json" in answer and b"PGS_BODY_IDLE_TIMEOUT_S" in answer
+    assert list((server.data_dir / "tmp").glob("upload-*.part")) == []
+
+
+# -- item 13: ambiguous framing ---------------------------------------------------------------
+
+
+def test_content_length_with_transfer_encoding_is_refused_and_the_connection_closed(server: Server):
+    body = b'{"dataset_id": 1}'
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked
+            + b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        )
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert b"Transfer-Encoding" in answer and answer.count(b"HTTP/1.1 ") == 1
+
+
+# -- item 7: a client that leaves mid-upload ---------------------------------------------------
+
+
+def test_a_client_leaving_mid_upload_is_one_log_line(server: Server):
+    before = server.log.read_text()
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /v1/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: multipart/form-data; boundary=xx\r\nContent-Length: 1000000\r\n\r\n"
+            b"--xx\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.svm\"\r\n\r\n"
+            + b"1 1:1\n" * 100
+        )
+    deadline = time.monotonic() + SOCKET_TIMEOUT_S
+    while "closed the connection" not in server.log.read_text()[len(before):]:
+        assert time.monotonic() < deadline, server.log.read_text()[len(before):]
+        time.sleep(0.1)
+    time.sleep(0.5)  # anything else the server logs about it
+    new = server.log.read_text()[len(before):]
+    assert "Traceback" not in new and "ERROR" not in new, new
+    assert sum("closed the connection" in line for line in new.splitlines()) == 1, new
+    assert list((server.data_dir / "tmp").glob("upload-*.part")) == []
+
+
+# -- item 6: prediction bodies are checked before they are parsed ---------------------------
+
+
+def _healthz_worst_latency_during(server: Server, request: httpx.Request) -> tuple[
+        httpx.Response, float]:
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(timeout=SOCKET_TIMEOUT_S) as c:
+            while not done.is_set():
+                started = time.monotonic()
+                assert c.get(f"{server.base}/healthz").status_code == 200
+                latencies.append(time.monotonic() - started)
+                time.sleep(0.01)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        with httpx.Client(timeout=SOCKET_TIMEOUT_S) as c:
+            response = c.send(request)
+    finally:
+        done.set()
+        poller.join()
+    return response, max(latencies, default=0.0)
+
+
+@pytest.mark.parametrize(("ctype", "body"), [
+    # 36 MB of "\r"-separated rows (the row limit counted only "\n").
+    ("text/plain", b"1:1\r" * (9 * MIB)),
+    # 64 MB of one-number rows (json.loads built 16M lists before the row limit was checked).
+    ("application/json", b'{"instances": [' + b"[1]," * (16 * MIB - 8) + b"[1]]}"),
+])
+def test_a_prediction_body_over_the_row_limit_is_refused_before_parsing(
+        server: Server, ctype: str, body: bytes):
+    server.peak_rss_reset()
+    before = server.peak_rss()
+    request = httpx.Request("POST", f"{server.base}/v1/models/{server.model_id}/predict",
+                            content=body, headers={"content-type": ctype})
+    response, worst_healthz = _healthz_worst_latency_during(server, request)
+    assert response.status_code == 413, response.text
+    assert "PGS_MAX_PREDICT_ROWS" in response.json()["detail"]
+    # The body itself (up to 64 MB) is held; its parsed form (~1 GB) never is.
+    assert server.peak_rss() - before < 3 * len(body), (before, server.peak_rss())
+    # It answered while the 413 was worked out (it was blocked 6 s before); a bound on a stall.
+    assert worst_healthz < 2.0, worst_healthz
