@@ -85,24 +85,35 @@ def instances_to_matrix(payload: Any, n_features: int) -> np.ndarray | sp.csr_ma
     fast = _all_sparse_fast(rows, n_features)
     if fast is not None:
         return fast
+    return _mixed_rows(rows, n_features)
+
+
+def _one_row(row: Any, i: int, n_features: int,
+             errors: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A dense or sparse row as (indices, values), or None with its errors recorded."""
+    if isinstance(row, list):
+        d = _dense_rows([row], n_features, errors, offset=i)
+        if d is None:
+            return None
+        nz = np.flatnonzero(d[0])
+        return nz.astype(np.int32), d[0, nz]
+    if isinstance(row, dict):
+        return _sparse_row(row, i, n_features, errors)
+    errors.append(field_error(["body", "instances", i],
+                              "an instance is a list of numbers or {indices, values}"))
+    return None
+
+
+def _mixed_rows(rows: list[Any], n_features: int) -> sp.csr_matrix:
+    """Dense and sparse rows mixed, checked one by one (the bad ones are named)."""
+    errors: list[dict[str, Any]] = []
     indptr = [0]
     all_idx: list[np.ndarray] = []
     all_val: list[np.ndarray] = []
     for i, row in enumerate(rows):
         if len(errors) >= MAX_REPORTED_ERRORS:
             break
-        if isinstance(row, list):
-            d = _dense_rows([row], n_features, errors, offset=i)
-            if d is None:
-                continue
-            nz = np.flatnonzero(d[0])
-            piece: tuple[np.ndarray, np.ndarray] | None = (nz.astype(np.int32), d[0, nz])
-        elif isinstance(row, dict):
-            piece = _sparse_row(row, i, n_features, errors)
-        else:
-            errors.append(field_error(["body", "instances", i],
-                                      "an instance is a list of numbers or {indices, values}"))
-            piece = None
+        piece = _one_row(row, i, n_features, errors)
         if piece is not None:
             all_idx.append(piece[0])
             all_val.append(piece[1])
