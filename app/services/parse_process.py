@@ -88,6 +88,8 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
         outcome = ("invalid", str(exc))
     except MemoryError:
         outcome = ("memory", "")
+    except Exception as exc:  # a bug, not the file's fault: the parent answers 500 with this
+        outcome = ("crashed", f"{type(exc).__name__}: {exc}")
     conn.send(outcome)
     conn.close()
 
@@ -145,6 +147,9 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
         receive.close()
     if status == "stored":
         return detail
+    store.delete(key)  # in case the child failed after writing
     if status == "memory":
         raise _over_memory(budget)
+    if status == "crashed":
+        raise RuntimeError(f"the parse process failed: {detail}")
     raise (TooLargeError if status == "too-large" else ParseError)(detail)

@@ -4,11 +4,7 @@ closed, the server's memory stays flat, and /healthz keeps answering meanwhile."
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.conftest import JOB_TIMEOUT_S, REPO
-from tests.cluster.harness import tiny_svmlight
+from tests.app.conftest import JOB_TIMEOUT_S
+from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
 
 HEADER_TIMEOUT_S = 1.0
 BODY_IDLE_TIMEOUT_S = 1.0
@@ -30,55 +26,42 @@ MIB = 1024 * 1024
 
 @dataclass
 class Server:
-    proc: subprocess.Popen[bytes]
-    port: int
+    api: ApiServer
     data_dir: Path
-    log: Path
     model_id: int
 
     @property
+    def port(self) -> int:
+        return self.api.port
+
+    @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.api.base
+
+    @property
+    def log(self) -> Path:
+        return self.api.log_path
+
+    def _pid(self) -> int:
+        assert self.api.proc is not None
+        return self.api.proc.pid
 
     def peak_rss_reset(self) -> None:
         # Writing 5 to clear_refs resets VmHWM (Linux), so the next reading is this test's peak.
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+        Path(f"/proc/{self._pid()}/clear_refs").write_text("5")
 
     def peak_rss(self) -> int:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{self._pid()}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
         raise AssertionError("no VmHWM")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the server exited"
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("server did not start")
 
 
 def _train(base: str) -> int:
     with httpx.Client(base_url=base, timeout=60) as c:
         ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
         job = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 300}}).json()
-        deadline = time.monotonic() + JOB_TIMEOUT_S
-        while job["status"] not in ("succeeded", "failed", "cancelled"):
-            assert time.monotonic() < deadline, job
-            time.sleep(0.2)
-            job = c.get(f"/v1/jobs/{job['id']}").json()
+        job = poll_job(c, job["id"], timeout=JOB_TIMEOUT_S)
         assert job["status"] == "succeeded", job
         return int(job["model_id"])
 
@@ -86,27 +69,14 @@ def _train(base: str) -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("server")
-    port = _free_port()
-    env = {**os.environ, "PGS_DATA_DIR": str(root / "var"), "PGS_PORT": str(port),
-           "PGS_HOST": "127.0.0.1", "PGS_WORKERS": "1", "PGS_API_KEYS": "",
-           "PGS_PRESTART_WORKERS": "false", "PGS_LOG_LEVEL": "info",
-           "PGS_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
-           "PGS_BODY_IDLE_TIMEOUT_S": str(BODY_IDLE_TIMEOUT_S)}
-    log = root / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=env,
-                                start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
+    api = ApiServer(root / "var", root / "server.log", PGS_WORKERS="1", PGS_LOG_LEVEL="info",
+                    PGS_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S),
+                    PGS_BODY_IDLE_TIMEOUT_S=str(BODY_IDLE_TIMEOUT_S))
     try:
-        base = f"http://127.0.0.1:{port}"
-        _wait_ready(base, proc)
-        yield Server(proc, port, root / "var", log, _train(base))
+        api.start(timeout=300)
+        yield Server(api, root / "var", _train(api.base))
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        api.stop()
 
 
 def _connect(server: Server) -> socket.socket:
