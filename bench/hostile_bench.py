@@ -62,7 +62,8 @@ class Server:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             try:
-                if self.client.get("/readyz").status_code == 200:
+                # /healthz: the first job (in _train) waits for the worker's warm-up instead.
+                if self.client.get("/healthz").status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

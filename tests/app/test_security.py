@@ -38,10 +38,12 @@ def test_every_api_route_needs_a_key(keyed: TestClient, method: str, path: str):
     assert ok.status_code not in (401, 403)
 
 
-def test_health_and_metrics_are_open(keyed: TestClient):
+def test_health_is_open_and_metrics_need_a_key(keyed: TestClient):
     assert keyed.get("/healthz").status_code == 200
     assert keyed.get("/readyz").status_code == 200
-    assert keyed.get("/metrics").status_code == 200
+    # PGS_METRICS_ACCESS=key (the default); tests/app/test_request_guards.py has the others.
+    assert keyed.get("/metrics").status_code == 401
+    assert keyed.get("/metrics", headers={"Authorization": "Bearer alpha-key"}).status_code == 200
 
 
 def test_idempotency_keys_are_per_caller(keyed: TestClient):
