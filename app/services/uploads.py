@@ -19,19 +19,11 @@ from typing import IO, Any, cast
 
 import anyio.to_thread
 from fastapi import Request
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect
 
 from app.core.errors import ProblemError, invalid
-
-try:
-    from python_multipart.exceptions import FormParserError
-    from python_multipart.multipart import MultipartParser, parse_options_header
-except ModuleNotFoundError:  # pragma: no cover - python-multipart < 0.0.13
-    from multipart.exceptions import FormParserError  # type: ignore[import-not-found,no-redef]
-    from multipart.multipart import (  # type: ignore[import-not-found,no-redef]
-        MultipartParser,
-        parse_options_header,
-    )
 
 log = logging.getLogger(__name__)
 

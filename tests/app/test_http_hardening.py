@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.conftest import JOB_TIMEOUT_S
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
+from tests.helpers import JOB_TIMEOUT_S
 
 HEADER_TIMEOUT_S = 1.0
 BODY_IDLE_TIMEOUT_S = 1.0

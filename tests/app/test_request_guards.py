@@ -4,7 +4,6 @@ who may read /metrics."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.app.conftest import assert_problem, make_settings, upload, wait_for
 from tests.cluster.harness import tiny_svmlight
+from tests.helpers import assert_problem, make_settings, upload, wait_for
 
 KEY = "k3y"
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(make_settings(tmp_path))) as c:
-        yield c
 
 
 # -- item 7: each of these was a 500 ----------------------------------------------------------
@@ -42,7 +35,7 @@ def test_params_nested_400_deep_are_a_400(client: TestClient):
     params = "1"
     for _ in range(400):
         params = '{"a": ' + params + "}"
-    body = '{"dataset_id": %d, "params": %s}' % (ds, params)
+    body = f'{{"dataset_id": {ds}, "params": {params}}}'
     r = client.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
     assert "PGS_MAX_JSON_DEPTH" in assert_problem(r, 400)["detail"]
     # Brackets inside strings are not structure; a study's plain body is unaffected.

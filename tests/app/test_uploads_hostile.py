@@ -4,23 +4,21 @@ names the line or the limit (and the setting that raises it), and nothing is sto
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from app.core.config import Settings
 from app.main import create_app
-from tests.app.conftest import assert_problem, make_settings, upload
+from tests.helpers import assert_problem, make_settings, upload
 
 MIB = 1024 * 1024
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    settings = make_settings(tmp_path, parse_memory_bytes=256 * MIB)
-    with TestClient(create_app(settings)) as c:
-        yield c
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path, parse_memory_bytes=256 * MIB)
 
 
 def _nothing_stored(client: TestClient, tmp_path: Path) -> None:
