@@ -88,6 +88,8 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
         outcome = ("invalid", str(exc))
     except MemoryError:
         outcome = ("memory", "")
+    except OSError as exc:  # the store cannot take the data set (a full disk, read-only)
+        outcome = ("os-error", (exc.errno, exc.strerror))
     except Exception as exc:  # a bug, not the file's fault: the parent answers 500 with this
         outcome = ("crashed", f"{type(exc).__name__}: {exc}")
     conn.send(outcome)
@@ -150,6 +152,8 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
     store.delete(key)  # in case the child failed after writing
     if status == "memory":
         raise _over_memory(budget)
+    if status == "os-error":
+        raise OSError(*detail)  # answered by the storage error handler (507 for a full disk)
     if status == "crashed":
         raise RuntimeError(f"the parse process failed: {detail}")
     raise (TooLargeError if status == "too-large" else ParseError)(detail)
