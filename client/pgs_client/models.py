@@ -35,6 +35,10 @@ class DatasetRead:
     Size of the file as uploaded
     """
     created_at: datetime
+    warnings: list[str]
+    """
+    What the data set cannot be used for (stored all the same)
+    """
 
 
 @dataclass(kw_only=True)
