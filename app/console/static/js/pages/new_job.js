@@ -1,0 +1,66 @@
+// New job: a form over POST /v1/jobs, built from the solver catalog (or the OpenAPI schema, see
+// catalog.js), with the API's problem+json errors shown next to the fields they name.
+
+import { ApiError, listAll, newIdempotencyKey, post } from "../api.js";
+import { loadCatalog } from "../catalog.js";
+import { dataFields } from "../data_fields.js";
+import { alertBox, h, link, setTitle } from "../dom.js";
+import { clearProblem, field, numberList, numberOrUndefined, problemSlot, schemaHint, showProblem } from "../forms.js";
+import { FieldError, solverEditor } from "../solver_editor.js";
+
+export async function render(main, { query, signal }) {
+  setTitle("New job");
+  const [catalog, datasets] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
+  main.append(h("h1", { tabindex: "-1" }, "New job"));
+  if (!datasets.length) {
+    main.append(alertBox(h("span", {}, "There is no data set to train on yet: ", link("#/datasets", "upload one"), "."), { kind: "info" }));
+    return;
+  }
+  const schema = catalog.schemas.JobCreate.properties;
+  const example = catalog.schemas.JobCreate.examples?.[0] ?? {};
+  const byId = new Map(datasets.map((d) => [d.id, d]));
+  const started = [];
+
+  const data = dataFields(datasets, { schema, example, preselect: query.get("dataset") });
+  const solver = solverEditor(catalog, { task: byId.get(Number(data.dataset.value))?.task });
+  data.dataset.addEventListener("change", () => solver.setTask(byId.get(Number(data.dataset.value))?.task));
+  const targets = h("input", { type: "text", inputmode: "decimal", placeholder: "e.g. 0.8, 0.84", autocomplete: "off" });
+  const budget = h("input", { type: "number", step: "any", min: "0", inputmode: "decimal", placeholder: "none" });
+  const submit = h("button", { type: "submit", class: "primary" }, "Start job");
+  const result = h("div", { role: "status" });
+  let idempotencyKey = newIdempotencyKey();
+
+  const form = h("form", { class: "panel form", novalidate: true, "aria-label": "New job" },
+    h("h2", {}, "Data"), data.element,
+    h("h2", {}, "Solver"), solver.element,
+    h("h2", {}, "Targets and budget"),
+    h("div", { class: "form-grid" },
+      field("targets", "Targets", targets, `${schemaHint(schema.targets)}; comma-separated`),
+      field("time_budget_s", "Time budget (solver seconds)", budget, schemaHint(schema.time_budget_s))),
+    problemSlot(), h("div", { class: "actions" }, submit), result);
+
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    clearProblem(form);
+    result.replaceChildren();
+    submit.disabled = true;
+    try {
+      const body = {
+        ...data.value(), ...solver.value(),
+        targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
+      };
+      const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
+      idempotencyKey = newIdempotencyKey(); // the next submit is a new job
+      started.push(job.id);
+      result.replaceChildren(alertBox(h("span", {}, "Job ", link(`#/jobs/${job.id}`, `#${job.id}`), " queued. ",
+        started.length > 1 ? link(`#/compare?ids=${started.join(",")}`, `Compare the ${started.length} jobs started here`) : null,
+        started.length > 1 ? "; or " : "", "change parameters and start another."), { kind: "success" }));
+    } catch (error) {
+      if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
+      showProblem(form, error);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  main.append(form);
+}
