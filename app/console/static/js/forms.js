@@ -39,12 +39,18 @@ export function schemaHint(schema) {
   const lo = s.minimum ?? s.exclusiveMinimum;
   const hi = s.maximum ?? s.exclusiveMaximum;
   if (lo !== undefined || hi !== undefined) {
-    const left = s.exclusiveMinimum !== undefined || lo === undefined ? "(" : "[";
-    const right = s.exclusiveMaximum !== undefined || hi === undefined ? ")" : "]";
-    bits.push(`range ${left}${lo === undefined ? "-∞" : fmtNum(lo)}, ${hi === undefined ? "∞" : fmtNum(hi)}${right}`);
+    bits.push(rangeText(lo, hi, { openLow: s.exclusiveMinimum !== undefined, openHigh: s.exclusiveMaximum !== undefined }));
   }
   if (s.default !== undefined && s.default !== null) bits.push(`default ${s.default}`);
   return bits.join("; ");
+}
+
+// "range [0, ∞)": a missing bound (undefined or null) is infinite, and open.
+export function rangeText(lo, hi, { openLow = false, openHigh = false } = {}) {
+  const none = (v) => v === undefined || v === null;
+  const left = openLow || none(lo) ? "(" : "[";
+  const right = openHigh || none(hi) ? ")" : "]";
+  return `range ${left}${none(lo) ? "-∞" : fmtNum(lo)}, ${none(hi) ? "∞" : fmtNum(hi)}${right}`;
 }
 
 // An input for one schema property: a select for an enum, a number input with its bounds, text.

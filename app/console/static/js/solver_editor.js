@@ -3,8 +3,8 @@
 // one input per parameter with its default and range. Without it: the solver's name and its
 // parameters as a JSON object.
 
-import { fmtNum, h, options } from "./dom.js";
-import { field } from "./forms.js";
+import { h, options } from "./dom.js";
+import { field, rangeText } from "./forms.js";
 import { solverFits } from "./catalog.js";
 
 // A client-side error in one field (only what cannot be sent at all, such as malformed JSON).
@@ -112,7 +112,7 @@ function catalogEditor(solvers, prefix, task, initial) {
 function paramHint(p) {
   const bits = [];
   if (p.description) bits.push(p.description);
-  if (Array.isArray(p.range)) bits.push(`range [${p.range.map((v) => (v === null ? "" : fmtNum(v))).join(", ")}]`);
+  if (Array.isArray(p.range)) bits.push(rangeText(p.range[0], p.range[1]));
   if (p.default !== undefined) bits.push(`default ${p.default === null ? "none" : p.default}`);
   return bits.join("; ");
 }

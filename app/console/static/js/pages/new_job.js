@@ -52,9 +52,10 @@ export async function render(main, { query, signal }) {
       const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
       idempotencyKey = newIdempotencyKey(); // the next submit is a new job
       started.push(job.id);
-      result.replaceChildren(alertBox(h("span", {}, "Job ", link(`#/jobs/${job.id}`, `#${job.id}`), " queued. ",
-        started.length > 1 ? link(`#/compare?ids=${started.join(",")}`, `Compare the ${started.length} jobs started here`) : null,
-        started.length > 1 ? "; or " : "", "change parameters and start another."), { kind: "success" }));
+      result.replaceChildren(alertBox(h("span", {}, "Job ", link(`#/jobs/${job.id}`, `#${job.id}`), " queued.",
+        " Change the parameters to start another",
+        started.length > 1 ? [", or ", link(`#/compare?ids=${started.join(",")}`, `compare the ${started.length} jobs started here`)] : null,
+        "."), { kind: "success" }));
     } catch (error) {
       if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
       showProblem(form, error);
