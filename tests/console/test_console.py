@@ -280,14 +280,18 @@ def test_jobs_list_updates_live_and_cancels_and_a_used_dataset_is_not_deleted(
     refusal = page.locator(".confirm .alert-error")
     expect()(refusal).to_contain_text(f"used by queued or running job(s) [{job_id}]")
 
-    console.goto("#/jobs")
-    row = page.locator(f'tr[data-key="{job_id}"]')
-    expect()(row.locator(".badge")).to_have_text("running")
-    bar = row.locator("progress")
-    first = float(bar.evaluate("el => el.value"))
-    wait_until(lambda: float(bar.evaluate("el => el.value")) > first, WAIT_MS / 1000,
-               "the list's progress bar moved without a reload")
+    # Updates leave the keyboard focus alone: on the job's page and in the list.
+    for route, scope in ((f"#/jobs/{job_id}", ".job-progress"), ("#/jobs", f'tr[data-key="{job_id}"]')):
+        console.goto(route)
+        cancel = page.get_by_role("button", name=f"Cancel job {job_id}")
+        cancel.focus()
+        bar = page.locator(f"{scope} progress")
+        first = float(bar.evaluate("el => el.value"))
+        wait_until(lambda: float(bar.evaluate("el => el.value")) > first, WAIT_MS / 1000,  # noqa: B023
+                   f"the progress bar of {route} moved without a reload")
+        expect()(cancel).to_be_focused()
     console.shot("jobs")
+    row = page.locator(f'tr[data-key="{job_id}"]')
     row.get_by_role("button", name=f"Cancel job {job_id}").click()
     expect()(row.locator(".badge")).to_have_text("cancelled")
     with api(service) as client:

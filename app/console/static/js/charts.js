@@ -5,7 +5,7 @@ import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { fmtNum, fmtSeconds, h } from "./dom.js";
 
 // Tableau 10: distinct, and readable on white.
-export const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
 
 export const color = (i) => PALETTE[i % PALETTE.length];

@@ -46,7 +46,7 @@ export function uniqueId(prefix) {
 
 // -- formatting --------------------------------------------------------------------------------
 
-export const DASH = "—";
+const DASH = "—";
 
 export function fmtNum(x, digits = 4) {
   if (x === null || x === undefined || Number.isNaN(x)) return DASH;

@@ -27,7 +27,7 @@ export function fieldset(name, legend, ...children) {
 // -- controls from JSON Schema ---------------------------------------------------------------------
 
 // pydantic writes `X | None` as anyOf [X, {type: null}].
-export function unwrapOptional(schema) {
+function unwrapOptional(schema) {
   const branches = schema.anyOf?.filter((s) => s.type !== "null");
   return branches?.length === 1 ? { ...schema, ...branches[0], optional: true } : schema;
 }

@@ -1,9 +1,10 @@
 // What several pages say about a job: its score, whether it still runs, how to cancel it.
 
 import { ApiError, get, post } from "./api.js";
+import { reporting } from "./banner.js";
 import { h } from "./dom.js";
 
-export const ACTIVE = new Set(["queued", "running"]);
+const ACTIVE = new Set(["queued", "running"]);
 
 export const isActive = (job) => ACTIVE.has(job.status);
 
@@ -30,15 +31,16 @@ export function traceOf(id, signal) {
 // A Cancel button for a queued or running job; `after` runs once the API has answered.
 export function cancelButton(job, after, label = "Cancel") {
   const button = h("button", { type: "button", class: "danger small", "aria-label": `Cancel job ${job.id}` }, label);
-  button.addEventListener("click", async () => {
+  button.addEventListener("click", reporting(`Job ${job.id} was not cancelled:`, async () => {
     button.disabled = true;
     try {
       await post(`/v1/jobs/${job.id}/cancel`);
     } catch (error) {
+      button.disabled = false;
       // 409: it finished meanwhile; the next update shows how.
       if (!(error instanceof ApiError) || error.status !== 409) throw error;
     }
     await after();
-  });
+  }));
   return button;
 }

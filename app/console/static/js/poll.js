@@ -4,7 +4,7 @@
 // processes. Jobs write progress every PGS_PROGRESS_INTERVAL_S (0.25 s), so a one-second poll shows
 // every change a person can follow.
 
-import { h } from "./dom.js";
+import { clearBanner, showBanner } from "./banner.js";
 
 export const POLL_MS = 1000;
 
@@ -19,10 +19,10 @@ export function every(ms, step, signal) {
     if (!document.hidden) {
       try {
         again = (await step()) !== false;
-        connection(null);
+        clearBanner();
       } catch (error) {
         if (signal.aborted || error.name === "AbortError") return;
-        connection(error);
+        showBanner("Live updates paused (retrying):", error);
       }
     }
     if (again && !signal.aborted) timer = setTimeout(tick, ms);
@@ -32,16 +32,4 @@ export function every(ms, step, signal) {
     if (!document.hidden && timer) { clearTimeout(timer); tick(); }
   }, { signal });
   timer = setTimeout(tick, ms);
-}
-
-// One banner at the top of the page while the service does not answer (or answers an error).
-function connection(error) {
-  const banner = document.getElementById("connection");
-  if (!error) {
-    banner.hidden = true;
-    return;
-  }
-  banner.replaceChildren(h("strong", {}, "Live updates paused: "),
-    error.status ? error.message : "the service does not answer", ". Retrying…");
-  banner.hidden = false;
 }

@@ -9,7 +9,7 @@ import { clearProblem, controlFor, field, problemSlot, schemaHint, showProblem }
 
 const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based"];
 
-export function classesText(ds) {
+function classesText(ds) {
   if (!ds.classes) return ds.task === "regression" ? "numeric" : "—";
   const shown = ds.classes.slice(0, 6).join(", ");
   return ds.classes.length > 6 ? `${shown}, … (${ds.classes.length})` : shown;

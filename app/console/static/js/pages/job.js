@@ -11,13 +11,23 @@ export async function render(main, { params: [id], signal }) {
   let [job, trace] = await Promise.all([get(`/v1/jobs/${id}`, { signal }), traceOf(id, signal)]);
   setTitle(`Job ${id}`);
   const view = { x: "seconds", logX: true };
-  const head = h("div");
+  // The heading and the buttons are built once (an update must not take the keyboard focus
+  // away); what changes is redrawn into the slots.
+  const badgeSlot = h("span");
+  const cancel = cancelButton(job, update, "Cancel job");
+  const modelSlot = h("span");
+  const head = h("div", { class: "page-head" },
+    h("h1", { tabindex: "-1" }, `Job #${job.id} `, badgeSlot),
+    h("div", { class: "actions" }, cancel,
+      job.dataset_id ? h("a", { class: "button", href: `#/compare?dataset=${job.dataset_id}&ids=${job.id}` }, "Compare with other jobs") : null,
+      modelSlot));
+  const status = h("div");
   const info = h("div");
   const controls = chartControls(view, () => draw());
   const scoreBox = h("figure", { class: "chart-box" });
   const objectiveBox = h("figure", { class: "chart-box" });
   const checkpoints = h("div");
-  main.append(head, info,
+  main.append(head, status, info,
     h("section", { "aria-labelledby": "charts-title" },
       h("h2", { id: "charts-title" }, "Curves"), controls,
       h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
@@ -45,13 +55,12 @@ export async function render(main, { params: [id], signal }) {
   }
 
   function show() {
-    fill(head,
-      h("div", { class: "page-head" },
-        h("h1", { tabindex: "-1" }, `Job #${job.id} `, badge(job.status)),
-        h("div", { class: "actions" },
-          isActive(job) && !job.cancel_requested ? cancelButton(job, update, "Cancel job") : null,
-          job.dataset_id ? h("a", { class: "button", href: `#/compare?dataset=${job.dataset_id}&ids=${job.id}` }, "Compare with other jobs") : null,
-          job.model_id ? h("a", { class: "button", href: `#/models/${job.model_id}` }, `Model #${job.model_id}`) : null)),
+    fill(badgeSlot, badge(job.status));
+    cancel.hidden = !isActive(job) || job.cancel_requested;
+    if (job.model_id && !modelSlot.firstChild) {
+      modelSlot.append(h("a", { class: "button", href: `#/models/${job.model_id}` }, `Model #${job.model_id}`));
+    }
+    fill(status,
       h("div", { class: "job-progress" },
         progressBar(job.progress.fraction, `Progress of job ${job.id}`),
         h("span", { class: "subtle" }, job.progress.n_iter
@@ -119,7 +128,7 @@ function targetsTable(job) {
   ], job.targets);
 }
 
-export function reachText(seconds, job) {
+function reachText(seconds, job) {
   if (seconds === null || seconds === undefined) return isActive(job) || !job.metrics ? "not yet" : "not reached";
   return fmtSeconds(seconds);
 }

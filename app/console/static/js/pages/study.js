@@ -6,6 +6,7 @@ import { download, get, post } from "../api.js";
 import { LineChart, color } from "../charts.js";
 import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, progressBar, setTitle, table } from "../dom.js";
 import { currentScore } from "../jobs_common.js";
+import { reporting } from "../banner.js";
 import { every, POLL_MS } from "../poll.js";
 
 const DASHES = [undefined, [8, 4], [2, 3], [10, 3, 2, 3]];
@@ -18,7 +19,20 @@ export async function render(main, { params: [id], signal }) {
   let [study, jobs] = await Promise.all([get(`/v1/studies/${id}`, { signal }), get(`/v1/studies/${id}/jobs?limit=100`, { signal })]);
   setTitle(study.name ?? `Study ${id}`);
   const view = { y: "seconds" };
-  const head = h("div");
+  // Built once, so that updates leave the keyboard focus where it is.
+  const badgeSlot = h("span");
+  const cancel = h("button", { type: "button", class: "danger", onclick: reporting("The study was not cancelled:", async () => {
+    cancel.disabled = true;
+    try {
+      await post(`/v1/studies/${id}/cancel`);
+    } finally {
+      cancel.disabled = false;
+    }
+    await update();
+  }) }, "Cancel study");
+  const head = h("div", { class: "page-head" },
+    h("h1", { tabindex: "-1" }, `Study #${study.id}${study.name ? `: ${study.name}` : ""} `, badgeSlot), cancel);
+  const status = h("div");
   const figureBox = h("figure", { class: "chart-box wide" });
   const caption = h("figcaption");
   figureBox.append(caption);
@@ -30,7 +44,8 @@ export async function render(main, { params: [id], signal }) {
     h("input", { type: "radio", name: "study-y", value: key, checked: key === view.y,
       onchange: () => { view.y = key; draw(); } }), ` ${axis.label.replace("median ", "")}`));
   const downloads = ["svg", "png"].map((fmt) => h("button", { type: "button",
-    onclick: () => download(`/v1/studies/${id}/plot?format=${fmt}&y=${view.y}`, `study-${id}-${view.y}.${fmt}`) },
+    onclick: reporting("The figure could not be downloaded:",
+      () => download(`/v1/studies/${id}/plot?format=${fmt}&y=${view.y}`, `study-${id}-${view.y}.${fmt}`)) },
   `Download ${fmt.toUpperCase()}`));
 
   function draw() {
@@ -58,10 +73,9 @@ export async function render(main, { params: [id], signal }) {
   function show() {
     const p = study.progress;
     const active = p.queued + p.running > 0;
-    fill(head,
-      h("div", { class: "page-head" },
-        h("h1", { tabindex: "-1" }, `Study #${study.id}${study.name ? `: ${study.name}` : ""} `, badge(study.status)),
-        active && !study.cancel_requested ? h("button", { type: "button", class: "danger", onclick: cancel }, "Cancel study") : null),
+    fill(badgeSlot, badge(study.status));
+    cancel.hidden = !active || study.cancel_requested;
+    fill(status,
       h("div", { class: "job-progress" }, progressBar(p.fraction, `Progress of study ${study.id}`),
         h("span", { class: "subtle" }, `${p.done} of ${p.total} jobs done: ${p.succeeded} succeeded, ${p.failed} failed, `
           + `${p.cancelled} cancelled, ${p.running} running, ${p.queued} queued`)),
@@ -79,12 +93,6 @@ export async function render(main, { params: [id], signal }) {
     jobsBox.replaceChildren(jobsTable(study, jobs));
   }
 
-  async function cancel(e) {
-    e.target.disabled = true;
-    await post(`/v1/studies/${id}/cancel`);
-    await update();
-  }
-
   async function update() {
     [study, jobs] = await Promise.all([get(`/v1/studies/${id}`, { signal }), get(`/v1/studies/${id}/jobs?limit=100`, { signal })]);
     show();
@@ -92,7 +100,7 @@ export async function render(main, { params: [id], signal }) {
     return study.progress.queued + study.progress.running > 0;
   }
 
-  main.append(head,
+  main.append(head, status,
     h("section", { "aria-labelledby": "figure-title" }, h("h2", { id: "figure-title" }, "Time to target against m"),
       h("div", { class: "chart-controls" }, h("fieldset", { class: "inline-group" }, h("legend", {}, "y axis"), yRadios),
         h("span", { class: "actions" }, downloads)),
