@@ -1,9 +1,24 @@
 // The training data set and the evaluation data of a job or a study: a held-out fraction of the
 // training set (with its seed), a separate data set, or (jobs only) none.
 
-import { h, options } from "./dom.js";
+import { listAll } from "./api.js";
+import { loadCatalog } from "./catalog.js";
+import { alertBox, h, link, options, setTitle } from "./dom.js";
 import { field, numberOrUndefined, schemaHint } from "./forms.js";
 import { datasetLabel } from "./pages/datasets.js";
+
+// The start of a form page that trains on a data set: its title, the catalog and the data sets;
+// null (after saying so) when there is no data set yet.
+export async function trainingFormPage(main, title, signal) {
+  setTitle(title);
+  const [catalog, datasets] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
+  main.append(h("h1", { tabindex: "-1" }, title));
+  if (!datasets.length) {
+    main.append(alertBox(h("span", {}, "There is no data set to train on yet: ", link("#/datasets", "upload one"), "."), { kind: "info" }));
+    return null;
+  }
+  return { catalog, datasets };
+}
 
 // schema: the request's properties (JobCreate or StudyCreate); seedName: "split_seed" for a
 // job, "seed" for a study; allowNone: whether "no evaluation data" is a choice.

@@ -1,7 +1,36 @@
 // Form fields built from JSON Schema (the OpenAPI document), and the API's problem+json errors
 // shown next to the fields they name.
 
+import { ApiError } from "./api.js";
 import { alertBox, fmtNum, h, options, uniqueId } from "./dom.js";
+
+// A client-side error in one field: only what cannot be sent at all (malformed JSON, no file).
+export class FieldError extends Error {
+  constructor(field, message) {
+    super(message);
+    this.status = 0;
+    this.fieldErrors = [{ loc: field.split("."), msg: message }];
+  }
+}
+
+// Submit handling shared by every form: `action` sends the request; a refusal (the API's
+// problem+json or a FieldError) is shown next to the fields it names, and the button is
+// disabled meanwhile so one click is one request.
+export function onSubmit(form, button, action) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearProblem(form);
+    button.disabled = true;
+    try {
+      await action();
+    } catch (error) {
+      if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
+      showProblem(form, error);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
 
 // A labelled field. `name` is the request path the API reports errors at ("params.p", "runs.0"),
 // so an error with loc ["body", "params", "p"] finds this field.

@@ -4,17 +4,8 @@
 // parameters as a JSON object.
 
 import { h, options } from "./dom.js";
-import { field, rangeText } from "./forms.js";
+import { FieldError, field, rangeText } from "./forms.js";
 import { solverFits } from "./catalog.js";
-
-// A client-side error in one field (only what cannot be sent at all, such as malformed JSON).
-export class FieldError extends Error {
-  constructor(field, message) {
-    super(message);
-    this.status = 0;
-    this.fieldErrors = [{ loc: field.split("."), msg: message }];
-  }
-}
 
 const NUMBER_TYPES = new Set(["float", "int", "integer", "number"]);
 const BOOL_TYPES = new Set(["bool", "boolean"]);

@@ -1,11 +1,11 @@
 // Datasets: the list, an upload (file picker or drag and drop, with progress and the API's
 // options), and one data set's page with its jobs and models and a delete.
 
-import { ApiError, del, get, listAll, upload } from "../api.js";
+import { del, get, listAll, upload } from "../api.js";
 import { loadCatalog } from "../catalog.js";
 import { confirmInline } from "../confirm.js";
 import { alertBox, badge, facts, fmtBytes, fmtNum, fmtParams, fmtTime, h, link, setTitle, table } from "../dom.js";
-import { clearProblem, controlFor, field, problemSlot, schemaHint, showProblem } from "../forms.js";
+import { FieldError, controlFor, field, onSubmit, problemSlot, schemaHint } from "../forms.js";
 
 const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based"];
 
@@ -86,27 +86,21 @@ function uploadPanel(schema, onUploaded) {
     h("details", {}, h("summary", {}, "Options (name, format, task, CSV label column, header, index base)"),
       h("div", { class: "form-grid" }, optionFields)),
     problemSlot(), h("div", { class: "actions" }, submit, progress), result);
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    clearProblem(form);
+  onSubmit(form, submit, async () => {
     result.replaceChildren();
-    if (!file) {
-      showProblem(form, { status: 0, message: "Choose a file first.", fieldErrors: [{ loc: ["file"], msg: "no file chosen" }] });
-      return;
-    }
+    if (!file) throw new FieldError("file", "Choose a file first.");
     const data = new FormData();
     data.append("file", file, file.name);
     for (const name of UPLOAD_OPTIONS) {
       const value = form.elements[name].value.trim();
       if (value !== "") data.append(name, value);
     }
-    submit.disabled = true;
-    progress.hidden = false;
     const show = (f) => {
       bar.value = f;
       barText.textContent = f < 1 ? `${Math.round(100 * f)} %` : "100 %, parsing…";
     };
     show(0);
+    progress.hidden = false;
     try {
       const ds = await upload("/v1/datasets", data, show);
       result.replaceChildren(alertBox(h("span", {}, "Uploaded ", link(`#/datasets/${ds.id}`, ds.name),
@@ -114,11 +108,7 @@ function uploadPanel(schema, onUploaded) {
       choose(null);
       form.reset();
       await onUploaded();
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      showProblem(form, error);
     } finally {
-      submit.disabled = false;
       progress.hidden = true;
     }
   });

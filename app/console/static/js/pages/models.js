@@ -1,10 +1,9 @@
 // Models: the list, and one model's metadata, weight sparsity and a predict box.
 
-import { ApiError, del, get, listAll, request } from "../api.js";
+import { del, get, listAll, request } from "../api.js";
 import { confirmInline } from "../confirm.js";
 import { facts, fmtBytes, fmtNum, fmtPercent, fmtTime, h, link, paramsTable, setTitle, table } from "../dom.js";
-import { clearProblem, field, fieldset, problemSlot, showProblem } from "../forms.js";
-import { FieldError } from "../solver_editor.js";
+import { FieldError, field, fieldset, onSubmit, problemSlot } from "../forms.js";
 
 // Kernel models count support vectors where linear ones count non-zero weights.
 const isKernel = (m) => /kernel/i.test(m.estimator);
@@ -82,20 +81,10 @@ function predictBox(model) {
     fieldset("format", "Format", h("label", { class: "inline" }, asText, " svmlight text"),
       h("label", { class: "inline" }, asJson, " JSON rows")),
     problemSlot(), h("div", { class: "actions" }, submit), answer);
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    clearProblem(form);
+  onSubmit(form, submit, async () => {
     answer.replaceChildren();
-    submit.disabled = true;
-    try {
-      const result = await request(`/v1/models/${model.id}/predict`, { method: "POST", ...predictBody(text.value, asJson.checked) });
-      answer.replaceChildren(predictions(model, result));
-    } catch (error) {
-      if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
-      showProblem(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+    const result = await request(`/v1/models/${model.id}/predict`, { method: "POST", ...predictBody(text.value, asJson.checked) });
+    answer.replaceChildren(predictions(model, result));
   });
   return form;
 }

@@ -1,21 +1,16 @@
 // New job: a form over POST /v1/jobs, built from the solver catalog (or the OpenAPI schema, see
 // catalog.js), with the API's problem+json errors shown next to the fields they name.
 
-import { ApiError, listAll, newIdempotencyKey, post } from "../api.js";
-import { loadCatalog } from "../catalog.js";
-import { dataFields } from "../data_fields.js";
-import { alertBox, h, link, setTitle } from "../dom.js";
-import { clearProblem, field, numberList, numberOrUndefined, problemSlot, schemaHint, showProblem } from "../forms.js";
-import { FieldError, solverEditor } from "../solver_editor.js";
+import { newIdempotencyKey, post } from "../api.js";
+import { dataFields, trainingFormPage } from "../data_fields.js";
+import { alertBox, h, link } from "../dom.js";
+import { field, numberList, numberOrUndefined, onSubmit, problemSlot, schemaHint } from "../forms.js";
+import { solverEditor } from "../solver_editor.js";
 
 export async function render(main, { query, signal }) {
-  setTitle("New job");
-  const [catalog, datasets] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
-  main.append(h("h1", { tabindex: "-1" }, "New job"));
-  if (!datasets.length) {
-    main.append(alertBox(h("span", {}, "There is no data set to train on yet: ", link("#/datasets", "upload one"), "."), { kind: "info" }));
-    return;
-  }
+  const loaded = await trainingFormPage(main, "New job", signal);
+  if (!loaded) return;
+  const { catalog, datasets } = loaded;
   const schema = catalog.schemas.JobCreate.properties;
   const example = catalog.schemas.JobCreate.examples?.[0] ?? {};
   const byId = new Map(datasets.map((d) => [d.id, d]));
@@ -39,29 +34,19 @@ export async function render(main, { query, signal }) {
       field("time_budget_s", "Time budget (solver seconds)", budget, schemaHint(schema.time_budget_s))),
     problemSlot(), h("div", { class: "actions" }, submit), result);
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    clearProblem(form);
+  onSubmit(form, submit, async () => {
     result.replaceChildren();
-    submit.disabled = true;
-    try {
-      const body = {
-        ...data.value(), ...solver.value(),
-        targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
-      };
-      const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
-      idempotencyKey = newIdempotencyKey(); // the next submit is a new job
-      started.push(job.id);
-      result.replaceChildren(alertBox(h("span", {}, "Job ", link(`#/jobs/${job.id}`, `#${job.id}`), " queued.",
-        " Change the parameters to start another",
-        started.length > 1 ? [", or ", link(`#/compare?ids=${started.join(",")}`, `compare the ${started.length} jobs started here`)] : null,
-        "."), { kind: "success" }));
-    } catch (error) {
-      if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
-      showProblem(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+    const body = {
+      ...data.value(), ...solver.value(),
+      targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
+    };
+    const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
+    idempotencyKey = newIdempotencyKey(); // the next submit is a new job
+    started.push(job.id);
+    result.replaceChildren(alertBox(h("span", {}, "Job ", link(`#/jobs/${job.id}`, `#${job.id}`), " queued.",
+      " Change the parameters to start another",
+      started.length > 1 ? [", or ", link(`#/compare?ids=${started.join(",")}`, `compare the ${started.length} jobs started here`)] : null,
+      "."), { kind: "success" }));
   });
   main.append(form);
 }

@@ -1,13 +1,12 @@
 // Studies: the live list, and the form that starts one (runs x sizes x repeats jobs).
 
-import { ApiError, get, listAll, post } from "../api.js";
-import { loadCatalog } from "../catalog.js";
-import { dataFields } from "../data_fields.js";
-import { alertBox, badge, fmtNum, fmtTime, h, link, progressBar, setTitle } from "../dom.js";
-import { clearProblem, field, numberList, numberOrUndefined, problemSlot, schemaHint, showProblem } from "../forms.js";
+import { get, listAll, post } from "../api.js";
+import { dataFields, trainingFormPage } from "../data_fields.js";
+import { badge, fmtNum, fmtTime, h, link, progressBar, setTitle } from "../dom.js";
+import { field, numberList, numberOrUndefined, onSubmit, problemSlot, schemaHint } from "../forms.js";
 import { LiveTable } from "../live_table.js";
 import { every, POLL_MS } from "../poll.js";
-import { FieldError, solverEditor } from "../solver_editor.js";
+import { solverEditor } from "../solver_editor.js";
 
 export async function list(main, { signal }) {
   setTitle("Studies");
@@ -38,13 +37,9 @@ export async function list(main, { signal }) {
 // -- the form --------------------------------------------------------------------------------------
 
 export async function create(main, { signal }) {
-  setTitle("New study");
-  const [catalog, datasets] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
-  main.append(h("h1", { tabindex: "-1" }, "New study"));
-  if (!datasets.length) {
-    main.append(alertBox(h("span", {}, "Upload a data set first: ", link("#/datasets", "Datasets"), "."), { kind: "info" }));
-    return;
-  }
+  const loaded = await trainingFormPage(main, "New study", signal);
+  if (!loaded) return;
+  const { catalog, datasets } = loaded;
   const schema = catalog.schemas.StudyCreate.properties;
   const byId = new Map(datasets.map((d) => [d.id, d]));
   const data = dataFields(datasets, { schema, seedName: "seed", allowNone: false });
@@ -108,26 +103,16 @@ export async function create(main, { signal }) {
         field("select_sigma.validation_fraction", "Validation fraction", validation, "part of each job's m rows held out to score the grid"))),
     problemSlot(), h("div", { class: "actions" }, submit));
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    clearProblem(form);
-    submit.disabled = true;
-    try {
-      const body = {
-        name: name.value.trim() || undefined, ...data.value(),
-        runs: runs.map((r) => ({ ...r.editor.value(), label: r.label.value.trim() || undefined })),
-        sizes: numberList(sizes.value), repeats: numberOrUndefined(repeats), targets: numberList(targets.value),
-        time_budget_s: numberOrUndefined(budget),
-        select_sigma: sigmaOn.checked ? { grid: numberList(grid.value), validation_fraction: numberOrUndefined(validation) } : undefined,
-      };
-      const study = await post("/v1/studies", body);
-      location.hash = `#/studies/${study.id}`;
-    } catch (error) {
-      if (!(error instanceof ApiError || error instanceof FieldError)) throw error;
-      showProblem(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+  onSubmit(form, submit, async () => {
+    const body = {
+      name: name.value.trim() || undefined, ...data.value(),
+      runs: runs.map((r) => ({ ...r.editor.value(), label: r.label.value.trim() || undefined })),
+      sizes: numberList(sizes.value), repeats: numberOrUndefined(repeats), targets: numberList(targets.value),
+      time_budget_s: numberOrUndefined(budget),
+      select_sigma: sigmaOn.checked ? { grid: numberList(grid.value), validation_fraction: numberOrUndefined(validation) } : undefined,
+    };
+    const study = await post("/v1/studies", body);
+    location.hash = `#/studies/${study.id}`;
   });
   main.append(form);
 }
