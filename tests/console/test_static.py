@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.console import STATIC_DIR
 from app.main import create_app
-from tests.app.conftest import make_settings
+from tests.helpers import make_settings
 
 
 def test_the_page_and_its_files_need_no_key_while_the_api_does(tmp_path: Path) -> None:
