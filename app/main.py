@@ -15,6 +15,7 @@ from fastapi import Depends, FastAPI
 from app.api.routes import datasets, health, jobs, models, plots, studies
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
+from app.console import install_console
 from app.core.config import Settings, get_settings
 from app.core.db import (
     install_db_error_handlers,
@@ -116,4 +117,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     for module in (datasets, jobs, models, studies, plots):
         app.include_router(module.router, dependencies=auth)
+    install_console(app)
     return app

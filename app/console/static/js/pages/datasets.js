@@ -1,0 +1,165 @@
+// Datasets: the list, an upload (file picker or drag and drop, with progress and the API's
+// options), and one data set's page with its jobs and models and a delete.
+
+import { del, get, listAll, upload } from "../api.js";
+import { loadCatalog } from "../catalog.js";
+import { confirmInline } from "../confirm.js";
+import { alertBox, badge, facts, fmtBytes, fmtNum, fmtParams, fmtTime, h, link, setTitle, table } from "../dom.js";
+import { FieldError, controlFor, field, onSubmit, problemSlot, schemaHint } from "../forms.js";
+
+const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based"];
+
+function classesText(ds) {
+  if (!ds.classes) return ds.task === "regression" ? "numeric" : "—";
+  const shown = ds.classes.slice(0, 6).join(", ");
+  return ds.classes.length > 6 ? `${shown}, … (${ds.classes.length})` : shown;
+}
+
+export function datasetLabel(ds) {
+  return `${ds.name} (#${ds.id}, ${fmtNum(ds.n_samples)} × ${fmtNum(ds.n_features)}, ${ds.task})`;
+}
+
+const COLUMNS = [
+  { label: "Name", cell: (d) => link(`#/datasets/${d.id}`, d.name) },
+  { label: "ID", cell: (d) => d.id, numeric: true },
+  { label: "Rows", cell: (d) => fmtNum(d.n_samples), numeric: true },
+  { label: "Features", cell: (d) => fmtNum(d.n_features), numeric: true },
+  { label: "Non-zeros", cell: (d) => fmtNum(d.nnz), numeric: true },
+  { label: "Task", cell: (d) => d.task },
+  { label: "Classes", cell: classesText },
+  { label: "File", cell: (d) => `${d.format}${d.compressed ? " (gzip)" : ""}, ${fmtBytes(d.size_bytes)}` },
+  { label: "Uploaded", cell: (d) => fmtTime(d.created_at) },
+];
+
+export async function list(main, { signal }) {
+  setTitle("Datasets");
+  const [items, catalog] = await Promise.all([listAll("/v1/datasets", { signal }), loadCatalog()]);
+  const listing = h("section", { "aria-labelledby": "datasets-list" },
+    h("h2", { id: "datasets-list" }, `Data sets (${items.length})`),
+    table(COLUMNS, items, { empty: "No data set yet: upload one above.", rowKey: (d) => d.id }));
+  main.append(
+    h("h1", { tabindex: "-1" }, "Datasets"),
+    uploadPanel(catalog.schemas.upload, async () => {
+      const fresh = await listAll("/v1/datasets");
+      listing.replaceWith(h("section", { "aria-labelledby": "datasets-list" },
+        h("h2", { id: "datasets-list" }, `Data sets (${fresh.length})`),
+        table(COLUMNS, fresh, { empty: "No data set yet.", rowKey: (d) => d.id })));
+    }),
+    listing);
+}
+
+function uploadPanel(schema, onUploaded) {
+  const fileInput = h("input", { type: "file", name: "file", accept: ".svm,.txt,.libsvm,.csv,.gz,.svmlight,.data" });
+  const chosen = h("span", { class: "chosen-file" }, "No file chosen");
+  const drop = h("div", { class: "drop-zone", "data-testid": "drop-zone" },
+    h("p", {}, "Drop an svmlight/LIBSVM or CSV file here (gzip allowed), or "),
+    field("file", "Choose a file", fileInput, schema.properties.file.description), chosen);
+  const optionFields = UPLOAD_OPTIONS.map((name) => {
+    const s = schema.properties[name];
+    return field(name, name.replace("_", " "), controlFor(name, s), schemaHint(s));
+  });
+  const bar = h("progress", { max: "1", value: 0, "aria-label": "Upload progress" });
+  const barText = h("span", { class: "progress-text" });
+  const progress = h("div", { class: "upload-progress", hidden: true }, bar, barText);
+  const submit = h("button", { type: "submit", class: "primary" }, "Upload");
+  const result = h("div", { role: "status" });
+  let file = null;
+
+  const choose = (f) => {
+    file = f;
+    chosen.textContent = f ? `${f.name} (${fmtBytes(f.size)})` : "No file chosen";
+  };
+  fileInput.addEventListener("change", () => choose(fileInput.files[0] ?? null));
+  drop.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    drop.classList.add("dragging");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("dragging"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("dragging");
+    if (e.dataTransfer.files.length) choose(e.dataTransfer.files[0]);
+  });
+
+  const form = h("form", { class: "panel", "aria-labelledby": "upload-title", novalidate: true },
+    h("h2", { id: "upload-title" }, "Upload a data set"), drop,
+    h("details", {}, h("summary", {}, "Options (name, format, task, CSV label column, header, index base)"),
+      h("div", { class: "form-grid" }, optionFields)),
+    problemSlot(), h("div", { class: "actions" }, submit, progress), result);
+  onSubmit(form, submit, async () => {
+    result.replaceChildren();
+    if (!file) throw new FieldError("file", "Choose a file first.");
+    const data = new FormData();
+    data.append("file", file, file.name);
+    for (const name of UPLOAD_OPTIONS) {
+      const value = form.elements[name].value.trim();
+      if (value !== "") data.append(name, value);
+    }
+    const show = (f) => {
+      bar.value = f;
+      barText.textContent = f < 1 ? `${Math.round(100 * f)} %` : "100 %, parsing…";
+    };
+    show(0);
+    progress.hidden = false;
+    try {
+      const ds = await upload("/v1/datasets", data, show);
+      result.replaceChildren(alertBox(h("span", {}, "Uploaded ", link(`#/datasets/${ds.id}`, ds.name),
+        `: ${fmtNum(ds.n_samples)} rows × ${fmtNum(ds.n_features)} features, ${ds.task}.`), { kind: "success" }));
+      choose(null);
+      form.reset();
+      await onUploaded();
+    } finally {
+      progress.hidden = true;
+    }
+  });
+  return form;
+}
+
+// -- one data set ------------------------------------------------------------------------------
+
+export async function detail(main, { params: [id], signal }) {
+  const ds = await get(`/v1/datasets/${id}`, { signal });
+  setTitle(ds.name);
+  // The API lists jobs and models without a data set filter: look through the newest ones.
+  const [jobs, models] = await Promise.all([
+    listAll("/v1/jobs", { max: 2000, signal }), listAll("/v1/models", { max: 2000, signal })]);
+  const ownJobs = jobs.filter((j) => j.dataset_id === id || j.test_dataset_id === id);
+  const ownModels = models.filter((m) => m.dataset_id === id);
+  const deleteBox = h("div", {});
+  main.append(
+    h("h1", { tabindex: "-1" }, ds.name, h("span", { class: "subtle" }, ` data set #${ds.id}`)),
+    h("div", { class: "actions" },
+      h("a", { class: "button primary", href: `#/jobs/new?dataset=${id}` }, "New job on this data set"),
+      h("a", { class: "button", href: `#/compare?dataset=${id}` }, "Compare its jobs"),
+      h("button", { type: "button", class: "danger", onclick: () => confirmInline(deleteBox, {
+        question: `Delete "${ds.name}" and its stored file? Finished jobs keep their results.`,
+        confirmLabel: `Delete data set ${ds.id}`,
+        // 409 while queued or running jobs use it; the API says which.
+        run: async () => { await del(`/v1/datasets/${ds.id}`); location.hash = "#/datasets"; },
+      }) }, "Delete…")),
+    deleteBox,
+    facts([
+      ["Rows", fmtNum(ds.n_samples)], ["Features", fmtNum(ds.n_features)],
+      ["Non-zeros", `${fmtNum(ds.nnz)} (${fmtNum(100 * ds.nnz / Math.max(1, ds.n_samples * ds.n_features), 3)} % dense)`],
+      ["Task", ds.task], ["Classes", classesText(ds)],
+      ["Format", `${ds.format}${ds.compressed ? ", gzip" : ""}${ds.format === "svmlight" ? `, ${ds.index_base}-based indices` : ""}`],
+      ["File size", fmtBytes(ds.size_bytes)], ["SHA-256", h("code", { class: "hash" }, ds.sha256)],
+      ["Uploaded", fmtTime(ds.created_at)],
+    ]),
+    h("h2", {}, `Jobs (${ownJobs.length})`),
+    table([
+      { label: "Job", cell: (j) => link(`#/jobs/${j.id}`, `#${j.id}`) },
+      { label: "Status", cell: (j) => badge(j.status) },
+      { label: "Solver", cell: (j) => j.solver },
+      { label: "Parameters", cell: (j) => fmtParams(j.params) },
+      { label: "Role", cell: (j) => (j.dataset_id === id ? "training" : "evaluation") },
+      { label: "Created", cell: (j) => fmtTime(j.created_at) },
+    ], ownJobs, { empty: "No job has used this data set." }),
+    h("h2", {}, `Models (${ownModels.length})`),
+    table([
+      { label: "Model", cell: (m) => link(`#/models/${m.id}`, `#${m.id}`) },
+      { label: "Estimator", cell: (m) => m.estimator },
+      { label: "From job", cell: (m) => (m.job_id ? link(`#/jobs/${m.job_id}`, `#${m.job_id}`) : "—") },
+      { label: "Created", cell: (m) => fmtTime(m.created_at) },
+    ], ownModels, { empty: "No model trained on this data set." }));
+}

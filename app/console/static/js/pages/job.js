@@ -1,0 +1,145 @@
+// One job: status, parameters, metrics, time to target, and its test score and objective against
+// solver seconds or samples seen, redrawn while it runs.
+
+import { get } from "../api.js";
+import { LineChart, X_AXES, chartControls, color } from "../charts.js";
+import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, paramsTable, progressBar, setTitle, table } from "../dom.js";
+import { cancelButton, isActive, scoreName, traceOf } from "../jobs_common.js";
+import { every, POLL_MS } from "../poll.js";
+
+export async function render(main, { params: [id], signal }) {
+  let [job, trace] = await Promise.all([get(`/v1/jobs/${id}`, { signal }), traceOf(id, signal)]);
+  setTitle(`Job ${id}`);
+  const view = { x: "seconds", logX: true };
+  // The heading and the buttons are built once (an update must not take the keyboard focus
+  // away); what changes is redrawn into the slots.
+  const badgeSlot = h("span");
+  const cancel = cancelButton(job, update, "Cancel job");
+  const modelSlot = h("span");
+  const head = h("div", { class: "page-head" },
+    h("h1", { tabindex: "-1" }, `Job #${job.id} `, badgeSlot),
+    h("div", { class: "actions" }, cancel,
+      job.dataset_id ? h("a", { class: "button", href: `#/compare?dataset=${job.dataset_id}&ids=${job.id}` }, "Compare with other jobs") : null,
+      modelSlot));
+  const status = h("div");
+  const info = h("div");
+  const controls = chartControls(view, () => draw());
+  const scoreBox = h("figure", { class: "chart-box" });
+  const objectiveBox = h("figure", { class: "chart-box" });
+  const checkpoints = h("div");
+  main.append(head, status, info,
+    h("section", { "aria-labelledby": "charts-title" },
+      h("h2", { id: "charts-title" }, "Curves"), controls,
+      h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
+    h("details", { class: "checkpoints" }, h("summary", {}, "Checkpoints (the data of the curves)"), checkpoints));
+  const scoreTitle = h("figcaption");
+  const objectiveTitle = h("figcaption", {}, "Training objective");
+  scoreBox.append(scoreTitle);
+  objectiveBox.append(objectiveTitle);
+  let scoreChart = null;
+  let objectiveChart = null;
+
+  function draw() {
+    const axis = X_AXES[view.x];
+    const pts = trace.points;
+    const series = (field, label) => [{ label, color: color(0), points: pts.map((p) => [p[axis.field], p[field]]) }];
+    const common = { xLabel: axis.label, xFormat: axis.format, logX: view.logX, sync: `job-${id}` };
+    const name = trace.score_name === "rmse" ? "test RMSE" : "test accuracy";
+    scoreTitle.textContent = trace.score_name ? `${name[0].toUpperCase()}${name.slice(1)} (dashed: targets)` : "No evaluation data: no test score";
+    const scoreSpec = { ...common, yLabel: name, targets: job.targets, series: series("test_score", name) };
+    const objectiveSpec = { ...common, yLabel: "objective", series: series("objective", "objective") };
+    if (scoreChart) scoreChart.update(scoreSpec);
+    else scoreChart = new LineChart(scoreBox, scoreSpec);
+    if (objectiveChart) objectiveChart.update(objectiveSpec);
+    else objectiveChart = new LineChart(objectiveBox, objectiveSpec);
+  }
+
+  function show() {
+    fill(badgeSlot, badge(job.status));
+    cancel.hidden = !isActive(job) || job.cancel_requested;
+    if (job.model_id && !modelSlot.firstChild) {
+      modelSlot.append(h("a", { class: "button", href: `#/models/${job.model_id}` }, `Model #${job.model_id}`));
+    }
+    fill(status,
+      h("div", { class: "job-progress" },
+        progressBar(job.progress.fraction, `Progress of job ${job.id}`),
+        h("span", { class: "subtle" }, job.progress.n_iter
+          ? `iteration ${fmtNum(job.progress.iteration ?? 0)} of ${fmtNum(job.progress.n_iter)}, ${fmtNum(job.progress.samples_seen ?? 0)} samples seen`
+          : job.status)),
+      job.error ? alertBox(job.error, { title: "The job failed:" }) : null,
+      job.cancel_requested && isActive(job) ? alertBox("Cancel requested: the worker stops at its next check.", { kind: "info" }) : null);
+    info.replaceChildren(h("div", { class: "columns" },
+      h("section", {}, h("h2", {}, "Run"), facts(runFacts(job))),
+      h("section", {}, h("h2", {}, "Metrics"), metricsView(job, trace)),
+      h("section", {}, h("h2", {}, "Time to target"), targetsTable(job)),
+      h("section", {}, h("h2", {}, "Parameters"), paramsTable(job.params))));
+    checkpoints.replaceChildren(checkpointTable(trace));
+  }
+
+  async function update() {
+    [job, trace] = await Promise.all([get(`/v1/jobs/${id}`, { signal }), traceOf(id, signal)]);
+    show();
+    draw();
+    return isActive(job);
+  }
+
+  show();
+  draw();
+  if (isActive(job)) every(POLL_MS, update, signal);
+}
+
+function runFacts(job) {
+  const evaluation = job.test_dataset_id
+    ? link(`#/datasets/${job.test_dataset_id}`, `data set #${job.test_dataset_id}`)
+    : job.test_fraction ? `${fmtPercent(job.test_fraction)} held out (seed ${job.split_seed})` : "none";
+  return [
+    ["Solver", job.solver], ["Task", job.task],
+    ["Data set", job.dataset_id ? link(`#/datasets/${job.dataset_id}`, `#${job.dataset_id}`) : "deleted"],
+    ["Evaluation", evaluation],
+    ["Targets", job.targets.length ? job.targets.join(", ") : "none"],
+    job.time_budget_s ? ["Time budget", fmtSeconds(job.time_budget_s)] : null,
+    job.study_id ? ["Study", h("span", {}, link(`#/studies/${job.study_id}`, `#${job.study_id}`),
+      `, run ${job.study_run}, m = ${fmtNum(job.train_size)}, repeat ${job.study_repeat}`)] : null,
+    ["Stop reason", job.stop_reason ?? "—"], ["Attempts", job.attempts],
+    ["Created", fmtTime(job.created_at)], ["Started", fmtTime(job.started_at)], ["Finished", fmtTime(job.finished_at)],
+  ];
+}
+
+function metricsView(job, trace) {
+  const m = job.metrics;
+  if (!m) {
+    const last = trace.points.at(-1);
+    if (!last) return h("p", { class: "empty" }, "No checkpoint yet.");
+    return facts([["Latest checkpoint", `iteration ${fmtNum(last.iteration)}`],
+      [scoreName(job), fmtNum(last.test_score)], ["Objective", fmtNum(last.objective)],
+      ["Solver seconds", fmtSeconds(last.solver_seconds)]]);
+  }
+  const scalar = Object.entries(m).filter(([, v]) => v === null || typeof v !== "object");
+  return facts(scalar.map(([k, v]) => [k.replaceAll("_", " "),
+    k.endsWith("seconds") ? fmtSeconds(v) : typeof v === "number" ? fmtNum(v) : String(v ?? "—")]));
+}
+
+function targetsTable(job) {
+  const ttt = job.metrics?.time_to_target ?? {};
+  if (!job.targets.length) return h("p", { class: "empty" }, "No targets were set.");
+  return table([
+    { label: "Target", cell: (t) => String(t), numeric: true },
+    { label: "Solver seconds", cell: (t) => reachText(ttt[String(t)], job), numeric: true },
+  ], job.targets);
+}
+
+function reachText(seconds, job) {
+  if (seconds === null || seconds === undefined) return isActive(job) || !job.metrics ? "not yet" : "not reached";
+  return fmtSeconds(seconds);
+}
+
+function checkpointTable(trace) {
+  return table([
+    { label: "Iteration", cell: (p) => fmtNum(p.iteration), numeric: true },
+    { label: "Samples seen", cell: (p) => fmtNum(p.samples_seen), numeric: true },
+    { label: "Solver seconds", cell: (p) => fmtSeconds(p.solver_seconds), numeric: true },
+    { label: "Objective", cell: (p) => fmtNum(p.objective), numeric: true },
+    { label: trace.score_name ?? "test score", cell: (p) => fmtNum(p.test_score), numeric: true },
+    { label: "Non-zero weights", cell: (p) => fmtNum(p.nnz_weights), numeric: true },
+  ], trace.points, { empty: "No checkpoint yet." });
+}
