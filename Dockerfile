@@ -1,5 +1,6 @@
 # The PGS service: uvicorn + a process pool, SQLite and files under /opt/pgs/var (a volume).
-# Build: docker build -t pgs-service .      Run: see docker-compose.yml
+# Build: docker build -t pgs-service .      Run: see docker-compose.yml and docs/cluster.md
+# Where no image registry answers, scripts/docker-base-images.sh builds python:3.11-slim first.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,11 +16,20 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/pgs
 RUN useradd --system --create-home --uid 10001 --user-group pgs
 
+# The dependencies first, in a layer of their own: a change to the code (or the README) reuses
+# it instead of downloading and installing them again; only a change to pyproject.toml does not.
+COPY pyproject.toml ./
+RUN python -m pip install --upgrade pip \
+    && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
+        > /tmp/requirements.txt \
+    && python -m pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
+
 # Only what the package needs; .dockerignore keeps the rest (venv, var, .git) out of the context.
-COPY pyproject.toml README.md ./
+COPY README.md ./
 COPY solver ./solver
 COPY app ./app
-RUN python -m pip install --upgrade pip && python -m pip install .
+RUN python -m pip install --no-deps .
 
 # Warm-up at build: every kernel signature is compiled into the image's cache, so a new worker
 # process loads it in milliseconds instead of compiling for seconds.
