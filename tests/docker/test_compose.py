@@ -196,6 +196,10 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, tmp_path: Path
                   f"SELECT status, attempts FROM jobs WHERE id = {job_id}").stdout.strip()
     assert row == "succeeded|2", row
 
+    for cid in project.containers():
+        health = project.inspect(cid)["State"].get("Health")
+        assert health is None or health["Status"] != "unhealthy", project.inspect(cid)["Name"]
+
     project("down", "-v")
     assert project.leftovers() == {"containers": [], "networks": [], "volumes": []}
     REPORT.append(f"cluster profile (2 Dask workers): healthy {healthy_s:.0f} s after up; the job "
