@@ -25,17 +25,18 @@ RUN python -m pip install --upgrade pip \
     && python -m pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
-# Only what the package needs; .dockerignore keeps the rest (venv, var, .git) out of the context.
-COPY README.md ./
+# The solver and its compiled kernels before the service's code, so that a change to app/ alone
+# keeps them. Warm-up at build: every kernel signature is compiled into the image's cache, so a
+# new worker process loads it in milliseconds instead of compiling for seconds.
+# (.dockerignore keeps the rest of the repository, the venv and var/ out of the context.)
 COPY solver ./solver
-COPY app ./app
-RUN python -m pip install --no-deps .
-
-# Warm-up at build: every kernel signature is compiled into the image's cache, so a new worker
-# process loads it in milliseconds instead of compiling for seconds.
 RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
     && python -c "from solver import warm_up; warm_up()" \
     && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
+
+COPY README.md ./
+COPY app ./app
+RUN python -m pip install --no-deps .
 
 USER pgs
 VOLUME ["/opt/pgs/var"]
