@@ -36,8 +36,12 @@ def pgs_image(run_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     REPORT.append(f"base images (python:3.11-slim, postgres:16): {base_s:.0f} s"
                   + (" to build" if base_s else ", present"))
     tag = f"pgs-service:test-{run_id}"
+    previous = docker("image", "inspect", "--format", "{{.Id}}", "pgs-service:test", check=False)
     log = tmp_path_factory.mktemp("docker-build") / "build.log"
     build_s = build_image([tag, "pgs-service:test"], log)
+    if previous and previous != docker("image", "inspect", "--format", "{{.Id}}", tag):
+        # The last run's image, now untagged; refused (and kept) while another run still uses it.
+        docker("rmi", previous, check=False)
     REPORT.append(f"project image {tag}: built in {build_s:.0f} s (log: {log})")
     yield tag
     # Only this run's tag goes; --no-prune keeps the layers for the next build.
