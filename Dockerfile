@@ -1,5 +1,6 @@
 # The PGS service: uvicorn + a process pool, SQLite and files under /opt/pgs/var (a volume).
-# Build: docker build -t pgs-service .      Run: see docker-compose.yml
+# Build: docker build -t pgs-service .      Run: see docker-compose.yml and docs/cluster.md
+# Where no image registry answers, scripts/docker-base-images.sh builds python:3.11-slim first.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,17 +16,27 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/pgs
 RUN useradd --system --create-home --uid 10001 --user-group pgs
 
-# Only what the package needs; .dockerignore keeps the rest (venv, var, .git) out of the context.
-COPY pyproject.toml README.md ./
-COPY solver ./solver
-COPY app ./app
-RUN python -m pip install --upgrade pip && python -m pip install .
+# The dependencies first, in a layer of their own: a change to the code (or the README) reuses
+# it instead of downloading and installing them again; only a change to pyproject.toml does not.
+COPY pyproject.toml ./
+RUN python -m pip install --upgrade pip \
+    && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
+        > /tmp/requirements.txt \
+    && python -m pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
 
-# Warm-up at build: every kernel signature is compiled into the image's cache, so a new worker
-# process loads it in milliseconds instead of compiling for seconds.
+# The solver and its compiled kernels before the service's code, so that a change to app/ alone
+# keeps them. Warm-up at build: every kernel signature is compiled into the image's cache, so a
+# new worker process loads it in milliseconds instead of compiling for seconds.
+# (.dockerignore keeps the rest of the repository, the venv and var/ out of the context.)
+COPY solver ./solver
 RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
     && python -c "from solver import warm_up; warm_up()" \
     && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
+
+COPY README.md ./
+COPY app ./app
+RUN python -m pip install --no-deps .
 
 USER pgs
 VOLUME ["/opt/pgs/var"]

@@ -51,11 +51,17 @@ def init_worker(settings: Settings, shutdown_event: Any) -> None:
     if settings.numba_cache_dir is not None:
         # Before the first import of numba (the solver is imported lazily for this reason).
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
+    from numba.core.event import install_recorder
+
     from solver import warm_up
 
     started = time.perf_counter()
-    warm_up()
-    log.info("worker ready (warm-up %.2f s)", time.perf_counter() - started)
+    # Numba announces a "numba:compile" event only for a kernel it did not find in the cache.
+    with install_recorder("numba:compile") as compiles:
+        warm_up()
+    compiled = sum(1 for _, event in compiles.buffer if event.is_start)
+    log.info("worker ready (warm-up %.2f s, %s)", time.perf_counter() - started,
+             f"{compiled} Numba compilations" if compiled else "every kernel from the Numba cache")
 
 
 def ping() -> int:
