@@ -108,3 +108,33 @@ def test_startup_recovery_settles_lost_runs(tmp_path: Path, attempts: int, cance
     assert body["status"] == status and body["finished_at"] is not None
     if status == "failed":
         assert "gave up after 2 attempt(s)" in body["error"]
+
+
+def _worker_pid(c: TestClient, job_id: int) -> int:
+    with transaction(c.app.state.session_factory) as s:  # type: ignore[attr-defined]
+        pid = s.get(Job, job_id).worker_pid
+    assert pid is not None
+    return int(pid)
+
+
+def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
+    # The pool breaks as a whole when one worker dies (concurrent.futures fails every pending
+    # future and terminates the other workers): only the job whose process died loses an attempt.
+    settings = make_settings(tmp_path, workers=2)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        victim = create_job(c, dataset_id=ds, params=LONG, time_budget_s=600).json()["id"]
+        bystander = create_job(c, dataset_id=ds, params=LONG, time_budget_s=10).json()["id"]
+        for attempt in (1, 2):
+            for job_id in (victim, bystander):
+                wait_for(c, job_id, lambda j: j["status"] == "running"
+                         and (j["progress"]["iteration"] or 0) > 0)
+            assert c.get(f"/v1/jobs/{victim}").json()["attempts"] == attempt
+            os.kill(_worker_pid(c, victim), signal.SIGKILL)
+            wait_for(c, victim, lambda j, a=attempt: j["attempts"] > a or j["status"] == "failed")
+            assert c.get(f"/v1/jobs/{bystander}").json()["attempts"] <= 1
+        failed, survived = wait_for(c, victim), wait_for(c, bystander)
+    assert failed["status"] == "failed" and "gave up after 2 attempt(s)" in failed["error"]
+    assert survived["status"] == "succeeded" and survived["attempts"] == 1, survived
+    assert survived["stop_reason"] == "time_budget"
+
