@@ -42,6 +42,10 @@ class PoolSupervisor(LoopService):
                 self.settle(job_id, future)
             except Exception as exc:
                 log_failure(f"could not settle job {job_id}", exc)
+        # A worker may also die with no job (an idle or starting one): no future tells, so
+        # every pass checks.
+        if not self.runner.closed:
+            self.runner.replace_broken_pool()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         super().stop(timeout_s)

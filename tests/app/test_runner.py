@@ -16,7 +16,7 @@ from app.core.db import make_engine, make_session_factory, transaction
 from app.main import create_app
 from app.models import Job
 from tests.cluster.harness import ApiServer, poll_job
-from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, upload, wait_for
+from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, poll, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -137,4 +137,17 @@ def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
     assert failed["status"] == "failed" and "gave up after 2 attempt(s)" in failed["error"]
     assert survived["status"] == "succeeded" and survived["attempts"] == 1, survived
     assert survived["stop_reason"] == "time_budget"
+
+
+def test_the_pool_is_replaced_after_a_jobs_last_attempt_dies(tmp_path: Path, data_dir: Path):
+    # Nothing is resubmitted after the last attempt: the pool must be replaced anyway, or
+    # /readyz (the container's health check) stays 503 until the next job arrives.
+    settings = make_settings(tmp_path, max_attempts=1)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        job_id = create_job(c, dataset_id=ds, params=LONG, time_budget_s=600).json()["id"]
+        wait_for(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0)
+        os.kill(_worker_pid(c, job_id), signal.SIGKILL)
+        assert wait_for(c, job_id)["status"] == "failed"
+        poll(c, "/readyz", lambda body: body.get("status") == "ready")
 
