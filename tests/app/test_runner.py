@@ -151,3 +151,24 @@ def test_the_pool_is_replaced_after_a_jobs_last_attempt_dies(tmp_path: Path, dat
         assert wait_for(c, job_id)["status"] == "failed"
         poll(c, "/readyz", lambda body: body.get("status") == "ready")
 
+
+def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Path,
+                                                                    data_dir: Path):
+    first = ApiServer(tmp_path / "var", tmp_path / "api-1.log", PGS_WORKERS="1").start()
+    second = ApiServer(tmp_path / "var", tmp_path / "api-2.log", PGS_WORKERS="1")
+    try:
+        with first.client() as c:
+            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
+            ds = c.post("/v1/datasets", files=files).json()["id"]
+            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
+                                              "time_budget_s": 3}).json()["id"]
+            poll_job(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0,
+                     timeout=JOB_TIMEOUT_S)
+            with pytest.raises(AssertionError, match="in use by another server process"):
+                second.start()
+            # The first server's run was not taken for lost: it finishes on its first attempt.
+            job = poll_job(c, job_id, timeout=JOB_TIMEOUT_S)
+        assert job["status"] == "succeeded" and job["attempts"] == 1 and job["error"] is None
+    finally:
+        second.stop()
+        first.stop()
