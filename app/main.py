@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import IO, Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
@@ -23,6 +23,7 @@ from app.core.db import (
     make_session_factory,
     run_migrations,
 )
+from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.errors import install_error_handlers
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
@@ -48,6 +49,48 @@ def _prepare_dirs(settings: Settings) -> None:
     settings.store.sweep_partial(older_than_s=3600)
 
 
+def _lock_data_dir(settings: Settings) -> IO[str]:
+    try:
+        return lock_data_dir(settings.data_dir)
+    except DataDirBusy as exc:
+        log.error("not starting: %s", exc)
+        raise
+
+
+@asynccontextmanager
+async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
+    """The database, the worker pool and the background services, for the life of the app."""
+    _prepare_dirs(settings)
+    if settings.numba_cache_dir is not None:
+        os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
+    engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
+    await to_thread.run_sync(run_migrations, engine, settings.db_wait_s)
+    factory = make_session_factory(engine)
+    runner = JobRunner(settings)
+    supervisor = PoolSupervisor(runner, factory, settings)
+    sweeper = LeaseSweeper(runner, factory, settings)
+    app.state.engine = engine
+    app.state.session_factory = factory
+    app.state.runner = runner
+    app.state.model_cache = ModelCache(settings.model_cache_size)
+    # Import the solver now (Numba takes a moment) rather than in the first request.
+    await to_thread.run_sync(__import__, "solver")
+    await to_thread.run_sync(runner.start)
+    supervisor.start()
+    await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
+    log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
+             runner.backend_name, runner.worker_count())
+    try:
+        yield
+    finally:
+        log.info("shutting down: stopping running jobs (they return to the queue)")
+        # Sweeper first (it submits), supervisor last (it settles what the stop ends).
+        await to_thread.run_sync(sweeper.stop)
+        await to_thread.run_sync(runner.stop)
+        await to_thread.run_sync(supervisor.stop)
+        engine.dispose()
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; nothing starts until the lifespan runs (no work at import or build time)."""
     settings = settings or get_settings()
@@ -55,35 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        _prepare_dirs(settings)
-        if settings.numba_cache_dir is not None:
-            os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
-        engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
-        await to_thread.run_sync(run_migrations, engine, settings.db_wait_s)
-        factory = make_session_factory(engine)
-        runner = JobRunner(settings)
-        supervisor = PoolSupervisor(runner, factory, settings)
-        sweeper = LeaseSweeper(runner, factory, settings)
-        app.state.engine = engine
-        app.state.session_factory = factory
-        app.state.runner = runner
-        app.state.model_cache = ModelCache(settings.model_cache_size)
-        # Import the solver now (Numba takes a moment) rather than in the first request.
-        await to_thread.run_sync(__import__, "solver")
-        await to_thread.run_sync(runner.start)
-        supervisor.start()
-        await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
-        log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
-                 runner.backend_name, runner.worker_count())
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        # Before anything touches the data dir or the jobs (app/core/dirlock.py says why).
+        dir_lock = _lock_data_dir(settings) if settings.is_sqlite else None
         try:
-            yield
+            async with _service(app, settings):
+                yield
         finally:
-            log.info("shutting down: stopping running jobs (they return to the queue)")
-            # Sweeper first (it submits), supervisor last (it settles what the stop ends).
-            await to_thread.run_sync(sweeper.stop)
-            await to_thread.run_sync(runner.stop)
-            await to_thread.run_sync(supervisor.stop)
-            engine.dispose()
+            if dir_lock is not None:
+                dir_lock.close()
 
     app = FastAPI(
         title="PGS training and inference service",

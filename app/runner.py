@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from app.worker import ping, run_job
 
 # After a broken pool: a short pause, so a pool that cannot start does not spin the CPU.
 BROKEN_POOL_PAUSE_S = 0.5
+# How long to wait for a bystander worker of a broken pool to stop after SIGTERM.
+BROKEN_POOL_EXIT_S = 10.0
 
 
 class JobRunner:
@@ -42,6 +45,10 @@ class JobRunner:
         self._finished: queue.SimpleQueue[tuple[int, Future[str]]] = queue.SimpleQueue()
         self._on_finished: Callable[[], None] = lambda: None
         self._warm: Future[int] | None = None
+        # Every local worker process by pid, with the generation of the pool it belongs to: a
+        # broken pool tells which of its workers died on its own (services: the supervisor).
+        self._generation = 0
+        self._workers: dict[int, tuple[int, Any]] = {}
         self.closed = False
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -51,6 +58,7 @@ class JobRunner:
         self._executor = self._backend.new_executor()
         if self.settings.prestart_workers:
             self._warm = self._executor.submit(ping)
+            self._note_workers()
 
     def stop(self) -> None:
         """Stop without losing work: running jobs go back to the queue (or, on Dask, finish on
@@ -84,9 +92,10 @@ class JobRunner:
             try:
                 future = self._executor.submit(run_job, job_id, self.settings)
             except BrokenProcessPool:
-                self._executor = self._backend.new_executor()
+                self._new_executor()
                 future = self._executor.submit(run_job, job_id, self.settings)
                 self._warm = None
+            self._note_workers()
             self._futures[job_id] = future
         future.add_done_callback(functools.partial(self._done, job_id))
 
@@ -121,16 +130,65 @@ class JobRunner:
 
     def replace_broken_pool(self) -> None:
         """A fresh executor if the current one broke (a local worker process died)."""
+        with self._lock:
+            if self._executor is None or self._backend is None:
+                return
+            if not self._backend.is_broken(self._executor):
+                return
         time.sleep(BROKEN_POOL_PAUSE_S)
         with self._lock:
             if self.closed or self._executor is None or self._backend is None:
                 return
             if not self._backend.is_broken(self._executor):
                 return
-            old, self._executor = self._executor, self._backend.new_executor()
+            old = self._executor
+            self._new_executor()
             if self.settings.prestart_workers:
                 self._warm = self._executor.submit(ping)
+                self._note_workers()
         old.shutdown(wait=False, cancel_futures=True)
+
+    def _new_executor(self) -> None:
+        """A fresh executor (under the lock); workers of pools older than the last are forgotten."""
+        assert self._backend is not None
+        self._executor = self._backend.new_executor()
+        self._generation += 1
+        self._workers = {pid: w for pid, w in self._workers.items()
+                         if w[0] >= self._generation - 1}
+
+    def _note_workers(self) -> None:
+        """Remember the current pool's processes (under the lock; spawned on submit)."""
+        # concurrent.futures keeps them in a private dict (pid -> Process); Dask has none.
+        processes = getattr(self._executor, "_processes", None) or {}
+        for pid, process in processes.items():
+            self._workers.setdefault(pid, (self._generation, process))
+
+    def died_on_its_own(self, pid: int) -> bool:
+        """Whether the local worker ``pid`` of a broken pool died by itself (killed, crashed),
+        rather than being a bystander of another worker's death: a pool whose worker dies fails
+        the futures of all its workers. A bystander is stopped here (if the pool has not stopped
+        it yet) before this returns False, so its job can be run again without two runs.
+
+        The culprit is a worker that already ended with an exit status other than SIGTERM (the
+        pool stops the others with SIGTERM). Unknown pids (another backend) count as dead by
+        themselves, as does every worker of a pool with no such culprit.
+        """
+        with self._lock:
+            worker = self._workers.get(pid)
+            pool = [p for g, p in self._workers.values() if worker is not None and g == worker[0]]
+        if worker is None:
+            return True
+        process = worker[1]
+        if process.exitcode not in (None, -signal.SIGTERM):
+            return True
+        if not any(p.exitcode not in (None, -signal.SIGTERM) for p in pool):
+            return True
+        process.terminate()
+        process.join(BROKEN_POOL_EXIT_S)
+        if process.is_alive():
+            process.kill()
+            process.join(BROKEN_POOL_EXIT_S)
+        return False
 
     # -- introspection -------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ on first use, so importing the web app does not load Numba.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,29 @@ class InvalidParams(ValueError):
     def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
         super().__init__(message)
         self.errors = errors
+
+
+# The service's bounds on every numeric parameter, whatever the solver accepts: beyond them a
+# count (n_iter=10**18) runs for ever or overflows the kernels' int64 (2**63), and a time
+# (time_budget=1e300) means no limit at all.
+MAX_PARAM_MAGNITUDE = 10**12
+# The longest time budget, in seconds (the same cap as a job's time_budget_s).
+MAX_TIME_BUDGET_S = 7 * 86400
+
+
+def _check_ranges(params: Mapping[str, Any]) -> None:
+    """Every number in ``params`` is finite and within the service's bounds."""
+    errors = []
+    for name, value in sorted(params.items()):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        limit = MAX_TIME_BUDGET_S if name == "time_budget" else MAX_PARAM_MAGNITUDE
+        if not (math.isfinite(value) and abs(value) <= limit):
+            errors.append(field_error(["body", "params", name],
+                                      f"{name} must be a finite number of magnitude at most "
+                                      f"{limit:g}, got {value:g}"))
+    if errors:
+        raise InvalidParams("; ".join(e["msg"] for e in errors), errors)
 
 
 def _blame(message: str, params: dict[str, Any]) -> list[str | int]:
@@ -55,6 +79,7 @@ def _build(solver: str, task: str, params: dict[str, Any]) -> Any:
         hint = f"unknown parameter for {cls.__name__}; allowed: {', '.join(sorted(allowed))}"
         errors = [field_error(["body", "params", k], hint, "extra_forbidden") for k in unknown]
         raise InvalidParams(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}", errors)
+    _check_ranges(params)
     try:
         return estimator_for(solver, task, params)
     except (ValueError, TypeError) as exc:

@@ -42,6 +42,10 @@ class PoolSupervisor(LoopService):
                 self.settle(job_id, future)
             except Exception as exc:
                 log_failure(f"could not settle job {job_id}", exc)
+        # A worker may also die with no job (an idle or starting one): no future tells, so
+        # every pass checks.
+        if not self.runner.closed:
+            self.runner.replace_broken_pool()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         super().stop(timeout_s)
@@ -74,8 +78,20 @@ class PoolSupervisor(LoopService):
         jobs.fail_unstarted(self.factory, job_id, f"{type(exc).__name__}: {exc}")
 
     def _worker_died(self, job_id: int, exc: BrokenProcessPool) -> None:
-        """Re-queue the job once per try, then fail it; a fresh pool in both cases."""
+        """Re-queue the job once per try, then fail it. A job whose own worker did not die (the
+        pool stopped it because another worker died) goes back to the queue without losing an
+        attempt. A fresh pool at once in every case, also after a job's last attempt: the
+        service must not stay unready until the next submit."""
+        self.runner.replace_broken_pool()
         why = "the worker process died"
+        run = jobs.running_run(self.factory, job_id)
+        if run is not None and not self.runner.died_on_its_own(run[1]):
+            token, pid = run
+            log.warning("job %d: its worker %d was stopped with a broken pool; re-queued "
+                        "without losing the attempt", job_id, pid)
+            if jobs.release(self.factory, job_id, token):
+                self.runner.submit(job_id)
+            return
         log.error("job %d: %s (%s)", job_id, why, exc)
         self._breaks[job_id] = breaks = self._breaks.get(job_id, 0) + 1
         if breaks > self.settings.max_attempts:
@@ -83,9 +99,6 @@ class PoolSupervisor(LoopService):
                 self.factory, job_id,
                 f"{why} {breaks} times (worker processes crash or cannot start)",
             )
-            self.runner.replace_broken_pool()
             return
         if jobs.settle_crashed_worker(self.factory, job_id, self.settings.max_attempts, why):
-            self.runner.replace_broken_pool()
             self.runner.submit(job_id)
-

@@ -133,7 +133,8 @@ def finished_as(factory: SessionFactory, job_id: int, token: int, status: str) -
 
 
 def release(factory: SessionFactory, job_id: int, token: int) -> bool:
-    """running -> queued after a graceful shutdown interrupted the run (not counted as a try)."""
+    """running -> queued, not counted as a try: a graceful shutdown interrupted the run, or the
+    pool stopped its worker because another worker died."""
     with transaction(factory) as s:
         res = s.execute(
             update(Job)
@@ -177,6 +178,14 @@ def settle_crashed_worker(factory: SessionFactory, job_id: int, max_attempts: in
         if job.status != JobStatus.RUNNING:
             return False
         return settle_lost_run(s, job, max_attempts, why)
+
+
+def running_run(factory: SessionFactory, job_id: int) -> tuple[int, int] | None:
+    """The running job's (token, worker pid), or None if it is not running."""
+    with factory() as s:
+        row = s.execute(select(Job.attempts, Job.worker_pid)
+                        .where(Job.id == job_id, Job.status == JobStatus.RUNNING)).first()
+        return None if row is None or row[1] is None else (int(row[0]), int(row[1]))
 
 
 def fail_unstarted(factory: SessionFactory, job_id: int, error: str) -> None:

@@ -76,6 +76,8 @@ class ModelCache:
         self.capacity = capacity
         self._items: OrderedDict[int, LoadedModel] = OrderedDict()
         self._lock = threading.Lock()
+        # Counts evictions: a load that an eviction overtook is not cached (see get_or_load).
+        self._evictions = 0
         self.hits = 0
         self.misses = 0
 
@@ -94,8 +96,15 @@ class ModelCache:
         if item is not None:
             return item
         # Loading outside the lock: two racing first requests load twice, which is harmless.
+        with self._lock:
+            evictions = self._evictions
         item = load()
         with self._lock:
+            if self._evictions != evictions:
+                # A model was deleted while this one loaded: maybe this very one, after the load
+                # had read it. Caching it would let a deleted model predict for ever; the
+                # request in flight still gets its answer (it started before the delete ended).
+                return item
             self._items[model_id] = item
             self._items.move_to_end(model_id)
             while len(self._items) > self.capacity:
@@ -103,8 +112,10 @@ class ModelCache:
         return item
 
     def evict(self, model_id: int) -> None:
+        """Forget a deleted model: call it after the deletion is committed."""
         with self._lock:
             self._items.pop(model_id, None)
+            self._evictions += 1
 
     def __len__(self) -> int:
         return len(self._items)

@@ -190,6 +190,12 @@ def test_idempotency_key(app_client: TestClient):
         # heart has 270 rows: half of them leave 135 to train on.
         ({"test_fraction": 0.5, "params": {"batch_size": 200}}, "body.params.batch_size"),
         ({"params": {"n_iter": 10.5}}, "body.params.n_iter"),
+        # The service's own bounds (issue 13): a count that runs for ever or overflows int64,
+        # and a time budget that means no limit.
+        ({"params": {"n_iter": 10**18}}, "body.params.n_iter"),
+        ({"params": {"n_iter": 2**63}}, "body.params.n_iter"),
+        ({"params": {"time_budget": 1e300}}, "body.params.time_budget"),
+        ({"params": {"time_budget": 8 * 86400}}, "body.params.time_budget"),
         ({"params": {"loss": "huber"}}, "body.params.loss"),
         ({"params": {"learning_rate": 0.1}}, "body.params.learning_rate"),
         ({"solver": "no-such-solver"}, "body.solver"),

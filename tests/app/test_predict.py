@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +240,47 @@ def test_estimators_without_coef_fall_back_to_their_own_methods(served: dict[str
     assert fast.keys() == slow.keys() and fast["predictions"] == slow["predictions"]
     np.testing.assert_allclose(fast["scores"], slow["scores"], rtol=1e-12)
     np.testing.assert_allclose(fast["probabilities"], slow["probabilities"], rtol=1e-12)
+
+
+def _copy_model(served: dict[str, Any], model_id: int) -> int:
+    """A new model row with its own copy of the files of ``model_id`` (a cold cache entry)."""
+    from app.core.db import transaction
+    from app.models import Model
+    from app.services.model_store import save_model_files
+
+    store = served["settings"].store
+    with transaction(served["client"].app.state.session_factory) as s:
+        row = s.get(Model, model_id)
+        meta, arrays = load_model_files(store, row.file_stem)
+        stem, _ = save_model_files(store, meta, arrays)
+        values = {c.key: getattr(row, c.key) for c in Model.__table__.columns
+                  if c.key not in ("id", "file_stem", "job_id")}
+        copy = Model(**values, file_stem=stem)
+        s.add(copy)
+        s.flush()
+        return copy.id
+
+
+def test_a_model_deleted_during_its_first_predictions_never_predicts_again(
+        served: dict[str, Any]):
+    # DELETE racing predictions that load the model from disk into the cache: whatever the
+    # racing requests answer, once the DELETE has answered the model is gone for good.
+    c, row = served["client"], {"instances": [[0.0] * 13]}
+    for _ in range(60):
+        model_id = _copy_model(served, served["logistic"]["id"])
+        start = threading.Barrier(5)
+
+        def predict(mid: int = model_id, start: threading.Barrier = start) -> int:
+            start.wait()
+            return _predict(c, mid, json=row).status_code
+
+        def delete(mid: int = model_id, start: threading.Barrier = start) -> int:
+            start.wait()
+            return c.delete(f"/v1/models/{mid}").status_code
+
+        with ThreadPoolExecutor(5) as pool:
+            racing = [pool.submit(predict) for _ in range(4)]
+            deleted = pool.submit(delete)
+        assert deleted.result() == 204
+        assert {f.result() for f in racing} <= {200, 404}
+        assert_problem(_predict(c, model_id, json=row), 404)

@@ -16,7 +16,7 @@ from app.core.db import make_engine, make_session_factory, transaction
 from app.main import create_app
 from app.models import Job
 from tests.cluster.harness import ApiServer, poll_job
-from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, upload, wait_for
+from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, poll, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -108,3 +108,67 @@ def test_startup_recovery_settles_lost_runs(tmp_path: Path, attempts: int, cance
     assert body["status"] == status and body["finished_at"] is not None
     if status == "failed":
         assert "gave up after 2 attempt(s)" in body["error"]
+
+
+def _worker_pid(c: TestClient, job_id: int) -> int:
+    with transaction(c.app.state.session_factory) as s:  # type: ignore[attr-defined]
+        pid = s.get(Job, job_id).worker_pid
+    assert pid is not None
+    return int(pid)
+
+
+def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
+    # The pool breaks as a whole when one worker dies (concurrent.futures fails every pending
+    # future and terminates the other workers): only the job whose process died loses an attempt.
+    settings = make_settings(tmp_path, workers=2)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        victim = create_job(c, dataset_id=ds, params=LONG, time_budget_s=600).json()["id"]
+        bystander = create_job(c, dataset_id=ds, params=LONG, time_budget_s=10).json()["id"]
+        for attempt in (1, 2):
+            for job_id in (victim, bystander):
+                wait_for(c, job_id, lambda j: j["status"] == "running"
+                         and (j["progress"]["iteration"] or 0) > 0)
+            assert c.get(f"/v1/jobs/{victim}").json()["attempts"] == attempt
+            os.kill(_worker_pid(c, victim), signal.SIGKILL)
+            wait_for(c, victim, lambda j, a=attempt: j["attempts"] > a or j["status"] == "failed")
+            assert c.get(f"/v1/jobs/{bystander}").json()["attempts"] <= 1
+        failed, survived = wait_for(c, victim), wait_for(c, bystander)
+    assert failed["status"] == "failed" and "gave up after 2 attempt(s)" in failed["error"]
+    assert survived["status"] == "succeeded" and survived["attempts"] == 1, survived
+    assert survived["stop_reason"] == "time_budget"
+
+
+def test_the_pool_is_replaced_after_a_jobs_last_attempt_dies(tmp_path: Path, data_dir: Path):
+    # Nothing is resubmitted after the last attempt: the pool must be replaced anyway, or
+    # /readyz (the container's health check) stays 503 until the next job arrives.
+    settings = make_settings(tmp_path, max_attempts=1)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        job_id = create_job(c, dataset_id=ds, params=LONG, time_budget_s=600).json()["id"]
+        wait_for(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0)
+        os.kill(_worker_pid(c, job_id), signal.SIGKILL)
+        assert wait_for(c, job_id)["status"] == "failed"
+        poll(c, "/readyz", lambda body: body.get("status") == "ready")
+
+
+def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Path,
+                                                                    data_dir: Path):
+    first = ApiServer(tmp_path / "var", tmp_path / "api-1.log", PGS_WORKERS="1").start()
+    second = ApiServer(tmp_path / "var", tmp_path / "api-2.log", PGS_WORKERS="1")
+    try:
+        with first.client() as c:
+            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
+            ds = c.post("/v1/datasets", files=files).json()["id"]
+            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
+                                              "time_budget_s": 3}).json()["id"]
+            poll_job(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0,
+                     timeout=JOB_TIMEOUT_S)
+            with pytest.raises(AssertionError, match="in use by another server process"):
+                second.start()
+            # The first server's run was not taken for lost: it finishes on its first attempt.
+            job = poll_job(c, job_id, timeout=JOB_TIMEOUT_S)
+        assert job["status"] == "succeeded" and job["attempts"] == 1 and job["error"] is None
+    finally:
+        second.stop()
+        first.stop()
