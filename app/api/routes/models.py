@@ -72,7 +72,11 @@ def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
             raise not_found("model", model_id)
         stem, classes, task = row.file_stem, row.classes, row.task
         n_features, index_base = row.n_features, row.index_base
-    meta, arrays = load_model_files(settings.store, stem)
+    try:
+        meta, arrays = load_model_files(settings.store, stem)
+    except FileNotFoundError:
+        # A DELETE committed between the row read above and the file read: the model is gone.
+        raise not_found("model", model_id) from None
     return LoadedModel(
         model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
         n_features=n_features, index_base=index_base,
