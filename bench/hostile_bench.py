@@ -68,6 +68,7 @@ class Server:
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
+        self.stop()
         raise RuntimeError("the server did not become ready")
 
     def stop(self) -> None:

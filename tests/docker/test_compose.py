@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -35,19 +35,18 @@ PROCESSING = ("import json; from distributed import Client\n"
 
 
 @pytest.fixture
-def projects(tmp_path: Path) -> Iterator[list[ComposeProject]]:
-    """The tests' Compose projects, all removed at the end whatever happened."""
+def new_project(tmp_path: Path, run_id: str) -> Iterator[Callable[..., ComposeProject]]:
+    """Makes Compose projects named ``pgs-test-<run>-<name>``; removes them all at the end, passed
+    or failed."""
     made: list[ComposeProject] = []
-    yield made
+
+    def make(name: str, env: dict[str, str], profiles: tuple[str, ...] = ()) -> ComposeProject:
+        made.append(ComposeProject(tmp_path / name, f"pgs-test-{run_id}-{name}", env, profiles))
+        return made[-1]
+
+    yield make
     for project in made:
         project.remove()
-
-
-def _project(projects: list[ComposeProject], tmp_path: Path, name: str, env: dict[str, str],
-             profiles: tuple[str, ...] = ()) -> ComposeProject:
-    project = ComposeProject(tmp_path / name, name, env, profiles)
-    projects.append(project)
-    return project
 
 
 def _client(project: ComposeProject, service: str) -> httpx.Client:
@@ -66,9 +65,8 @@ def test_image(pgs_image: str):
     assert "/readyz" in " ".join(image["Config"]["Healthcheck"]["Test"])
 
 
-def test_a_first_start_names_what_is_missing(pgs_image: str, tmp_path: Path, run_id: str,
-                                             projects: list[ComposeProject]):
-    project = _project(projects, tmp_path, f"pgs-test-{run_id}-missing", {"PGS_IMAGE": pgs_image})
+def test_a_first_start_names_what_is_missing(pgs_image: str, new_project: Callable[..., ComposeProject]):
+    project = new_project("missing", {"PGS_IMAGE": pgs_image})
     (project.dir / ".env").unlink()
     out = project("config", check=False)
     assert out.returncode != 0 and ".env" in out.stderr, out.stderr
@@ -79,11 +77,11 @@ def test_a_first_start_names_what_is_missing(pgs_image: str, tmp_path: Path, run
     assert "set PGS_API_KEYS" in out.stdout + out.stderr, out
 
 
-def test_default_profile_walkthrough_restart_down(pgs_image: str, tmp_path: Path, run_id: str,
-                                                  projects: list[ComposeProject]):
+def test_default_profile_walkthrough_restart_down(pgs_image: str,
+                                                  new_project: Callable[..., ComposeProject]):
     started = time.monotonic()
     # As a user does: cp .env.example .env, and a real key in it.
-    project = _project(projects, tmp_path, f"pgs-test-{run_id}-default", {
+    project = new_project("default", {
         "PGS_API_KEYS": secrets.token_urlsafe(24), "PGS_IMAGE": pgs_image,
         "PGS_PUBLISHED_PORT": str(free_port())})
     project("up", "-d", "--no-build")
@@ -157,10 +155,10 @@ def _worker_running_the_job(project: ComposeProject) -> str:
     raise AssertionError(f"no dask-worker container has the address {address}")
 
 
-def test_cluster_profile_survives_a_killed_worker(pgs_image: str, tmp_path: Path, run_id: str,
-                                                  data_dir: Path, projects: list[ComposeProject]):
+def test_cluster_profile_survives_a_killed_worker(pgs_image: str, data_dir: Path,
+                                                  new_project: Callable[..., ComposeProject]):
     started = time.monotonic()
-    project = _project(projects, tmp_path, f"pgs-test-{run_id}-cluster", {
+    project = new_project("cluster", {
         "PGS_API_KEYS": secrets.token_urlsafe(24), "PGS_DB_PASSWORD": secrets.token_urlsafe(16),
         "PGS_IMAGE": pgs_image, "PGS_CLUSTER_PUBLISHED_PORTS": str(free_port()),
         # A lost run is noticed in seconds rather than the default half minute.
