@@ -25,20 +25,24 @@ class DataDirBusy(RuntimeError):
 
 
 def lock_data_dir(data_dir: Path) -> IO[str]:
-    """Take the data dir's lock (without waiting); close the returned file to release it."""
+    """Take the data dir's lock (without waiting); close the returned file to release it.
+
+    The lock is held on a read-only descriptor: a file held open for writing would keep the
+    volume from being remounted read-only (a full or failing disk), which the service answers
+    with 507s rather than by going down.
+    """
     path = data_dir / LOCK_NAME
-    handle = open(path, "a+")  # noqa: SIM115 - held open for the life of the server
+    path.touch(exist_ok=True)
+    handle = open(path)  # noqa: SIM115 - held open for the life of the server
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        handle.seek(0)
         owner = handle.read().strip() or "unknown"
         handle.close()
         raise DataDirBusy(
             f"the data dir {data_dir} is in use by another server process (pid {owner}); "
             "stop it first, or give this server another PGS_DATA_DIR"
         ) from None
-    handle.truncate(0)
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
+    # The owner's pid, for the message above; written and closed at once (see the docstring).
+    path.write_text(f"{os.getpid()}\n")
     return handle
