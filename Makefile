@@ -29,7 +29,7 @@ serve: $(STAMP)
 	$(BIN)/python -m app
 
 bench: $(STAMP)
-	$(BIN)/python -m bench.solver_bench
+	$(BIN)/python -m bench.time_to_accuracy --markdown
 
 clean:
 	rm -rf $(VENV) var/numba-cache .pytest_cache
