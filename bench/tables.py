@@ -9,6 +9,7 @@ machine, load).
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -394,6 +395,38 @@ def dispatch_bench_goals(results: list[dict]) -> list[str]:
     return lines
 
 
+def _answer(outcome: dict) -> str:
+    """The status, and the setting the problem's detail names as the limit that was hit."""
+    limit = re.search(r"\b(PGS_[A-Z_]+)\b", outcome.get("detail") or "")
+    return f"{outcome['status']}" + (f" (`{limit.group(1)}`)" if limit else "")
+
+
+def hostile_bench(r: dict) -> str:
+    inputs = {
+        "bomb": "gzip bomb: a small gzip of ~150 MB of one-feature rows",
+        "newlines": "a 3 MB gzip of ~3 GB of newlines after two rows",
+        "cr_rows": "36 MB `\\r`-separated text prediction (9.4M rows)",
+        "json_rows": "64 MB JSON prediction of 16.8M one-number rows",
+    }
+    rows = [[text, _answer(r[case]), f"{r[case]['seconds']:.2f} s",
+             f"+{r[case]['api_peak_rss_growth_mb']:.1f} MB", f"{r[case]['healthz_worst_ms']:.0f} ms"]
+            for case, text in inputs.items() if case in r]
+    for case, what in (("upload", "svmlight upload"), ("upload_gz", "gzip svmlight upload")):
+        if case in r:
+            up = r[case]["upload"]
+            rows.append([f"{r[case]['file_mb']:.0f} MB {what} (a9a rows repeated)", _answer(up),
+                         f"{up['seconds']:.1f} s", f"+{up['api_peak_rss_growth_mb']:.1f} MB", ""])
+    lines = [_table(["input", "answer", "time to it", "API peak RSS growth",
+                     "worst /healthz meanwhile"], rows)]
+    quiet, loaded = r.get("quiet"), r.get("upload", {}).get("predict")
+    if quiet and loaded and "p50_ms" in quiet and "p50_ms" in loaded:
+        lines += ["", f"Single-row predictions from one client: p50 {quiet['p50_ms']:.1f} ms, p99 "
+                  f"{quiet['p99_ms']:.1f} ms quiet; p50 {loaded['p50_ms']:.1f} ms, p99 "
+                  f"{loaded['p99_ms']:.1f} ms while the {r['upload']['file_mb']:.0f} MB file was "
+                  "uploaded and parsed."]
+    return "\n".join(lines)
+
+
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[str]]] = {
     "throughput": throughput_goals,
@@ -414,4 +447,5 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("predict_bench", "table"): predict_bench,
     ("load_bench", "table"): load_bench,
     ("dispatch_bench", "table"): dispatch_bench,
+    ("hostile_bench", "table"): hostile_bench,
 }
