@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.predict_bench
 	$(BIN)/python -m bench.load_bench --setup both --duration 60
 	$(BIN)/python -m bench.dispatch_bench --setup both --repeat 20
+	$(BIN)/python -m bench.hostile_bench
 	$(MAKE) bench-report
 
 # docs/benchmarks.md from bench/benchmarks_template.md and the records in docs/results/.
