@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: test serve install bench clean
+.PHONY: test serve install bench bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,25 @@ test: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/python -m app
 
+# Every benchmark, each writing its JSON record to docs/results/ (over an hour on 2 cores; the
+# commands are those docs/benchmarks.md shows), then the page rendered from the records.
 bench: $(STAMP)
-	$(BIN)/python -m bench.time_to_accuracy --markdown
+	$(BIN)/python -m bench.throughput --repeats 7
+	$(BIN)/python -m bench.time_to_accuracy
+	$(BIN)/python -m bench.pgs_ablation
+	$(BIN)/python -m bench.paper_figures
+	$(BIN)/python -m bench.inverse_time --runs 15
+	$(BIN)/python -m bench.inverse_time --runs 15 --sigma-rule target
+	$(BIN)/python -m bench.l1_paths
+	$(BIN)/python -m bench.predict_bench
+	$(BIN)/python -m bench.load_bench --setup both --duration 60
+	$(BIN)/python -m bench.dispatch_bench --setup both --repeat 20
+	$(BIN)/python -m bench.hostile_bench
+	$(MAKE) bench-report
+
+# docs/benchmarks.md from bench/benchmarks_template.md and the records in docs/results/.
+bench-report: $(STAMP)
+	$(BIN)/python -m bench.report
 
 clean:
 	rm -rf $(VENV) var/numba-cache .pytest_cache

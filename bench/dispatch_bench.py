@@ -22,7 +22,6 @@ Run: ``NUMBA_CACHE_DIR=var/numba-cache .venv/bin/python -m bench.dispatch_bench 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
@@ -35,6 +34,9 @@ from typing import Any
 import httpx
 
 from tests.cluster.harness import ApiServer, backend_env, poll_job, tiny_svmlight
+
+from . import tables
+from .results import add_results_dir, record
 
 JOB = {"params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 2000}}
 
@@ -105,25 +107,18 @@ def run_setup(setup: str, repeat: int) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--setup", choices=["local", "cluster", "both"], default="both")
     ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+    add_results_dir(ap)
+    args = ap.parse_args(argv)
+    recording = record("dispatch_bench", argv)
     setups = ["local", "cluster"] if args.setup == "both" else [args.setup]
     results = [run_setup(s, args.repeat) for s in setups]
-    for r in results:
-        w = r["warm"]
-        line = (f"{r['setup']:8s} warm p50 {w['server_p50_ms']:.1f} ms (max {w['server_max_ms']:.1f},"
-                f" client {w['client_p50_ms']:.1f})")
-        for k in ("cold_prestarted", "cold_cache_warm", "cold_cache_empty"):
-            if k in r:
-                line += f"  {k} {r[k]['server_ms']:.0f} ms"
-        print(line)
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2))
+    path = recording.save(results, args.results_dir)
+    print(tables.dispatch_bench(results))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

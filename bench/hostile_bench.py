@@ -41,6 +41,9 @@ import httpx
 
 from tests.cluster.harness import free_port, tiny_svmlight
 
+from . import tables
+from .results import add_results_dir, record
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 MIB = 1024 * 1024
@@ -250,7 +253,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", default=str(REPO), help="checkout whose app/ is served")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
@@ -259,11 +262,13 @@ def main() -> None:
     parser.add_argument("--client-timeout", type=float, default=900.0)
     parser.add_argument("--cache", default=str(REPO / "var" / "bench-hostile"),
                         help="where the generated files are kept between runs")
-    parser.add_argument("--out", help="write the results as JSON here")
-    args = parser.parse_args()
-    results = run(args)
-    if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1))
+    add_results_dir(parser)
+    args = parser.parse_args(argv)
+    recording = record("hostile_bench", argv)
+    results = run(args) | {"upload_mb": args.upload_mb}
+    path = recording.save(results, args.results_dir)
+    print(tables.hostile_bench(results))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ and GCD have no parameter. The reference optimum P* comes from L-BFGS-B on the s
 
 MAGIC04S / MAGIC04D are built as the paper did: the 10 MAGIC features (scaled to [-1, 1], the
 paper's x in [-1, 1]^d) plus 1,000 random features, 0/1 with P(1) = 0.05 (sparse) or +-1 (dense),
-seed 0. Writes one PNG per (data set, lambda) and ``l1_paths.json`` into ``--out``, and prints a
-Markdown summary table.
+seed 0. Draws one PNG per (data set, lambda) into ``--out``, records the figures in
+docs/results/l1_paths.json, and prints them as a Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -42,7 +41,9 @@ from solver.l1 import (  # noqa: E402
     TruncGradClassifier,
 )
 
+from . import tables  # noqa: E402
 from .datasets import DATA_DIR, load_real  # noqa: E402
+from .results import add_results_dir, record  # noqa: E402
 
 LAMBDAS = (1e-6, 1e-2)
 METHODS = {"SCD": SCDClassifier, "GCD": GCDClassifier, "SMIDAS": SMIDASClassifier,
@@ -228,18 +229,6 @@ def plot(name, sigma, curves, p_star, nnz_star, d, out: Path) -> None:
     plt.close(fig)
 
 
-def markdown(rows: list[dict]) -> str:
-    lines = ["| data set | lambda | method | accesses / budget | (P - P*)/P* | nnz (optimum) "
-             "| nnz > 1e-3 max | eta | s |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        eta = "" if r["eta"] is None else f"{r['eta']:.3g}"
-        lines.append(f"| {r['dataset']} | {r['lambda']:g} | {r['method']} | "
-                     f"{r['accesses'] / r['budget']:.2f} | {r['gap']:.2e} | {r['nnz']} "
-                     f"({r['nnz_star']}) | {r['nnz_above_1e-3_max_at_end']} | {eta} | "
-                     f"{r['seconds']:.0f} |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+",
@@ -247,15 +236,17 @@ def main(argv=None) -> None:
     parser.add_argument("--passes", type=float, default=1.0,
                         help="scale of every data set's access budget (1.0: the defaults)")
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    add_results_dir(parser)
     args = parser.parse_args(argv)
+    recording = record("l1_paths", argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
     rows = []
     for name in args.datasets:
         rows += run_dataset(name, args.passes, args.out)
-    (args.out / "l1_paths.json").write_text(json.dumps(rows, indent=1))
-    print(markdown(rows))
-    print(f"total {time.perf_counter() - started:.0f} s")
+    result = {"passes": args.passes, "figures": str(args.out), "rows": rows}
+    path = recording.save(result, args.results_dir)
+    print(tables.l1_paths(result))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ import numpy as np
 
 from tests.cluster.harness import ApiServer, backend_env, poll_job
 
+from . import tables
+from .results import add_results_dir, record
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
@@ -180,24 +183,20 @@ def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> di
                 "predictions": predictions, "training": training}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--setup", choices=["local", "cluster", "both"], default="both")
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--jobs-in-flight", type=int, default=2)
-    ap.add_argument("--out", type=Path, help="also write the results here (JSON)")
-    args = ap.parse_args()
+    add_results_dir(ap)
+    args = ap.parse_args(argv)
+    recording = record("load_bench", argv)
     setups = ["local", "cluster"] if args.setup == "both" else [args.setup]
     results = [run_setup(s, args.duration, args.clients, args.jobs_in_flight) for s in setups]
-    for r in results:
-        p, t = r["predictions"], r["training"]
-        print(f"{r['setup']:8s} {p['requests_per_s']:8.0f} req/s  p50 {p['p50_ms']:6.1f} ms  "
-              f"p99 {p['p99_ms']:6.1f} ms  errors {p['errors']}  jobs completed "
-              f"{t['jobs_completed']} (failed {t['jobs_failed']})")
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2))
+    path = recording.save(results, args.results_dir)
+    print(tables.load_bench(results))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

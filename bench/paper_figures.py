@@ -1,7 +1,7 @@
 """The PGS paper's Figures 5-8 and Table II on our data: time to a fixed test accuracy against m.
 
     .venv/bin/python -m bench.paper_figures [--sets rcv1_like,a9a] [--runs 10] [--table-runs 20]
-                                            [--out docs/figures] [--quick]
+                                            [--out docs/figures] [--quick] [--results-dir DIR]
 
 For each data set, training-set sizes m are seeded subsamples of the training pool; the test set
 is fixed. Methods (as in Section V): PGS p=2 logistic, PGS p=1.8 logistic, PGS p=2 least squares
@@ -27,9 +27,8 @@ regulariser-loss pair, PGS accuracy (median and spread over ``--table-runs`` see
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -37,10 +36,12 @@ import numpy as np
 from solver import PGSClassifier, time_to_target
 from solver.lbfgs import LBFGSClassifier
 
+from . import tables
 from .datasets import load_real, rcv1_like
+from .results import add_results_dir, record
 
 # Down to 3e-8: with a grid that ended at 3e-7, the validation picked that end for every m of the
-# RCV1-like set (session 1), so sigma(m) could not follow m.
+# RCV1-like set, so sigma(m) could not follow m.
 SIGMA_GRID = (1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8)
 OBJECTIVES = {  # name -> (loss, p)
     "p=2 logistic": ("logistic", 2.0),
@@ -215,19 +216,22 @@ def main(argv=None) -> None:
     parser.add_argument("--table-runs", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
+    add_results_dir(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.runs, args.table_runs = 3, 3
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.sets.split(","):
-        started = time.perf_counter()
+        # One record per data set: each can be re-run alone (rcv1_like takes most of the time).
+        recording = record("paper_figures", [*(argv if argv is not None else sys.argv[1:])])
         X, y, Xt, yt = load(name, args.quick)
         result = figures(name, X, y, Xt, yt, args.runs, args.quick)
+        result["set"] = name
         result["table_ii"] = table_ii(name, X, y, Xt, yt, result["sigmas"], args.table_runs)
         result["figures"] = [str(p) for p in plot(name, result, args.out)]
-        result["wall_seconds"] = time.perf_counter() - started
-        (args.out / f"{name}_paper_figures.json").write_text(json.dumps(result, indent=1))
-        print(f"{name}: done in {result['wall_seconds']:.0f} s", flush=True)
+        path = recording.save(result, args.results_dir, f'paper_figures_{name}')
+        print(tables.paper_figures(result))
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -27,6 +28,9 @@ from typing import Any
 
 import httpx
 from sklearn.datasets import load_svmlight_file
+
+from . import tables
+from .results import add_results_dir, record
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -66,12 +70,53 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def main() -> None:
+HEADERS = {"content-type": "application/json"}
+
+
+def _train_model(c: httpx.Client, svc: str, train_path: Path) -> str:
+    """Train the a9a model through the API; its predict URL."""
+    ds = c.post(f"{svc}/v1/datasets", files={"file": ("a9a.svm", train_path.read_bytes())})
+    job = c.post(f"{svc}/v1/jobs", json={
+        "dataset_id": ds.json()["id"],
+        "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 32561, "random_state": 0},
+    }).json()
+    while (j := c.get(f"{svc}/v1/jobs/{job['id']}").json())["status"] in ("queued", "running"):
+        time.sleep(0.1)
+    assert j["status"] == "succeeded", j
+    return f"{svc}/v1/models/{j['model_id']}/predict"
+
+
+def _latencies(c: httpx.Client, urls: dict[str, str], bodies: list[bytes]) -> dict[str, list[float]]:
+    """Seconds per request, alternating between the servers request by request."""
+    lat: dict[str, list[float]] = {name: [] for name in urls}
+    for body in bodies:
+        for name, url in urls.items():
+            t = time.perf_counter()
+            r = c.post(url, content=body, headers=HEADERS)
+            lat[name].append(time.perf_counter() - t)
+            r.raise_for_status()
+    return lat
+
+
+def _batch_seconds(c: httpx.Client, urls: dict[str, str], bodies: list[bytes]) -> dict[str, float]:
+    spent = dict.fromkeys(urls, 0.0)
+    for body in bodies:
+        for name, url in urls.items():
+            t = time.perf_counter()
+            r = c.post(url, content=body, headers=HEADERS)
+            spent[name] += time.perf_counter() - t
+            r.raise_for_status()
+            assert len(r.json()["predictions"]) == 1000
+    return spent
+
+
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--singles", type=int, default=3000, help="single-row requests per server")
     ap.add_argument("--batches", type=int, default=40, help="1,000-row requests per server")
-    ap.add_argument("--json", type=Path, help="also write the figures here")
-    args = ap.parse_args()
+    add_results_dir(ap)
+    args = ap.parse_args(argv)
+    recording = record("predict_bench", argv)
 
     X_train_path, X_test_path = DATA / "a9a.train.svm", DATA / "a9a.test.svm"
     X, _ = load_svmlight_file(str(X_train_path))
@@ -93,48 +138,24 @@ def main() -> None:
         _wait(f"{svc}/readyz", service)
         _wait(f"{triv}/docs", trivial)
         with httpx.Client(timeout=60) as c:
-            ds = c.post(f"{svc}/v1/datasets", files={"file": ("a9a.svm", X_train_path.read_bytes())})
-            job = c.post(f"{svc}/v1/jobs", json={
-                "dataset_id": ds.json()["id"],
-                "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 32561, "random_state": 0},
-            }).json()
-            while (j := c.get(f"{svc}/v1/jobs/{job['id']}").json())["status"] in ("queued", "running"):
-                time.sleep(0.1)
-            assert j["status"] == "succeeded", j
-            predict_url = f"{svc}/v1/models/{j['model_id']}/predict"
-            urls = {"service": predict_url, "trivial": f"{triv}/predict"}
-
+            urls = {"service": _train_model(c, svc, X_train_path), "trivial": f"{triv}/predict"}
             singles = [json.dumps({"instances": _sparse_rows(Xt, i, 1)}).encode()
                        for i in range(args.singles)]
-            headers = {"content-type": "application/json"}
-            lat: dict[str, list[float]] = {"service": [], "trivial": []}
             for body in singles[:200]:  # warm-up: caches, connections
                 for url in urls.values():
-                    c.post(url, content=body, headers=headers).raise_for_status()
-            for body in singles:
-                for name, url in urls.items():
-                    t = time.perf_counter()
-                    r = c.post(url, content=body, headers=headers)
-                    lat[name].append(time.perf_counter() - t)
-                    r.raise_for_status()
-
+                    c.post(url, content=body, headers=HEADERS).raise_for_status()
+            lat = _latencies(c, urls, singles)
             batch_bodies = [json.dumps({"instances": _sparse_rows(Xt, i * 1000, 1000)}).encode()
                             for i in range(args.batches)]
-            spent = {"service": 0.0, "trivial": 0.0}
-            for body in batch_bodies:
-                for name, url in urls.items():
-                    t = time.perf_counter()
-                    r = c.post(url, content=body, headers=headers)
-                    spent[name] += time.perf_counter() - t
-                    r.raise_for_status()
-                    assert len(r.json()["predictions"]) == 1000
+            spent = _batch_seconds(c, urls, batch_bodies)
     finally:
         for p in (service, trivial):
             p.terminate()
         for p in (service, trivial):
             p.wait(timeout=60)
+        shutil.rmtree(tmp, ignore_errors=True)
 
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"singles": args.singles, "batches": args.batches, "batch_rows": 1000}
     for name in ("service", "trivial"):
         ms = [v * 1e3 for v in lat[name]]
         result[name] = {
@@ -142,17 +163,9 @@ def main() -> None:
             "single_mean_ms": statistics.fmean(ms),
             "batch_rows_per_s": args.batches * 1000 / spent[name],
         }
-    ratio = result["service"]["single_p99_ms"] / result["trivial"]["single_p99_ms"]
-    print(f"a9a model (123 features, ~14 non-zeros per row); {args.singles} single-row requests "
-          f"per server, alternating; {args.batches} batches of 1,000 rows; loopback, keep-alive")
-    print(f"{'endpoint':<10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'rows/s (1k batches)':>20}")
-    for name in ("service", "trivial"):
-        r = result[name]
-        print(f"{name:<10} {r['single_p50_ms']:>8.3f} {r['single_p99_ms']:>8.3f} "
-              f"{r['single_mean_ms']:>8.3f} {r['batch_rows_per_s']:>20,.0f}")
-    print(f"single-row p99 service / trivial = {ratio:.2f} (target <= 2)")
-    if args.json:
-        args.json.write_text(json.dumps(result | {"p99_ratio": ratio}, indent=2))
+    path = recording.save(result, args.results_dir)
+    print(tables.predict_bench(result))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ interleaved repeats.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
@@ -24,7 +23,9 @@ from solver._sparse import as_kernel_data
 from solver.losses import LOSSES
 from solver.pgs import PGSState
 
+from . import tables
 from .datasets import rcv1_like
+from .results import add_results_dir, record
 
 
 @njit(cache=True)
@@ -43,14 +44,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=2_000_000)
+    add_results_dir(parser)
     args = parser.parse_args(argv)
+    recording = record("throughput", argv)
 
     X, y, _, _ = rcv1_like()
     data = as_kernel_data(X)
     order = np.random.default_rng(0).integers(0, X.shape[0], size=args.iterations)
     nnz = float(np.diff(X.indptr)[order].mean())
-    print(f"rcv1_like: {X.shape[0]} x {X.shape[1]}, {nnz:.1f} non-zeros per visited row, "
-          f"{args.iterations} updates per run, median of {args.repeats}")
 
     def bare():
         w = np.zeros(X.shape[1])
@@ -86,13 +87,14 @@ def main(argv=None) -> None:
             start = time.perf_counter()
             updates = fn() or args.iterations
             per_update[name].append((time.perf_counter() - start) / updates)
-    floor = statistics.median(per_update["bare dot+axpy loop"])
-    print("| loop | ns per update | updates/s | non-zeros/s | throughput vs bare |")
-    print("|---|---|---|---|---|")
-    for name, ts in per_update.items():
-        med = statistics.median(ts)
-        print(f"| {name} | {med * 1e9:.0f} | {1 / med / 1e6:.2f} M | {nnz / med / 1e6:.0f} M | "
-              f"{floor / med:.2f} |")
+    results = {
+        "data": "rcv1_like", "m": X.shape[0], "n": X.shape[1], "nnz_per_update": nnz,
+        "updates_per_run": args.iterations, "repeats": args.repeats,
+        "ns_per_update": {name: [t * 1e9 for t in ts] for name, ts in per_update.items()},
+    }
+    path = recording.save(results, args.results_dir)
+    print(tables.throughput(results))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

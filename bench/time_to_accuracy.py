@@ -2,7 +2,7 @@
 
     NUMBA_CACHE_DIR=var/numba-cache .venv/bin/python -m bench.time_to_accuracy \
         [--sets a9a,w8a,ijcnn1,rt_polarity,reuters_moneyfx,rcv1_like] [--sigmas 1e-5,1e-6] \
-        [--repeats 5] [--liblinear-repeats 3] [--epochs 30] [--quick] [--markdown] [--json PATH]
+        [--repeats 5] [--liblinear-repeats 3] [--epochs 30] [--quick] [--results-dir DIR]
 
 Every method minimises the same objective, sigma/2 ||w||^2 + mean logistic loss, intercept included
 (PGS and LIBLINEAR regularise the intercept; SGDClassifier does not, and damps its steps on sparse
@@ -49,9 +49,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
-import platform
 import statistics
 import sys
 import time
@@ -67,7 +65,9 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from solver import PGSClassifier, time_to_target, warm_up
 
+from . import tables
 from .datasets import REAL_SETS, load_real, rcv1_like
+from .results import add_results_dir, record
 
 DEFAULT_SETS = ("a9a", "w8a", "ijcnn1", "rt_polarity", "reuters_moneyfx", "rcv1_like")
 TARGET_DROP = 0.005  # the target is the optimum's test accuracy minus 0.5 points
@@ -79,11 +79,9 @@ CLASSES = np.array([-1.0, 1.0])
 # The paper's Figure 1 as printed (PGSClassifier's docstring).
 PAPER_EXACT = {"t0": 1.0, "sampling": "replacement", "intercept_scaling": 1.0, "output": "random"}
 DEFAULT_P2 = "PGS p=2 (default)"
-SESSION1_P2 = "PGS p=2, old default (replacement, s=1, plain average)"
+PLAIN_P2 = "PGS p=2, replacement, s=1, plain average"
 PAPER_P2 = "PGS p=2, the paper's Figure 1 (t0=1, replacement, s=1, random output)"
 
-# Goals of issue 2: PGS p=2 <= 1/2 of SGDClassifier, <= 1/10 of LIBLINEAR; p=1.8 <= 2x p=2.
-GOAL_SGD, GOAL_LIBLINEAR, GOAL_P18 = 0.5, 0.1, 2.0
 
 
 def log(*args) -> None:
@@ -335,7 +333,7 @@ def pgs_setup_seconds(X, y, sigma, repeats=3) -> float:
 def build_methods(repeats: int, liblinear_repeats: int) -> list[Method]:
     return [
         Method(DEFAULT_P2, "pgs", {"p": 2.0}, repeats),
-        Method(SESSION1_P2, "pgs", {"p": 2.0, "sampling": "replacement", "intercept_scaling": 1.0,
+        Method(PLAIN_P2, "pgs", {"p": 2.0, "sampling": "replacement", "intercept_scaling": 1.0,
                                     "average_power": 0.0}, repeats),
         Method(PAPER_P2, "pgs", PAPER_EXACT | {"p": 2.0}, repeats),
         Method("PGS p=1.8 k=1", "pgs", {"p": 1.8, "batch_size": 1}, repeats),
@@ -348,6 +346,17 @@ def build_methods(repeats: int, liblinear_repeats: int) -> list[Method]:
                {"average": True, "slices": 20}, repeats),
         Method("LIBLINEAR (max_iter doubling)", "liblinear", {}, liblinear_repeats),
     ]
+
+
+def warm_up_methods(methods: list[Method], X, y, Xt, yt, sigma) -> None:
+    """Numba kernels and sklearn imports, on a slice, outside every measurement."""
+    Xs, ys = X[:256], y[:256]
+    if len(np.unique(ys)) < 2:
+        Xs, ys = X, y
+    for meth in methods:
+        if meth.kind == "pgs":
+            PGSClassifier(sigma=sigma, n_iter=64, random_state=0, **meth.params).fit(
+                Xs, ys, eval_set=(Xt[:64], yt[:64]))
 
 
 def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
@@ -364,14 +373,7 @@ def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
         f"{opt18.accuracy:.4f} ({opt2.seconds:.1f}s + {opt18.seconds:.1f}s)")
 
     methods = build_methods(args.repeats, args.liblinear_repeats)
-    # Warm-up (Numba kernels, sklearn imports) on a slice, outside every measurement.
-    Xs, ys = X[:256], y[:256]
-    if len(np.unique(ys)) < 2:
-        Xs, ys = X, y
-    for meth in methods:
-        if meth.kind == "pgs":
-            PGSClassifier(sigma=sigma, n_iter=64, random_state=0, **meth.params).fit(
-                Xs, ys, eval_set=(Xt[:64], yt[:64]))
+    warm_up_methods(methods, X, y, Xt, yt, sigma)
     setup = pgs_setup_seconds(X, y, sigma)
 
     for rep in range(max(args.repeats, args.liblinear_repeats)):
@@ -401,171 +403,7 @@ def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
     }
 
 
-# -- summaries and tables ----------------------------------------------------------------------------
-
-
-@dataclass
-class Summary:
-    median: float  # math.inf if not reached by at least half
-    lo: float | None
-    hi: float | None
-    reached: int
-    total: int
-    epochs: float | None
-    untraced: float | None = None
-
-    def cell(self) -> str:
-        return "not reached" if math.isinf(self.median) else _fmt_s(self.median)
-
-    def spread(self) -> str:
-        if self.lo is None:
-            return "-"
-        return f"{_fmt_s(self.lo)}-{_fmt_s(self.hi)}"
-
-
-def summarise(runs: list[Run]) -> Summary:
-    times = [r.seconds if r.seconds is not None else math.inf for r in runs]
-    ok = [r for r in runs if r.seconds is not None]
-    med = statistics.median(times) if times else math.inf
-    epochs = statistics.median([r.epochs for r in ok if r.epochs is not None] or [math.nan])
-    untraced = None
-    if ok and all("untraced_seconds" in r.extra for r in ok):
-        # Same convention as the median: runs that missed count as infinitely slow.
-        untraced = statistics.median(
-            [r.extra["untraced_seconds"] if r.seconds is not None else math.inf for r in runs]
-        )
-    return Summary(
-        med, min((r.seconds for r in ok), default=None), max((r.seconds for r in ok), default=None),
-        len(ok), len(runs), None if math.isnan(epochs) else epochs, untraced,
-    )
-
-
-def _fmt_s(s: float) -> str:
-    """Seconds with 3 significant digits (0.00254, 0.0619, 3.39, 12.1)."""
-    return f"{s:.3g}" if s < 100 else f"{s:.0f}"
-
-
-def _ratio(a: Summary, b: Summary, goal: float, at_most=True) -> str:
-    if math.isinf(a.median) and math.isinf(b.median):
-        return "n/a (neither reached)"
-    if math.isinf(a.median):
-        return "inf (PGS did not reach) -> MISS"
-    if math.isinf(b.median):
-        return "0 (baseline did not reach) -> met"
-    r = a.median / b.median
-    ok = r <= goal if at_most else r >= goal
-    return f"{r:.3g} (goal <= {goal:g}) -> {'met' if ok else 'MISS'}"
-
-
-def table_rows(res: dict) -> list[list[str]]:
-    rows = []
-    for meth in res["methods"]:
-        s = summarise(meth.runs)
-        note = ""
-        if meth.kind == "pgs" and meth.params["p"] != 2.0 and not res["common18_reachable"]:
-            note = "unreachable: p=1.8 optimum is below the target"
-        if meth.kind == "liblinear" and meth.runs and meth.runs[0].extra.get("max_iter"):
-            note = f"max_iter={meth.runs[0].extra['max_iter']}"
-        if meth.kind == "sgd" and s.epochs == 1.0:
-            note = "reached after the 1st epoch (time quantised to epochs)"
-        if s.reached < s.total and s.reached > 0 or s.reached == 0 and not note:
-            finals = [r.extra.get("final_accuracy") for r in meth.runs if r.seconds is None]
-            finals = [f for f in finals if f is not None]
-            if finals:
-                note = (note + "; " if note else "") + f"misses end at acc {min(finals):.4f}-" \
-                    f"{max(finals):.4f}"
-        epochs = "-" if s.epochs is None else f"{s.epochs:.2f}"
-        cell = "-" if note.startswith("unreachable") else s.cell()
-        rows.append([meth.label, cell, s.spread(), f"{s.reached}/{s.total}", epochs,
-                     _untraced_cell(s), note])
-        if meth.own_runs:
-            o = summarise(meth.own_runs)
-            epochs = "-" if o.epochs is None else f"{o.epochs:.2f}"
-            rows.append([f"  ... to its own target {res['target18']:.4f}", o.cell(), o.spread(),
-                         f"{o.reached}/{o.total}", epochs, _untraced_cell(o),
-                         "p=1.8 optimum acc - 0.5 pt"])
-    return rows
-
-
-def _untraced_cell(s: Summary) -> str:
-    if s.untraced is None:
-        return "-"
-    return "not reached" if math.isinf(s.untraced) else _fmt_s(s.untraced)
-
-
-def ratio_lines(res: dict) -> list[str]:
-    by = {m.label: m for m in res["methods"]}
-    p2 = summarise(by[DEFAULT_P2].runs)
-    sgds = [summarise(by[k].runs) for k in by if k.startswith("SGDClassifier")]
-    best_sgd = min(sgds, key=lambda s: s.median)
-    lib = summarise(by["LIBLINEAR (max_iter doubling)"].runs)
-    lines = [
-        f"PGS-p2 / SGD (best of the four SGD rows): {_ratio(p2, best_sgd, GOAL_SGD)}",
-        f"PGS-p2 / LIBLINEAR: {_ratio(p2, lib, GOAL_LIBLINEAR)}",
-    ]
-    for label in (SESSION1_P2, PAPER_P2):
-        other = summarise(by[label].runs)
-        lines.append(f"({label} / SGD: {_ratio(other, best_sgd, GOAL_SGD)}; "
-                     f"/ LIBLINEAR: {_ratio(other, lib, GOAL_LIBLINEAR)})")
-    if p2.untraced is not None and not math.isinf(p2.untraced):
-        untraced = Summary(p2.untraced, None, None, p2.reached, p2.total, p2.epochs)
-        lines.append(f"(untraced PGS-p2 / SGD: {_ratio(untraced, best_sgd, GOAL_SGD)}; "
-                     f"/ LIBLINEAR: {_ratio(untraced, lib, GOAL_LIBLINEAR)})")
-    for label in ("PGS p=1.8 k=1", "PGS p=1.8 k=8"):
-        meth = by[label]
-        common = "unreachable (p=1.8 optimum below the target)"
-        if res["common18_reachable"]:
-            common = _ratio(summarise(meth.runs), p2, GOAL_P18)
-        own = _ratio(summarise(meth.own_runs), p2, GOAL_P18)
-        lines.append(f"{label} / PGS-p2: common target {common}; own target {own}")
-    return lines
-
-
-def header_lines(res: dict) -> list[str]:
-    o2, o18 = res["opt2"], res["opt18"]
-    return [
-        f"{res['set']}: {res['m']} x {res['n']} ({res['nnz_per_row']:.1f} nnz/row), "
-        f"{res['m_test']} test rows; sigma = {res['sigma']:g}",
-        f"exact p=2 optimum ({o2.solver}, {o2.seconds:.1f}s): test acc {o2.accuracy:.4f}, objective "
-        f"{o2.objective:.8f}, |grad| {o2.grad_norm:.1e}; TARGET = {res['target']:.4f}",
-        f"exact p=1.8 optimum ({o18.solver}, {o18.seconds:.1f}s): test acc {o18.accuracy:.4f}, "
-        f"objective {o18.objective:.8f}, |grad| {o18.grad_norm:.1e}",
-        f"PGS fit() set-up outside solver_seconds_ (median, n_iter=1, no eval_set): "
-        f"{_fmt_s(res['pgs_setup'])}",
-    ]
-
-
-COLUMNS = ["method", "median s to target", "min-max", "reached", "epochs", "untraced s", "note"]
-
-
-def print_text(res: dict) -> None:
-    print()
-    for line in header_lines(res):
-        print(line)
-    rows = [COLUMNS] + table_rows(res)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
-    for r in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False)) + "  " + r[-1])
-    for line in ratio_lines(res):
-        print("  " + line)
-    sys.stdout.flush()
-
-
-def print_markdown(res: dict) -> None:
-    print()
-    print(f"#### {res['set']}, sigma = {res['sigma']:g}")
-    print()
-    for line in header_lines(res):
-        print(f"- {line}")
-    print()
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "|".join("---" for _ in COLUMNS) + "|")
-    for r in table_rows(res):
-        print("| " + " | ".join(c.replace("|", "/") for c in r) + " |")
-    print()
-    for line in ratio_lines(res):
-        print(f"- {line}")
-    sys.stdout.flush()
+# -- the record ------------------------------------------------------------------------------------
 
 
 def to_json(res: dict) -> dict:
@@ -583,34 +421,6 @@ def to_json(res: dict) -> dict:
     return out
 
 
-def load_average() -> str:
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-def machine_lines() -> list[str]:
-    import numba
-    import scipy
-    import sklearn
-
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    import os
-
-    return [
-        f"machine: {os.cpu_count()} CPUs, {cpu}; Python {platform.python_version()}, numpy "
-        f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, numba "
-        f"{numba.__version__}; load average at start {load_average()}",
-    ]
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS),
@@ -621,9 +431,9 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=30, help="cap for PGS and SGD")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: a9a and reuters_moneyfx, sigma 1e-5, 2 repeats, 10 epochs")
-    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    parser.add_argument("--json", default=None, help="also write the raw runs to this file")
+    add_results_dir(parser)
     args = parser.parse_args(argv)
+    recording = record("time_to_accuracy", argv)
     if args.quick:
         args.sets, args.sigmas = "a9a,reuters_moneyfx", "1e-5"
         args.repeats, args.liblinear_repeats, args.epochs = 2, 1, 10
@@ -634,33 +444,21 @@ def main(argv=None) -> None:
     sigmas = [float(s) for s in args.sigmas.split(",") if s]
 
     warnings.simplefilter("ignore", ConvergenceWarning)
-    started = time.perf_counter()
     warm_up()
-    command = "python -m bench.time_to_accuracy " + " ".join(argv if argv is not None else sys.argv[1:])
-    intro = [command.strip()] + machine_lines() + [
-        f"repeats: PGS/SGD {args.repeats} seeds, LIBLINEAR {args.liblinear_repeats}; cap "
-        f"{args.epochs} epochs; target = exact optimum's test accuracy - {100 * TARGET_DROP:g} pt",
-    ]
-    if args.markdown:
-        print("\n".join(f"- {line}" if i else f"`{line}`" for i, line in enumerate(intro)))
-    else:
-        print("\n".join(intro))
-    results = []
+    cases = []
     for name in sets:
         log(f"loading {name} ...")
         X, y, Xt, yt = load(name)
         for sigma in sigmas:
-            res = bench_one(name, X, y, Xt, yt, sigma, args)
-            results.append(res)
-            (print_markdown if args.markdown else print_text)(res)
+            cases.append(to_json(bench_one(name, X, y, Xt, yt, sigma, args)))
+            print(tables.time_to_accuracy_case(cases[-1]), flush=True)
         del X, y, Xt, yt
         gc.collect()
-    total = time.perf_counter() - started
-    print(f"\ntotal benchmark wall time: {total / 60:.1f} min; load average at end "
-          f"{load_average()}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump([to_json(r) for r in results], f, indent=1, default=float)
+    results = {"repeats": args.repeats, "liblinear_repeats": args.liblinear_repeats,
+               "epoch_cap": args.epochs, "target_drop": TARGET_DROP, "cases": cases}
+    path = recording.save(results, args.results_dir)
+    print(tables.time_to_accuracy(results))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

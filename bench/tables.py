@@ -1,0 +1,451 @@
+"""Markdown tables from the benchmarks' JSON records (bench/results.py): one function per benchmark.
+
+The benchmarks print these tables at the end of a run, and ``python -m bench.report`` puts them
+into docs/benchmarks.md, so what a run shows and what the page shows are the same text. Every
+function takes the ``results`` part of a record; ``provenance`` renders the rest (command, commit,
+machine, load).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# Goals of the time-to-accuracy benchmark: PGS p=2 in at most 1/2 of SGDClassifier's time and
+# 1/10 of LIBLINEAR's; PGS p=1.8 within 2x of PGS p=2. Throughput: at least 1/2 of a bare loop's.
+GOAL_SGD, GOAL_LIBLINEAR, GOAL_P18, GOAL_THROUGHPUT = 0.5, 0.1, 2.0, 0.5
+
+
+def _row(cells: Iterable[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    return "\n".join([_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows)])
+
+
+def _s(x: float | None) -> str:
+    """Seconds (or any positive figure) with 3 significant digits; '-' for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return "not reached" if math.isinf(x) else (f"{x:.3g}" if x < 100 else f"{x:.0f}")
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+# -- provenance ------------------------------------------------------------------------------------
+
+
+def provenance(record: dict) -> str:
+    """Command, commit, date, machine, load and duration of one record, as one paragraph."""
+    m = record["machine"]
+    versions = ", ".join(f"{lib} {m[lib]}" for lib in ("numpy", "scipy", "numba", "scikit-learn")
+                         if m.get(lib))
+    commit = f"commit `{record['commit']}`" + (" with uncommitted changes" if record.get("dirty") else "")
+    load = record.get("load_average") or {}
+    loads = [f"{load[k][0]:.1f} at the {k}" for k in ("start", "end") if load.get(k)]
+    parts = [
+        f"`{record['command']}`",
+        f"{commit}, {record['started_at'][:10]}",
+        f"{m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gib']} GiB, Python {m['python']}, {versions}",
+    ]
+    if loads:
+        parts.append("load average " + " and ".join(loads))
+    if record.get("wall_seconds"):
+        parts.append(f"{record['wall_seconds'] / 60:.1f} min")
+    text = "Command: " + "; ".join(parts) + "."
+    if record.get("note"):
+        text += " " + record["note"]
+    return text
+
+
+# -- throughput --------------------------------------------------------------------------------------
+
+
+def throughput(r: dict) -> str:
+    med = {name: _median(ts) for name, ts in r["ns_per_update"].items()}
+    floor = med["bare dot+axpy loop"]
+    nnz = r["nnz_per_update"]
+    rows = [[name, f"{ns:.0f}", f"{1e3 / ns:.2f} M", f"{nnz * 1e3 / ns:.0f} M", f"{floor / ns:.2f}"]
+            for name, ns in med.items()]
+    return "\n".join([
+        f"{r['data']}: {r['m']:,} x {r['n']:,}, {nnz:.1f} non-zeros per visited row, "
+        f"{r['updates_per_run']:,} updates per run, median of {r['repeats']} interleaved repeats.",
+        "",
+        _table(["loop", "ns per update", "updates/s", "non-zeros/s", "throughput vs bare"], rows),
+        "",
+        *(f"- {line}" for line in throughput_goals(r)),
+    ])
+
+
+def throughput_goals(r: dict) -> list[str]:
+    med = {name: _median(ts) for name, ts in r["ns_per_update"].items()}
+    floor = med["bare dot+axpy loop"]
+    pgs = {name: floor / ns for name, ns in med.items() if name.startswith("PGS")}
+    met = sum(v >= GOAL_THROUGHPUT for v in pgs.values())
+    return [f"PGS updates at least {GOAL_THROUGHPUT:g}x the bare loop's throughput: met by {met} of "
+            f"{len(pgs)} variants ({min(pgs.values()):.3f}-{max(pgs.values()):.3f})"]
+
+
+# -- time to accuracy --------------------------------------------------------------------------------
+
+
+def _summary(runs: list[dict]) -> dict:
+    """Median seconds (runs that missed count as infinitely slow), spread, epochs, untraced time."""
+    times = [r["seconds"] if r["seconds"] is not None else math.inf for r in runs]
+    ok = [r for r in runs if r["seconds"] is not None]
+    untraced = None
+    if ok and all("untraced_seconds" in r["extra"] for r in ok):
+        untraced = statistics.median(r["extra"]["untraced_seconds"] if r["seconds"] is not None
+                                     else math.inf for r in runs)
+    epochs = [r["epochs"] for r in ok if r["epochs"] is not None]
+    return {
+        "median": statistics.median(times) if times else math.inf,
+        "lo": min((r["seconds"] for r in ok), default=None),
+        "hi": max((r["seconds"] for r in ok), default=None),
+        "reached": len(ok), "total": len(runs),
+        "epochs": statistics.median(epochs) if epochs else None, "untraced": untraced,
+    }
+
+
+def _is_default_p2(method: dict) -> bool:
+    return method["kind"] == "pgs" and method["params"] == {"p": 2.0}
+
+
+def _ratios(case: dict) -> dict[str, float | None]:
+    """The goal ratios of one (data set, sigma); None where the p=1.8 target is unreachable."""
+    methods = case["methods"]
+    p2 = _summary(next(m for m in methods if _is_default_p2(m))["runs"])
+    sgd = [(m["params"].get("slices", 1), _summary(m["runs"])["median"])
+           for m in methods if m["kind"] == "sgd"]
+    lib = _summary(next(m for m in methods if m["kind"] == "liblinear")["runs"])["median"]
+    p18 = next(m for m in methods if m["kind"] == "pgs" and m["params"] == {"p": 1.8, "batch_size": 1})
+    best_sgd = min(s for _, s in sgd)
+    untraced = p2["untraced"] if p2["untraced"] is not None else math.nan
+    return {
+        "p2_seconds": p2["median"], "p2_epochs": p2["epochs"],
+        "sgd": p2["median"] / best_sgd, "sgd_untraced": untraced / best_sgd,
+        "sgd_whole_epochs": p2["median"] / min(s for slices, s in sgd if slices == 1),
+        "liblinear": p2["median"] / lib,
+        "p18_common": (_summary(p18["runs"])["median"] / p2["median"]
+                       if case["common18_reachable"] else None),
+        "p18_own": _summary(p18["own_runs"])["median"] / p2["median"],
+    }
+
+
+def _goal(value: float | None, goal: float) -> str:
+    if value is None:
+        return "unreachable"
+    if math.isnan(value):
+        return "-"
+    return f"{value:.2f} " + ("met" if value <= goal else "miss")
+
+
+def _count(values: list[float | None], goal: float) -> str:
+    defined = [v for v in values if v is not None and not math.isnan(v)]
+    return f"{sum(v <= goal for v in defined)} of {len(defined)}"
+
+
+def time_to_accuracy(r: dict) -> str:
+    """One row per (data set, sigma): the goal ratios, then how many cases meet each goal."""
+    rows = []
+    for case in r["cases"]:
+        q = _ratios(case)
+        epochs = "-" if q["p2_epochs"] is None else f"{q['p2_epochs']:.2f}"
+        rows.append([
+            case["set"], f"{case['sigma']:g}", f"{_s(q['p2_seconds'])} ({epochs})",
+            _goal(q["sgd"], GOAL_SGD), _goal(q["sgd_untraced"], GOAL_SGD),
+            _goal(q["sgd_whole_epochs"], GOAL_SGD), _goal(q["liblinear"], GOAL_LIBLINEAR),
+            _goal(q["p18_common"], GOAL_P18), _goal(q["p18_own"], GOAL_P18),
+        ])
+    header = ["set", "sigma", "PGS p=2 s (epochs)", f"/ best SGD (<= {GOAL_SGD:g})",
+              "same, PGS untraced", "/ SGD, whole epochs", f"/ LIBLINEAR (<= {GOAL_LIBLINEAR:g})",
+              f"p=1.8 / p=2, common target (<= {GOAL_P18:g})", "p=1.8 / p=2, own target"]
+    return "\n".join([
+        f"PGS and SGD: {r['repeats']} seeds, LIBLINEAR {r['liblinear_repeats']} repeats; medians; "
+        f"cap {r['epoch_cap']} epochs; target = the exact optimum's test accuracy - "
+        f"{100 * r['target_drop']:g} points.",
+        "", _table(header, rows), "", *(f"- {line}" for line in time_to_accuracy_goals(r)),
+    ])
+
+
+def time_to_accuracy_goals(r: dict) -> list[str]:
+    ratios = [_ratios(case) for case in r["cases"]]
+    return [
+        f"PGS p=2 in <= {GOAL_SGD:g}x the fastest SGD row's time: "
+        f"{_count([q['sgd'] for q in ratios], GOAL_SGD)} cases "
+        f"(untraced: {_count([q['sgd_untraced'] for q in ratios], GOAL_SGD)}; against the "
+        f"whole-epoch rows: {_count([q['sgd_whole_epochs'] for q in ratios], GOAL_SGD)})",
+        f"PGS p=2 in <= {GOAL_LIBLINEAR:g}x LIBLINEAR's time: "
+        f"{_count([q['liblinear'] for q in ratios], GOAL_LIBLINEAR)} cases",
+        f"PGS p=1.8 (k=1) within {GOAL_P18:g}x of p=2: {_count([q['p18_common'] for q in ratios], GOAL_P18)}"
+        f" reachable cases at the common target, {_count([q['p18_own'] for q in ratios], GOAL_P18)}"
+        " at its own optimum's target",
+    ]
+
+
+def _method_rows(case: dict) -> list[list[str]]:
+    rows = []
+    for meth in case["methods"]:
+        s = _summary(meth["runs"])
+        unreachable = (meth["kind"] == "pgs" and meth["params"]["p"] != 2.0
+                       and not case["common18_reachable"])
+        note = "unreachable: the p=1.8 optimum is below the target" if unreachable else ""
+        if meth["kind"] == "liblinear" and meth["runs"] and meth["runs"][0]["extra"].get("max_iter"):
+            note = f"max_iter={meth['runs'][0]['extra']['max_iter']}"
+        if meth["kind"] == "sgd" and s["epochs"] == 1.0:
+            note = "after the 1st epoch (time quantised to epochs)"
+        finals = [run["extra"]["final_accuracy"] for run in meth["runs"]
+                  if run["seconds"] is None and run["extra"].get("final_accuracy") is not None]
+        if finals and not unreachable:
+            note = (note + "; " if note else "") + f"misses end at acc {min(finals):.4f}-{max(finals):.4f}"
+        rows.append(_summary_row(meth["label"], s, "-" if unreachable else None, note))
+        if meth["own_runs"]:
+            rows.append(_summary_row(f"... to its own target {case['target18']:.4f}",
+                                     _summary(meth["own_runs"]), None, "p=1.8 optimum acc - 0.5 pt"))
+    return rows
+
+
+def _summary_row(label: str, s: dict, cell: str | None, note: str) -> list[str]:
+    spread = "-" if s["lo"] is None else f"{_s(s['lo'])}-{_s(s['hi'])}"
+    epochs = "-" if s["epochs"] is None else f"{s['epochs']:.2f}"
+    return [label, cell or _s(s["median"]), spread, f"{s['reached']}/{s['total']}", epochs,
+            _s(s["untraced"]), note]
+
+
+def time_to_accuracy_case(case: dict) -> str:
+    """The full table of one (data set, sigma): every method, spread, epochs, untraced time."""
+    o2, o18 = case["opt2"], case["opt18"]
+    lines = [
+        f"#### {case['set']}, sigma = {case['sigma']:g}",
+        "",
+        f"{case['m']:,} x {case['n']:,} ({case['nnz_per_row']:.1f} non-zeros per row), "
+        f"{case['m_test']:,} test rows; intercept feature s = {case['intercept_scaling']:.3g}. "
+        f"Exact p=2 optimum ({o2['solver']}, {o2['seconds']:.1f} s): test accuracy "
+        f"{o2['accuracy']:.4f}, |grad| {o2['grad_norm']:.1e}, so the target is {case['target']:.4f}. "
+        f"Exact p=1.8 optimum ({o18['solver']}): test accuracy {o18['accuracy']:.4f}. "
+        f"PGS fit() set-up outside solver_seconds_: {_s(case['pgs_setup'])} s.",
+        "",
+        _table(["method", "median s to target", "min-max", "reached", "epochs", "untraced s",
+                "note"], _method_rows(case)),
+    ]
+    return "\n".join(lines)
+
+
+def time_to_accuracy_details(r: dict) -> str:
+    return "\n\n".join(time_to_accuracy_case(case) for case in r["cases"])
+
+
+# -- the PGS defaults, one change at a time ------------------------------------------------------------
+
+
+def pgs_ablation(r: dict) -> str:
+    def cell(epochs: list[float | None]) -> str:
+        reached = [e for e in epochs if e is not None]
+        median = statistics.median([math.inf if e is None else e for e in epochs])
+        text = "never" if math.isinf(median) else f"{median:.2f}"
+        return text if len(reached) == len(epochs) else f"{text} ({len(reached)}/{len(epochs)})"
+
+    header = ["PGS p=2: epochs to target"] + [f"{c['set']} {c['sigma']:g}" for c in r["cases"]]
+    rows = [[label] + [cell(c["epochs"][label]) for c in r["cases"]] for label in r["variants"]]
+    return (f"Median over {r['seeds']} seeds of the epochs to the target; cap {r['epoch_cap']} "
+            "epochs; (k/n) where only k of n seeds reached it.\n\n" + _table(header, rows))
+
+
+# -- the PGS paper's Figures 5-9 and Table II ------------------------------------------------------------
+
+
+def _by_m(values: dict) -> dict[str, Any]:
+    """A dict keyed by m as strings: a record's keys after JSON, integers in the run that prints it."""
+    return {str(k): v for k, v in values.items()}
+
+
+def paper_figures(r: dict) -> str:
+    sizes = r["sizes"]
+    cells = {(row["method"], row["m"], row["target"]): row for row in r["rows"]}
+    methods = list(dict.fromkeys(row["method"] for row in r["rows"]))
+
+    def cell(row: dict) -> str:
+        text = _s(row["median_seconds"])
+        return text if row["reached"] == row["runs"] else f"{text} ({row['reached']}/{row['runs']})"
+
+    rows = [[method, f"{target:g}"] + [cell(cells[method, m, target]) for m in sizes]
+            for target in r["targets"] for method in methods]
+    sigmas = [[f"sigma(m), {objective}", ""] + [f"{_by_m(sig)[str(m)]:.0e}" for m in sizes]
+              for objective, sig in r["sigmas"].items()]
+    table_ii = [[row["objective"], f"{row['sigma']:.0e}",
+                 f"{row['lbfgs_accuracy']:.4f} ({row['lbfgs_iterations']})",
+                 f"{row['pgs_accuracy_median']:.4f} +- {row['pgs_accuracy_std']:.4f}",
+                 f"{row['pgs_seconds_median']:.3f}"] for row in r["table_ii"]]
+    runs = max(row["runs"] for row in r["rows"])
+    return "\n".join([
+        f"#### {r['set']}: median solver seconds to each test accuracy (PGS: {runs} seeds; "
+        "L-BFGS: one deterministic run)",
+        "",
+        _table(["method", "target"] + [f"m={m:,}" for m in sizes], rows + sigmas),
+        "",
+        f"Table II, {r['set']} (m = {sizes[-1]:,}, sigma chosen on validation data; PGS "
+        f"{r['table_ii'][0]['runs']} seeds, 5 epochs):",
+        "",
+        _table(["objective", "sigma", "L-BFGS accuracy (iterations)", "PGS accuracy median +- std",
+                "PGS seconds (median)"], table_ii),
+    ])
+
+
+def inverse_time(r: dict) -> str:
+    features = r["features"]
+    columns = [(n, {row["m"]: row for row in rows}) for n, rows in features.items()]
+    sizes = [row["m"] for row in next(iter(features.values()))]
+
+    def cell(row: dict) -> str:
+        its = "-" if row["median_iterations"] is None else f"{row['median_iterations']:,.0f}"
+        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e})"
+
+    rows = [[f"{m:,}"] + [cell(by_m[m]) for _, by_m in columns] for m in sizes]
+    return (f"Median iterations to ||w/||w|| - w*|| < {r['target']:g} over {r['runs']} seeds "
+            f"(reached/runs, sigma(m) by {r['sigma_rule']}); figure `{r['figure']}`.\n\n"
+            + _table(["m"] + [f"{n} features" for n, _ in columns], rows))
+
+
+# -- L1 solvers --------------------------------------------------------------------------------------
+
+
+def l1_paths(r: dict) -> str:
+    rows = [[row["dataset"], f"{row['lambda']:g}", row["method"],
+             f"{row['accesses'] / row['budget']:.2f}", f"{row['gap']:.2e}",
+             f"{row['nnz']} ({row['nnz_star']})", row["nnz_above_1e-3_max_at_end"],
+             "" if row["eta"] is None else f"{row['eta']:.3g}", f"{row['seconds']:.0f}"]
+            for row in r["rows"]]
+    return _table(["data set", "lambda", "method", "accesses / budget", "(P - P*)/P*",
+                   "nnz (optimum)", "nnz > 1e-3 max", "eta", "s"], rows)
+
+
+# -- the service -------------------------------------------------------------------------------------
+
+
+def predict_bench(r: dict) -> str:
+    svc, triv = r["service"], r["trivial"]
+    rows = [[name, f"{x['single_p50_ms']:.2f}", f"{x['single_p99_ms']:.2f}",
+             f"{x['batch_rows_per_s']:,.0f}"] for name, x in (("service", svc), ("trivial", triv))]
+    return "\n".join([
+        f"a9a model; {r['singles']:,} single-row requests per server, alternating request by "
+        f"request; {r['batches']} batches of {r['batch_rows']:,} rows; loopback, keep-alive.",
+        "",
+        _table(["endpoint", "single row p50 ms", "single row p99 ms",
+                f"rows/s in {r['batch_rows']:,}-row batches"], rows),
+        "",
+        *(f"- {line}" for line in predict_bench_goals(r)),
+    ])
+
+
+def predict_bench_goals(r: dict) -> list[str]:
+    ratio = r["service"]["single_p99_ms"] / r["trivial"]["single_p99_ms"]
+    return [f"Single-row prediction p99 within 2x of a trivial endpoint's: {ratio:.2f}x, "
+            + ("met" if ratio <= 2 else "missed")]
+
+
+def load_bench(results: list[dict]) -> str:
+    rows = []
+    for r in results:
+        p, t = r["predictions"], r["training"]
+        wall = "-" if t["job_wall_s_median"] is None else f"{t['job_wall_s_median']:.1f} s"
+        rows.append([r["setup"], f"{p['requests']:,}", f"{p['requests_per_s']:.0f}",
+                     f"{p['p50_ms']:.0f} ms", f"{p['p99_ms']:.0f} ms", f"{p['max_ms']:.0f} ms",
+                     p["errors"], f"{t['jobs_completed']} of {t['jobs_submitted']} ({wall})"])
+    first = results[0]
+    return (f"{first['clients']} prediction clients for {first['duration_s']:.0f} s, with training "
+            "jobs in flight.\n\n"
+            + _table(["setup", "requests", "requests/s", "p50", "p99", "max", "errors",
+                      "jobs completed (median wall time)"], rows))
+
+
+def dispatch_bench(results: list[dict]) -> str:
+    def ms(case: dict | None) -> str:
+        if case is None:
+            return "n/a"
+        v = case["server_ms"]
+        return f"{v:.0f} ms" if v < 1000 else f"{v / 1000:.1f} s"
+
+    rows = [[r["setup"], f"{r['warm']['server_p50_ms']:.1f} ms ({r['warm']['server_max_ms']:.1f} ms)",
+             f"{r['warm']['client_p50_ms']:.1f} ms", ms(r.get("cold_prestarted")),
+             ms(r.get("cold_cache_warm")), ms(r.get("cold_cache_empty"))] for r in results]
+    n = results[0]["warm"]["n"]
+    return "\n".join([
+        _table(["setup", f"warm, idle worker: p50 (max) of {n}", "client-side p50",
+                "first job after start (defaults: prestarted)", "first job, no prestart, cache warm",
+                "no prestart, empty Numba cache"], rows),
+        "", *(f"- {line}" for line in dispatch_bench_goals(results)),
+    ])
+
+
+def dispatch_bench_goals(results: list[dict]) -> list[str]:
+    lines = []
+    for r in results:
+        warm = r["warm"]["server_p50_ms"]
+        cold = r["cold_prestarted"]["server_ms"] - warm
+        lines.append(
+            f"Dispatch ({r['setup']}): warm {warm:.1f} ms, goal < 100 ms, "
+            f"{'met' if warm < 100 else 'missed'}; first job after a start {cold:.0f} ms more, "
+            f"goal < 1 s, {'met' if cold < 1000 else 'missed'}")
+    return lines
+
+
+def _answer(outcome: dict) -> str:
+    """The status, and the setting the problem's detail names as the limit that was hit."""
+    limit = re.search(r"\b(PGS_[A-Z_]+)\b", outcome.get("detail") or "")
+    return f"{outcome['status']}" + (f" (`{limit.group(1)}`)" if limit else "")
+
+
+def hostile_bench(r: dict) -> str:
+    inputs = {
+        "bomb": "gzip bomb: a small gzip of ~150 MB of one-feature rows",
+        "newlines": "a 3 MB gzip of ~3 GB of newlines after two rows",
+        "cr_rows": "36 MB `\\r`-separated text prediction (9.4M rows)",
+        "json_rows": "64 MB JSON prediction of 16.8M one-number rows",
+    }
+    rows = [[text, _answer(r[case]), f"{r[case]['seconds']:.2f} s",
+             f"+{r[case]['api_peak_rss_growth_mb']:.1f} MB", f"{r[case]['healthz_worst_ms']:.0f} ms"]
+            for case, text in inputs.items() if case in r]
+    for case, what in (("upload", "svmlight upload"), ("upload_gz", "gzip svmlight upload")):
+        if case in r:
+            up = r[case]["upload"]
+            rows.append([f"{r[case]['file_mb']:.0f} MB {what} (a9a rows repeated)", _answer(up),
+                         f"{up['seconds']:.1f} s", f"+{up['api_peak_rss_growth_mb']:.1f} MB", ""])
+    lines = [_table(["input", "answer", "time to it", "API peak RSS growth",
+                     "worst /healthz meanwhile"], rows)]
+    quiet, loaded = r.get("quiet"), r.get("upload", {}).get("predict")
+    if quiet and loaded and "p50_ms" in quiet and "p50_ms" in loaded:
+        lines += ["", f"Single-row predictions from one client: p50 {quiet['p50_ms']:.1f} ms, p99 "
+                  f"{quiet['p99_ms']:.1f} ms quiet; p50 {loaded['p50_ms']:.1f} ms, p99 "
+                  f"{loaded['p99_ms']:.1f} ms while the {r['upload']['file_mb']:.0f} MB file was "
+                  "uploaded and parsed."]
+    return "\n".join(lines)
+
+
+# The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
+GOALS: dict[str, Callable[[Any], list[str]]] = {
+    "throughput": throughput_goals,
+    "time_to_accuracy": time_to_accuracy_goals,
+    "predict_bench": predict_bench_goals,
+    "dispatch_bench": dispatch_bench_goals,
+}
+
+# Which function renders which benchmark's record; ``view`` names a second table of the same one.
+RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
+    ("throughput", "table"): throughput,
+    ("time_to_accuracy", "table"): time_to_accuracy,
+    ("time_to_accuracy", "details"): time_to_accuracy_details,
+    ("pgs_ablation", "table"): pgs_ablation,
+    ("paper_figures", "table"): paper_figures,
+    ("inverse_time", "table"): inverse_time,
+    ("l1_paths", "table"): l1_paths,
+    ("predict_bench", "table"): predict_bench,
+    ("load_bench", "table"): load_bench,
+    ("dispatch_bench", "table"): dispatch_bench,
+    ("hostile_bench", "table"): hostile_bench,
+}
