@@ -51,6 +51,7 @@ beta_p (P - MARK_p), P = sum_s 1 / ((s + t0) sigma), and is flushed every few th
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -62,9 +63,22 @@ from .losses import loss_derivative
 KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)
 
-# Entries of the hyper-parameter array ``hyp``.
-(H_LOSS, H_SIGMA, H_T0, H_BIAS2, H_K, H_EPS, H_AVERAGE, H_KERNEL, H_GAMMA, H_DEGREE,
- H_COEF0) = range(11)
+
+
+class KernelPGSHyperParameters(NamedTuple):
+    """What ``kernel_pgs_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    t0: float
+    bias2: float  # 1 with an intercept (K + 1), else 0
+    k: int  # samples per iteration
+    epsilon: float
+    average: bool
+    kernel: int  # LINEAR, RBF or POLY
+    gamma: float
+    degree: int
+    coef0: float
 # Entries of the scalar state ``scal``.
 S_T, S_PREFIX, S_NSV, S_EVALS, S_HITS = range(5)
 
@@ -120,17 +134,17 @@ def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
     sample tags[slot] (-1: none), valid for p < lengths[slot]; scratch (m,) serves when n_slots = 0.
     """
     data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    t0 = hyp[H_T0]
-    bias2 = hyp[H_BIAS2]
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    kernel = int(hyp[H_KERNEL])
-    gamma = hyp[H_GAMMA]
-    degree = int(hyp[H_DEGREE])
-    coef0 = hyp[H_COEF0]
+    code = hyp.loss
+    sigma = hyp.sigma
+    t0 = hyp.t0
+    bias2 = hyp.bias2
+    k = hyp.k
+    eps = hyp.epsilon
+    average = hyp.average
+    kernel = hyp.kernel
+    gamma = hyp.gamma
+    degree = hyp.degree
+    coef0 = hyp.coef0
     beta, avg, mark, sv, pos_of, buf = state
     sv_data, sv_indices, sv_indptr, sv_sq = block[0], block[1], block[2], block[4]
     dense = X[3]
@@ -252,10 +266,12 @@ class KernelPGSEngine:
         self.average = average
         self.rng = rng
         self.t = 0
-        self.hyp = np.array(
-            [loss_code, sigma, t0, 1.0 if fit_intercept else 0.0, batch_size, epsilon,
-             1.0 if average else 0.0, KERNELS.index(kernel), gamma, degree, coef0],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = KernelPGSHyperParameters(
+            loss=int(loss_code), sigma=float(sigma), t0=float(t0),
+            bias2=1.0 if fit_intercept else 0.0, k=int(batch_size), epsilon=float(epsilon),
+            average=bool(average), kernel=KERNELS.index(kernel), gamma=float(gamma),
+            degree=int(degree), coef0=float(coef0),
         )
         self.state = (np.zeros((m, n_out)), np.zeros((m, n_out)), np.zeros(m),
                       np.zeros(m, dtype=np.int64), np.full(m, -1, dtype=np.int64),
@@ -316,7 +332,7 @@ class KernelPGSEngine:
             pending = self.scal[S_PREFIX] - mark[:n_sv]
             coef = (avg[:n_sv] + beta[:n_sv] * pending[:, None]) / t
         else:
-            coef = beta[:n_sv] / ((t + self.hyp[H_T0]) * self.hyp[H_SIGMA])
+            coef = beta[:n_sv] / ((t + self.hyp.t0) * self.hyp.sigma)
         alpha[:, self.support()] = coef.T
         return alpha
 

@@ -48,6 +48,7 @@ OGD, OGD (like the lecture) w_1..w_T.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,10 +61,21 @@ from .losses import loss_derivative
 V, U = range(2)
 # Entries of the scalar state ``scal``: t, the scale a of w = a v, the prefix sum P, a status flag.
 S_T, S_SCALE, S_PREFIX, S_STATUS = range(4)
-# Entries of the hyper-parameter array ``hyp``.
-H_LOSS, H_SIGMA, H_ETA, H_T0, H_SCHEDULE, H_BIAS, H_K, H_EPS, H_AVERAGE, H_SPAN = range(10)
-# Step schedules.
-CONSTANT, INVERSE_TIME = 0, 1
+
+
+class SGDHyperParameters(NamedTuple):
+    """What ``sgd_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    eta: float  # the constant step (unused when inverse_time)
+    t0: float  # the offset of the step 1 / (sigma (t + t0)) (used when inverse_time)
+    inverse_time: bool  # step 1 / (sigma (t + t0)) (Algorithm 3) rather than eta (Algorithms 1-2)
+    bias: float  # the constant feature's value; 0 without an intercept
+    k: int  # samples per iteration
+    epsilon: float
+    average: bool
+    span: float  # see averaging_span
 
 # v is folded into the scale when a falls below this (as scikit-learn's WeightVector does).
 _FOLD_BELOW = 1e-9
@@ -90,17 +102,17 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
     w_{t+1} = scal[S_SCALE] * w[:, V]; ``scal[S_STATUS]`` is 1 if the iterate stopped being finite.
     """
     data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    eta = hyp[H_ETA]
-    t0 = hyp[H_T0]
-    inverse_time = hyp[H_SCHEDULE] == INVERSE_TIME
-    fit_bias = hyp[H_BIAS] != 0.0
-    bias_value = hyp[H_BIAS]
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    span = hyp[H_SPAN]
+    code = hyp.loss
+    sigma = hyp.sigma
+    eta = hyp.eta
+    t0 = hyp.t0
+    inverse_time = hyp.inverse_time
+    fit_bias = hyp.bias != 0.0
+    bias_value = hyp.bias
+    k = hyp.k
+    eps = hyp.epsilon
+    average = hyp.average
+    span = hyp.span
     bias_j = w.shape[0] - 1
     period = batches.shape[0]
 
@@ -192,11 +204,12 @@ class SGDState:
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
-        self.hyp = np.array(
-            [loss_code, sigma, eta, t0, INVERSE_TIME if schedule == "inverse_time" else CONSTANT,
-             1.0 if fit_intercept else 0.0, batch_size, epsilon, 1.0 if average else 0.0,
-             averaging_span(X, n_weights, batch_size)],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = SGDHyperParameters(
+            loss=int(loss_code), sigma=float(sigma), eta=float(eta), t0=float(t0),
+            inverse_time=schedule == "inverse_time", bias=1.0 if fit_intercept else 0.0,
+            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
+            span=float(averaging_span(X, n_weights, batch_size)),
         )
         self.w = np.zeros((n_weights, 2))
         self.scal = np.array([0.0, 1.0, 0.0, 0.0])
@@ -210,7 +223,7 @@ class SGDState:
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"the iterate is no longer finite at iteration {self.t} (sigma="
-                f"{self.hyp[H_SIGMA]:g}): the steps are too large for these features. Scale the "
+                f"{self.hyp.sigma:g}): the steps are too large for these features. Scale the "
                 "features (e.g. StandardScaler or MaxAbsScaler), use a smaller eta (or eta='auto'),"
                 " a larger sigma, or for ogd t0='auto'."
             )
@@ -222,7 +235,7 @@ class SGDState:
     def average(self) -> np.ndarray:
         """(w_1 + ... + w_t) / t, the output of Algorithms 1-3 (w_1 = 0 when t = 0)."""
         t = self.t
-        if t == 0 or not self.hyp[H_AVERAGE]:
+        if t == 0 or not self.hyp.average:
             return self.current()
         return (self.w[:, U] + self.scal[S_PREFIX] * self.w[:, V]) / t
 

@@ -45,6 +45,7 @@ objective and the logarithmic-regret argument (Lemma 1) while taming the first s
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -57,9 +58,25 @@ from .losses import loss_derivative
 PHI, LAM, CORR = range(3)
 # Entries of the scalar state ``scal``.
 S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
-# Entries of the hyper-parameter array ``hyp``.
-(H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS,
- H_AVG_POWER, H_MAX_NORM) = range(13)
+
+
+class PGSHyperParameters(NamedTuple):
+    """What ``pgs_chunk`` needs to know of a run, fixed for the run (a record of scalars, which
+    Numba's disk cache accepts, unlike a jitclass)."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    q: float  # the dual exponent p / (p - 1)
+    t0: float
+    radius: float  # B, the ball's radius (inf: S = R^n)
+    bias: float  # the constant feature's value s; 0 without an intercept
+    k: int  # the minibatch size
+    epsilon: float
+    average: bool
+    refresh_every: int  # S is recomputed exactly every this many iterations
+    quarters: int  # 4 (q - 1) when that is a small integer (see _link_power), else 0
+    average_power: float
+    max_norm: float  # ||w_t||_p above this counts as diverged
 
 # S = sum |lambda_j / ref|^q above 2^_EXPONENT_BUDGET triggers a refresh (p < 2), which re-picks ref:
 # a single term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
@@ -239,21 +256,21 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
 
     ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
     describes w_t = scal[S_COEF] * weights[PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
-    iterate stopped being finite or its p-norm passed ``hyp[H_MAX_NORM]`` (the caller raises).
+    iterate stopped being finite or its p-norm passed ``hyp.max_norm`` (the caller raises).
     """
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    q = hyp[H_Q]
-    t0 = hyp[H_T0]
-    radius = hyp[H_RADIUS]
-    bias_value = hyp[H_BIAS]  # 0 without an intercept
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    refresh_every = int(hyp[H_REFRESH])
-    quarters = int(hyp[H_QUARTERS])
-    avg_power = hyp[H_AVG_POWER]
-    max_norm = hyp[H_MAX_NORM]
+    code = hyp.loss
+    sigma = hyp.sigma
+    q = hyp.q
+    t0 = hyp.t0
+    radius = hyp.radius
+    bias_value = hyp.bias  # 0 without an intercept
+    k = hyp.k
+    eps = hyp.epsilon
+    average = hyp.average
+    refresh_every = hyp.refresh_every
+    quarters = hyp.quarters
+    avg_power = hyp.average_power
+    max_norm = hyp.max_norm
     overflow_at = 2.0**_EXPONENT_BUDGET
     # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
     # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
@@ -409,11 +426,13 @@ class PGSState:
             quarters = 0  # general pow()
         row_cost = mean_row_nnz(X) + int(fit_intercept)
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
-        self.hyp = np.array(
-            [loss_code, sigma, q, t0, radius, intercept_scaling if fit_intercept else 0.0,
-             batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power,
-             max_norm],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = PGSHyperParameters(
+            loss=int(loss_code), sigma=float(sigma), q=float(q), t0=float(t0),
+            radius=float(radius), bias=float(intercept_scaling) if fit_intercept else 0.0,
+            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
+            refresh_every=int(refresh_every), quarters=int(quarters),
+            average_power=float(average_power), max_norm=float(max_norm),
         )
         self.weights = np.zeros((3, n_weights))
         self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
@@ -435,7 +454,7 @@ class PGSState:
         pgs_chunk(self.X, self.y, rows, self.hyp, self.weights, self.scal)
         if self.scal[S_STATUS]:
             raise FloatingPointError(
-                f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp[H_SIGMA]:g}): the "
+                f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp.sigma:g}): the "
                 "iterate is no longer finite, or large enough for margins near 1e100. Scale the "
                 "features (e.g. MaxAbsScaler or StandardScaler), increase sigma, keep "
                 "radius='auto' (an unbounded domain lets the squared loss blow up), or use a p "
@@ -448,14 +467,14 @@ class PGSState:
 
     def dual(self) -> np.ndarray:
         """lambda, the sum of the negated minibatch sub-gradients (Figure 1, line 7)."""
-        if self.hyp[H_Q] == 2.0:
+        if self.hyp.q == 2.0:
             return self.weights[PHI] * self.scal[S_REF]
         return self.weights[LAM].copy()
 
     def average(self) -> np.ndarray:
         """sum_t rho_t w_t / sum_t rho_t, or the last iterate when averaging was not requested or
         t = 0."""
-        if not self.hyp[H_AVERAGE] or self.t == 0:
+        if not self.hyp.average or self.t == 0:
             return self.current()
         total = self.scal[S_PREFIX] * self.weights[PHI] - self.weights[CORR]
         return total * (self._output_scale / self.scal[S_WSUM])

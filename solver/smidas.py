@@ -38,6 +38,7 @@ Data accesses: each iteration counts the non-zeros of its samples once (they are
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -51,9 +52,22 @@ from .scd import soft_threshold
 THETA, PHI, STAMP = range(3)
 # Columns of the integer state: the list of non-zero coordinates (p > 2) and each one's slot in it.
 ACTIVE, SLOT = range(2)
-# Entries of the hyper-parameters ``hyp`` and of the scalar state ``scal``.
-H_LOSS, H_EPS, H_ETA, H_SIGMA, H_P, H_K, H_BIAS = range(7)
+# Entries of the scalar state ``scal``.
 S_T, S_ACTIVE, S_STATUS, S_COEF, S_REF = range(5)
+
+
+class MirrorHyperParameters(NamedTuple):
+    """What ``mirror_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    epsilon: float
+    eta: float
+    sigma: float
+    p: int  # the link's exponent: 2 is the identity (truncated gradient)
+    k: int  # samples per iteration
+    bias: float  # the constant feature's value; 0 without an intercept
+
+
 # ref follows max |theta_j| within this factor: r^p then stays within 2^(8p) <= 2^360 for p <= 45.
 _REF_BAND = 256.0
 
@@ -157,13 +171,13 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
     finite (the caller raises).
     """
     data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    eps = hyp[H_EPS]
-    eta = hyp[H_ETA]
-    tau = eta * hyp[H_SIGMA]
-    p = int(hyp[H_P])
-    k = int(hyp[H_K])
-    bias_value = hyp[H_BIAS]
+    code = hyp.loss
+    eps = hyp.epsilon
+    eta = hyp.eta
+    tau = eta * hyp.sigma
+    p = hyp.p
+    k = hyp.k
+    bias_value = hyp.bias
     identity = p == 2
     bias_j = state.shape[0] - 1 if bias_value != 0.0 else -1
     t = int(scal[S_T])
@@ -249,8 +263,11 @@ class MirrorEngine:
         self.X = data
         self.m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
-        self.hyp = np.array([loss_code, epsilon, eta, sigma, p, batch_size,
-                             1.0 if fit_intercept else 0.0], dtype=np.float64)
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = MirrorHyperParameters(
+            loss=int(loss_code), epsilon=float(epsilon), eta=float(eta), sigma=float(sigma),
+            p=int(p), k=int(batch_size), bias=1.0 if fit_intercept else 0.0,
+        )
         self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
         self.states = [np.zeros((n_weights, 3)) for _ in self.targets]
         self.members = [np.full((n_weights, 2), -1, dtype=np.int64) for _ in self.targets]
@@ -268,8 +285,8 @@ class MirrorEngine:
             self.data_accesses += mirror_chunk(self.X, y, batches, self.hyp, state, members, scal)
             if scal[S_STATUS]:
                 raise FloatingPointError(
-                    f"{'truncated gradient' if self.hyp[H_P] == 2 else 'SMIDAS'} diverged at "
-                    f"iteration {int(scal[S_T])} (eta={self.hyp[H_ETA]:g}): the iterate is no "
+                    f"{'truncated gradient' if self.hyp.p == 2 else 'SMIDAS'} diverged at "
+                    f"iteration {int(scal[S_T])} (eta={self.hyp.eta:g}): the iterate is no "
                     "longer finite. Decrease eta (eta='auto' is safe for smooth losses) or scale "
                     "the features."
                 )
@@ -277,14 +294,14 @@ class MirrorEngine:
 
     def output_weights(self) -> np.ndarray:
         """w at iteration t for every output, shape (n_outputs, n_weights)."""
-        if self.hyp[H_P] != 2:
+        if self.hyp.p != 2:
             return np.stack([scal[S_COEF] * state[:, PHI]
                              for state, scal in zip(self.states, self.scals, strict=True)])
-        tau = self.hyp[H_ETA] * self.hyp[H_SIGMA]
+        tau = self.hyp.eta * self.hyp.sigma
         out = []
         for state in self.states:
             theta = state[:, THETA].copy()
-            n = theta.shape[0] - int(self.hyp[H_BIAS] != 0.0)
+            n = theta.shape[0] - int(self.hyp.bias != 0.0)
             pending = tau * (self.t - state[:n, STAMP])
             theta[:n] = np.sign(theta[:n]) * np.maximum(np.abs(theta[:n]) - pending, 0.0)
             out.append(theta)

@@ -23,7 +23,7 @@ from solver.lecture_estimators import (
     SGDRegressor,
 )
 from solver.losses import LOSSES
-from solver.ogd import H_SPAN, SGDState, largest_curvature
+from solver.ogd import SGDState, largest_curvature
 from solver.pgs import PGSState
 
 from .oracles import exact_optimum
@@ -179,7 +179,7 @@ def test_lazy_scaling_survives_folds_and_flushes():
     for eta, span in ((1.0 / SIGMA, None), (0.7, 3.0), (1e-3, 2.0)):
         state = _state(X, y, loss="logistic", schedule="constant", eta=eta, k=2, fit_intercept=True)
         if span is not None:
-            state.hyp[H_SPAN] = span
+            state.hyp = state.hyp._replace(span=span)
         state.run(batches.ravel(), T)
         iterates = reference_gradient_method(X, y, batches, [eta] * T, loss="logistic",
                                              sigma=SIGMA, fit_intercept=True)
