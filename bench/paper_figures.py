@@ -34,8 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver import PGSClassifier, time_to_target
-from solver.lbfgs import LBFGSClassifier
+from solver import LBFGSClassifier, PGSClassifier, time_to_target
 
 from .datasets import load_real, rcv1_like
 

@@ -3,8 +3,9 @@
 Each loss is a pair of scalar ``@njit`` functions, value and derivative with respect to ``z``.
 The kernels dispatch on an integer loss code (``loss_value`` / ``loss_derivative``), because an
 integer keeps the compiled kernels cacheable on disk, which first-class function arguments do not.
-A code outside the table makes both dispatchers return NaN, which every kernel reports as
-divergence, never the value of some other loss.
+A kernel gets its code only from a ``Loss`` of the table (the solvers' states take a ``Loss``, not an
+integer); a code outside the table would make both dispatchers return NaN, which every kernel
+reports as divergence, never the value of some other loss.
 
 Adding a loss takes three steps: write its two functions, add one branch to each dispatcher, and add
 one row to ``LOSSES`` (tests/solver/test_losses.py checks that every row dispatches to its own pair).
@@ -217,6 +218,9 @@ LOSSES: dict[str, Loss] = {
 
 CLASSIFICATION_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.classification)
 REGRESSION_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.regression)
+# What the solvers that need a derivative everywhere (coordinate descent, L-BFGS) accept.
+SMOOTH_CLASSIFICATION_LOSSES = tuple(name for name in CLASSIFICATION_LOSSES if LOSSES[name].smooth)
+SMOOTH_REGRESSION_LOSSES = tuple(name for name in REGRESSION_LOSSES if LOSSES[name].smooth)
 
 
 def loss_at_zero(name: str, y: np.ndarray, epsilon: float = 1.0) -> float:
