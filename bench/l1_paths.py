@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import scipy.optimize  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from solver.l1 import (  # noqa: E402
+from solver import (  # noqa: E402
     GCDClassifier,
     SCDClassifier,
     SMIDASClassifier,

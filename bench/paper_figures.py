@@ -33,8 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver import PGSClassifier, time_to_target
-from solver.lbfgs import LBFGSClassifier
+from solver import LBFGSClassifier, PGSClassifier, time_to_target
 
 from . import tables
 from .datasets import load_real, rcv1_like

@@ -59,7 +59,7 @@ def main(argv=None) -> None:
         bare_sgd_loop(data.data, data.indices, data.indptr, y, order.view(np.uint64), w, 1e-3)
 
     def pgs(p, average):
-        state = PGSState(data, y, loss_code=LOSSES["logistic"].code, p=p, sigma=1e-6,
+        state = PGSState(data, y, loss=LOSSES["logistic"], p=p, sigma=1e-6,
                          radius=1e3, fit_intercept=True, batch_size=1, t0=1e4, epsilon=1.0,
                          average=average, average_power=1.0)
         state.run(order)

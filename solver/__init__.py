@@ -1,21 +1,64 @@
-"""The Primal Gradient Solver (PGS) for p-norm regularised linear learning, compiled with Numba.
+"""p-norm, L2 and L1 regularised linear learning (the Primal Gradient Solver and its baselines),
+compiled with Numba, as scikit-learn estimators.
 
 Public API::
 
-    from solver import PGSClassifier, PGSRegressor, load_model, warm_up, TracePoint
+    from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
+
+``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
 
-from ._base import load_model
-from .estimators import PGSClassifier, PGSRegressor
-from .registry import SOLVERS, estimator_for
+from .estimators import (
+    GCDClassifier,
+    GCDRegressor,
+    GDClassifier,
+    GDRegressor,
+    KernelPGSClassifier,
+    KernelPGSRegressor,
+    LBFGSClassifier,
+    LBFGSRegressor,
+    OGDClassifier,
+    OGDRegressor,
+    PGSClassifier,
+    PGSRegressor,
+    SCDClassifier,
+    SCDRegressor,
+    SGDClassifier,
+    SGDRegressor,
+    SMIDASClassifier,
+    SMIDASRegressor,
+    TruncGradClassifier,
+    TruncGradRegressor,
+    load_model,
+)
+from .registry import SOLVERS, SolverSpec, estimator_for
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
 
 __all__ = [
     "SOLVERS",
+    "GCDClassifier",
+    "GCDRegressor",
+    "GDClassifier",
+    "GDRegressor",
+    "KernelPGSClassifier",
+    "KernelPGSRegressor",
+    "LBFGSClassifier",
+    "LBFGSRegressor",
+    "OGDClassifier",
+    "OGDRegressor",
     "PGSClassifier",
     "PGSRegressor",
+    "SCDClassifier",
+    "SCDRegressor",
+    "SGDClassifier",
+    "SGDRegressor",
+    "SMIDASClassifier",
+    "SMIDASRegressor",
+    "SolverSpec",
     "TracePoint",
+    "TruncGradClassifier",
+    "TruncGradRegressor",
     "estimator_for",
     "load_model",
     "time_to_target",

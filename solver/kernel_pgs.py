@@ -51,20 +51,34 @@ beta_p (P - MARK_p), P = sum_s 1 / ((s + t0) sigma), and is flushed every few th
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import KernelData, row_extent
-from .losses import loss_derivative
+from .losses import Loss, loss_derivative
 
 KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)
 
-# Entries of the hyper-parameter array ``hyp``.
-(H_LOSS, H_SIGMA, H_T0, H_BIAS2, H_K, H_EPS, H_AVERAGE, H_KERNEL, H_GAMMA, H_DEGREE,
- H_COEF0) = range(11)
+
+
+class KernelPGSHyperParameters(NamedTuple):
+    """What ``kernel_pgs_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    t0: float
+    bias2: float  # 1 with an intercept (K + 1), else 0
+    k: int  # samples per iteration
+    epsilon: float
+    average: bool
+    kernel: int  # LINEAR, RBF or POLY
+    gamma: float
+    degree: int
+    coef0: float
 # Entries of the scalar state ``scal``.
 S_T, S_PREFIX, S_NSV, S_EVALS, S_HITS = range(5)
 
@@ -104,6 +118,94 @@ def _flush_average(beta, avg, mark, n_sv, prefix):
         mark[p] = 0.0
 
 
+@njit(cache=True, inline="always")
+def _cached_row(cache, i, n_sv):
+    """(the row of sample i in the cache, how many of its first entries are valid); the slot is
+    claimed for i with n_sv entries, which the caller computes from the first invalid one on."""
+    rows, tags, lengths, scratch = cache
+    n_slots = rows.shape[0]
+    if n_slots == 0:
+        return scratch, 0
+    slot = i % n_slots
+    first = lengths[slot] if tags[slot] == i else 0
+    tags[slot] = i
+    lengths[slot] = n_sv
+    return rows[slot], first
+
+
+@njit(cache=True, inline="always")
+def _fill_row(X, i, sq_i, block, buf, row, first, n_sv, hyp):
+    """row[p] = K(x_i, x_sv[p]) (+ the intercept's 1) for p = first..n_sv-1.
+
+    x_i is scattered into the zeroed dense ``buf`` once, so that each kernel value costs one pass
+    over the support vector's non-zeros; ``buf`` is zeroed again afterwards.
+    """
+    data, indices = X[0], X[1]
+    sv_data, sv_indices, sv_sq = block[0], block[1], block[4]
+    start, end, base = row_extent(X, i)
+    for q in range(start, end):
+        buf[indices[q - base]] = data[q]
+    for p in range(first, n_sv):
+        js, je, jb = row_extent(block, p)
+        dot = 0.0
+        for q in range(js, je):
+            dot += sv_data[q] * buf[sv_indices[q - jb]]
+        row[p] = (kernel_value(hyp.kernel, dot, sq_i, sv_sq[p], hyp.gamma, hyp.degree, hyp.coef0)
+                  + hyp.bias2)
+    for q in range(start, end):
+        buf[indices[q - base]] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _derivatives(grad, b, beta, row, n_sv, c_prev, Y, i, hyp):
+    """grad[b, c] = l'(<w_{t-1}, phi(x_i)>; y_ic) / k for every output c (Figure 1, line 6);
+    whether any is non-zero."""
+    nonzero = False
+    for c in range(beta.shape[1]):
+        acc = 0.0
+        for p in range(n_sv):
+            acc += beta[p, c] * row[p]
+        grad[b, c] = loss_derivative(hyp.loss, c_prev * acc, Y[i, c], hyp.epsilon) / hyp.k
+        nonzero = nonzero or grad[b, c] != 0.0
+    return nonzero
+
+
+@njit(cache=True, inline="always")
+def _new_support_vector(X, i, p, state, block, sq_i, prefix):
+    """Number sample i as support vector p and copy its row to the end of the block."""
+    data, indices = X[0], X[1]
+    mark, sv, pos_of, buf = state[2], state[3], state[4], state[5]
+    sv_data, sv_indices, sv_indptr, sv_sq = block[0], block[1], block[2], block[4]
+    pos_of[i] = p
+    sv[p] = i
+    mark[p] = prefix
+    sv_sq[p] = sq_i
+    start, end, _ = row_extent(X, i)
+    if X[3]:  # dense: the block's indices and indptr are X's (arange)
+        at = p * buf.shape[0]
+        for q in range(start, end):
+            sv_data[at + q - start] = data[q]
+    else:
+        at = sv_indptr[p]
+        for q in range(start, end):
+            sv_data[at + q - start] = data[q]
+            sv_indices[at + q - start] = indices[q]
+        sv_indptr[p + 1] = at + end - start
+
+
+@njit(cache=True, inline="always")
+def _step_coefficients(state, p, grad, b, prefix, average):
+    """beta_p -= grad[b] (Figure 1, line 7), after bringing p's share of the lazy average up to
+    date."""
+    beta, avg, mark = state[0], state[1], state[2]
+    if average:
+        for c in range(beta.shape[1]):
+            avg[p, c] += beta[p, c] * (prefix - mark[p])
+        mark[p] = prefix
+    for c in range(beta.shape[1]):
+        beta[p, c] -= grad[b, c]
+
+
 @njit(cache=True)
 def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
     """Run ``len(batches) // k`` iterations of kernel PGS from the given state.
@@ -119,32 +221,19 @@ def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
     cache = (rows, tags, lengths, scratch): rows (n_slots, m) hold K(x_i, x_sv[p]) (+ bias) for the
     sample tags[slot] (-1: none), valid for p < lengths[slot]; scratch (m,) serves when n_slots = 0.
     """
-    data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    t0 = hyp[H_T0]
-    bias2 = hyp[H_BIAS2]
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    kernel = int(hyp[H_KERNEL])
-    gamma = hyp[H_GAMMA]
-    degree = int(hyp[H_DEGREE])
-    coef0 = hyp[H_COEF0]
-    beta, avg, mark, sv, pos_of, buf = state
-    sv_data, sv_indices, sv_indptr, sv_sq = block[0], block[1], block[2], block[4]
-    dense = X[3]
-    width = buf.shape[0]
-    rows, tags, lengths, scratch = cache
-    n_slots = rows.shape[0]
-    n_out = beta.shape[1]
+    sigma = hyp.sigma
+    t0 = hyp.t0
+    k = hyp.k
+    average = hyp.average
+    beta, avg, mark, pos_of, buf = state[0], state[1], state[2], state[4], state[5]
 
     t = int(scal[S_T])
     prefix = scal[S_PREFIX]
     n_sv = int(scal[S_NSV])
     evals = int(scal[S_EVALS])
     hits = int(scal[S_HITS])
-    grad = np.empty((k, n_out))
+    grad = np.empty((k, beta.shape[1]))
+    touched = np.empty(k, dtype=np.bool_)
 
     for it in range(batches.shape[0] // k):
         t += 1
@@ -153,69 +242,23 @@ def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
         for b in range(k):
             i = batches[it * k + b]
             # The kernel row of x_i against the support set: cached, extended, or computed.
-            if n_slots > 0:
-                slot = i % n_slots
-                row = rows[slot]
-                first = lengths[slot] if tags[slot] == i else 0
-                tags[slot] = i
-                lengths[slot] = n_sv
-            else:
-                row = scratch
-                first = 0
+            row, first = _cached_row(cache, i, n_sv)
             hits += first
             if first < n_sv:
-                start, end, base = row_extent(X, i)
-                for q in range(start, end):
-                    buf[indices[q - base]] = data[q]
-                for p in range(first, n_sv):
-                    js, je, jb = row_extent(block, p)
-                    dot = 0.0
-                    for q in range(js, je):
-                        dot += sv_data[q] * buf[sv_indices[q - jb]]
-                    row[p] = kernel_value(kernel, dot, sq[i], sv_sq[p], gamma, degree, coef0) + bias2
-                for q in range(start, end):
-                    buf[indices[q - base]] = 0.0
+                _fill_row(X, i, sq[i], block, buf, row, first, n_sv, hyp)
                 evals += n_sv - first
-            # <w_{t-1}, phi(x_i)> for every output, then lambda_t's coefficient (Figure 1, line 6).
-            for c in range(n_out):
-                acc = 0.0
-                for p in range(n_sv):
-                    acc += beta[p, c] * row[p]
-                grad[b, c] = loss_derivative(code, c_prev * acc, Y[i, c], eps) / k
+            touched[b] = _derivatives(grad, b, beta, row, n_sv, c_prev, Y, i, hyp)
         # Line 7: lambda <- lambda - lambda_t, i.e. beta_i -= l'_i / k.
         for b in range(k):
-            nonzero = False
-            for c in range(n_out):
-                if grad[b, c] != 0.0:
-                    nonzero = True
-            if not nonzero:
+            if not touched[b]:
                 continue
             i = batches[it * k + b]
             p = pos_of[i]
             if p < 0:  # a new support vector: numbered, and copied to the end of the block
                 p = n_sv
-                pos_of[i] = p
-                sv[p] = i
-                mark[p] = prefix
-                sv_sq[p] = sq[i]
-                start, end, base = row_extent(X, i)
-                if dense:  # indices and indptr are X's (arange)
-                    at = p * width
-                    for q in range(start, end):
-                        sv_data[at + q - start] = data[q]
-                else:
-                    at = sv_indptr[p]
-                    for q in range(start, end):
-                        sv_data[at + q - start] = data[q]
-                        sv_indices[at + q - start] = indices[q]
-                    sv_indptr[p + 1] = at + end - start
+                _new_support_vector(X, i, p, state, block, sq[i], prefix)
                 n_sv += 1
-            if average:
-                for c in range(n_out):
-                    avg[p, c] += beta[p, c] * (prefix - mark[p])
-                mark[p] = prefix
-            for c in range(n_out):
-                beta[p, c] -= grad[b, c]
+            _step_coefficients(state, p, grad, b, prefix, average)
         # w_t = beta / ((t + t0) sigma) joins the average.
         c_t = 1.0 / ((t + t0) * sigma)
         if average:
@@ -238,7 +281,7 @@ class KernelPGSEngine:
     linear kernel the two solvers compute the same iterates for one seed.
     """
 
-    def __init__(self, X: KernelData, targets: np.ndarray, *, loss_code: int, sigma: float,
+    def __init__(self, X: KernelData, targets: np.ndarray, *, loss: Loss, sigma: float,
                  t0: float, fit_intercept: bool, batch_size: int, epsilon: float, average: bool,
                  kernel: str, gamma: float, degree: int, coef0: float, cache_bytes: float, rng):
         m = X.indptr.shape[0] - 1
@@ -252,10 +295,12 @@ class KernelPGSEngine:
         self.average = average
         self.rng = rng
         self.t = 0
-        self.hyp = np.array(
-            [loss_code, sigma, t0, 1.0 if fit_intercept else 0.0, batch_size, epsilon,
-             1.0 if average else 0.0, KERNELS.index(kernel), gamma, degree, coef0],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = KernelPGSHyperParameters(
+            loss=loss.code, sigma=float(sigma), t0=float(t0),
+            bias2=1.0 if fit_intercept else 0.0, k=int(batch_size), epsilon=float(epsilon),
+            average=bool(average), kernel=KERNELS.index(kernel), gamma=float(gamma),
+            degree=int(degree), coef0=float(coef0),
         )
         self.state = (np.zeros((m, n_out)), np.zeros((m, n_out)), np.zeros(m),
                       np.zeros(m, dtype=np.int64), np.full(m, -1, dtype=np.int64),
@@ -316,7 +361,7 @@ class KernelPGSEngine:
             pending = self.scal[S_PREFIX] - mark[:n_sv]
             coef = (avg[:n_sv] + beta[:n_sv] * pending[:, None]) / t
         else:
-            coef = beta[:n_sv] / ((t + self.hyp[H_T0]) * self.hyp[H_SIGMA])
+            coef = beta[:n_sv] / ((t + self.hyp.t0) * self.hyp.sigma)
         alpha[:, self.support()] = coef.T
         return alpha
 

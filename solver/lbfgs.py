@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import threading
 import weakref
-from numbers import Real
 
 import numpy as np
 import scipy.optimize
 from numba import njit
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import COMMON_CONSTRAINTS, LinearClassifierMixin, LinearModelBase, LinearRegressorMixin
 from ._sparse import KernelData, row_extent
-from .l1 import SMOOTH_CLASSIFICATION, SMOOTH_REGRESSION, loss_options
-from .losses import LOSSES, loss_derivative, loss_value
+from .losses import Loss, loss_derivative, loss_value
+from .penalties import pnorm_penalty
 
 
 @njit(cache=True)
@@ -61,21 +58,6 @@ def smooth_loss_gradient(X, y, w, code, eps, bias_value, grad):
                 grad[bias_j] += d * bias_value
     grad /= m
     return total / m
-
-
-def pnorm_penalty(w: np.ndarray, p: float, sigma: float) -> tuple[float, np.ndarray]:
-    """sigma / (2 (p - 1)) ||w||_p^2 and its gradient sigma / (p - 1) ||w||_p^(2-p) sgn(w) |w|^(p-1)."""
-    if p == 2.0:
-        return 0.5 * sigma * float(w @ w), sigma * w
-    a = np.abs(w)
-    amax = float(a.max(initial=0.0))
-    if amax == 0.0:
-        return 0.0, np.zeros_like(w)
-    r = a / amax  # relative to the largest weight, so |w|^p cannot overflow
-    norm = amax * float(np.sum(r**p)) ** (1.0 / p)
-    value = sigma / (2.0 * (p - 1.0)) * norm**2
-    grad = sigma / (p - 1.0) * norm * np.sign(w) * (a / norm) ** (p - 1.0)
-    return value, grad
 
 
 class _Counter:
@@ -184,7 +166,7 @@ class LBFGSEngine:
     ``converged`` becomes true when every run has stopped by itself.
     """
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss_code: int, epsilon: float,
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
                  p: float, sigma: float, fit_intercept: bool, tol: float, max_iter: int):
         m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
@@ -193,7 +175,7 @@ class LBFGSEngine:
                    "ftol": tol}
         self._steppers = [
             PausableLBFGS(
-                _objective(data, np.ascontiguousarray(y, dtype=np.float64), code=loss_code,
+                _objective(data, np.ascontiguousarray(y, dtype=np.float64), code=loss.code,
                            eps=epsilon, bias_value=1.0 if fit_intercept else 0.0, p=p, sigma=sigma,
                            counter=self._counter),
                 np.zeros(n_weights), options,
@@ -220,122 +202,3 @@ class LBFGSEngine:
 
     def messages(self) -> list[str]:
         return [stepper.message for stepper in self._steppers]
-
-
-class _LBFGSBase(LinearModelBase):
-    _parameter_constraints: dict = {
-        **COMMON_CONSTRAINTS,
-        "p": [Interval(Real, 1.0, 2.0, closed="right")],
-        "tol": [Interval(Real, 0.0, None, closed="left")],
-        "epsilon": [Interval(Real, 0.0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        loss="logistic",
-        *,
-        p=2.0,
-        sigma=1e-5,
-        n_iter=None,
-        tol=1e-10,
-        fit_intercept=True,
-        random_state=None,
-        epsilon=1.0,
-        target_score=None,
-        time_budget=None,
-        checkpoint_growth=1.25,
-        checkpoint_interval=1.0,
-    ):
-        self._store_params(locals())
-
-    def _default_n_iter(self, m: int) -> int:
-        return 1000
-
-    def _make_engine(self, data, targets, rng):
-        n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(targets.shape[1])
-        return LBFGSEngine(
-            data, targets, loss_code=LOSSES[self.loss].code, epsilon=float(self.epsilon),
-            p=float(self.p), sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept),
-            tol=float(self.tol), max_iter=int(n_iter),
-        )
-
-    def _penalty(self, w: np.ndarray) -> float:
-        """sigma / (2 (p - 1)) ||w||_p^2 of eq. (7); the intercept is regularised like any weight."""
-        return pnorm_penalty(w, float(self.p), float(self.sigma))[0]
-
-
-_LBFGS_DOC = """
-
-    The PGS paper's baseline (its Figure 5 and Table II): scipy's L-BFGS-B on eq. (7),
-    ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(<w, x_i>; y_i)``, for p in (1, 2], the same
-    objective as ``{pgs}`` (bias included in the norm), so their traces compare directly.
-    Multiclass problems are one-vs-rest.
-
-    Parameters
-    ----------
-    loss : {losses}, default="{default}"
-        A smooth loss.
-    p : float in (1, 2], default=2.0
-        The norm of the regulariser, as for PGS.
-    sigma : float > 0, default=1e-5
-        Regularisation weight.
-    n_iter : int >= 1 or None, default=None
-        The most L-BFGS iterations (scipy's maxiter); None means 1000. The run stops earlier
-        (``stop_reason_ == "converged"``) when scipy's tests ``tol`` are met.
-    tol : float >= 0, default=1e-10
-        scipy's ``gtol`` (largest gradient component) and ``ftol`` (relative decrease per
-        iteration).
-    fit_intercept : bool, default=True
-        Learn a bias as the weight of a constant feature 1, regularised like the others (as PGS).
-    random_state : None, int or RandomState, default=None
-        Unused: L-BFGS is deterministic (kept for the parameters every solver shares).
-    epsilon : float > 0, default=1.0
-        Width of the quadratic part of the huber loss (unused by the other losses).
-    target_score, time_budget, checkpoint_growth, checkpoint_interval
-        As for ``PGSClassifier``.
-
-    Attributes
-    ----------
-    coef_, intercept_, n_iter_, trace_, stop_reason_, solver_seconds_
-        As for ``PGSClassifier``; ``trace_`` also records ``data_accesses`` (non-zeros of X times
-        function evaluations) and ``nnz_weights``.
-    """
-
-
-class LBFGSClassifier(LinearClassifierMixin, _LBFGSBase):
-    __doc__ = "Linear classifier trained by L-BFGS on PGS's objective." + _LBFGS_DOC.format(
-        pgs="PGSClassifier", losses=loss_options(SMOOTH_CLASSIFICATION), default="logistic")
-
-    _parameter_constraints = {
-        **_LBFGSBase._parameter_constraints,
-        "loss": [StrOptions(set(SMOOTH_CLASSIFICATION))],
-    }
-
-
-class LBFGSRegressor(LinearRegressorMixin, _LBFGSBase):
-    __doc__ = "Linear regression trained by L-BFGS on PGS's objective." + _LBFGS_DOC.format(
-        pgs="PGSRegressor", losses=loss_options(SMOOTH_REGRESSION), default="squared")
-
-    _parameter_constraints = {
-        **_LBFGSBase._parameter_constraints,
-        "loss": [StrOptions(set(SMOOTH_REGRESSION))],
-    }
-
-    def __init__(
-        self,
-        loss="squared",
-        *,
-        p=2.0,
-        sigma=1e-5,
-        n_iter=None,
-        tol=1e-10,
-        fit_intercept=True,
-        random_state=None,
-        epsilon=1.0,
-        target_score=None,
-        time_budget=None,
-        checkpoint_growth=1.25,
-        checkpoint_interval=1.0,
-    ):
-        self._store_params(locals())
-

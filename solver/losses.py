@@ -3,9 +3,12 @@
 Each loss is a pair of scalar ``@njit`` functions, value and derivative with respect to ``z``.
 The kernels dispatch on an integer loss code (``loss_value`` / ``loss_derivative``), because an
 integer keeps the compiled kernels cacheable on disk, which first-class function arguments do not.
+A kernel gets its code only from a ``Loss`` of the table (the solvers' states take a ``Loss``, not an
+integer); a code outside the table would make both dispatchers return NaN, which every kernel
+reports as divergence, never the value of some other loss.
 
 Adding a loss takes three steps: write its two functions, add one branch to each dispatcher, and add
-one row to ``LOSSES``.
+one row to ``LOSSES`` (tests/solver/test_losses.py checks that every row dispatches to its own pair).
 
 The squared loss is (z - y)^2 without a factor 1/2, as in Section IV of the PGS paper; its
 derivative is therefore 2 (z - y).
@@ -30,7 +33,8 @@ def _hinge(z, y, eps):
 
 @njit(cache=True)
 def _hinge_d(z, y, eps):
-    # Sub-gradient -y where the margin is violated (erratum 2 of papers/README.md: the paper prints +y).
+    # Sub-gradient -y where the margin is violated. (PGS paper, Section IV, prints +y x, which with
+    # Figure 1's lambda <- lambda - lambda_t would ascend.)
     return -y if y * z < 1.0 else 0.0
 
 
@@ -138,7 +142,9 @@ def loss_value(code, z, y, eps):
         return _squared_hinge(z, y, eps)
     if code == SMOOTH_HINGE:
         return _smooth_hinge(z, y, eps)
-    return _huber(z, y, eps)
+    if code == HUBER:
+        return _huber(z, y, eps)
+    return math.nan  # not a code of LOSSES (see the module docstring)
 
 
 @njit(cache=True)
@@ -153,7 +159,9 @@ def loss_derivative(code, z, y, eps):
         return _squared_hinge_d(z, y, eps)
     if code == SMOOTH_HINGE:
         return _smooth_hinge_d(z, y, eps)
-    return _huber_d(z, y, eps)
+    if code == HUBER:
+        return _huber_d(z, y, eps)
+    return math.nan  # not a code of LOSSES (see the module docstring)
 
 
 @njit(cache=True)
@@ -210,6 +218,9 @@ LOSSES: dict[str, Loss] = {
 
 CLASSIFICATION_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.classification)
 REGRESSION_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.regression)
+# What the solvers that need a derivative everywhere (coordinate descent, L-BFGS) accept.
+SMOOTH_CLASSIFICATION_LOSSES = tuple(name for name in CLASSIFICATION_LOSSES if LOSSES[name].smooth)
+SMOOTH_REGRESSION_LOSSES = tuple(name for name in REGRESSION_LOSSES if LOSSES[name].smooth)
 
 
 def loss_at_zero(name: str, y: np.ndarray, epsilon: float = 1.0) -> float:

@@ -6,15 +6,19 @@ Objective, eq. (7)::
 
 Figure 1 keeps lambda, the running sum of negated minibatch sub-gradients, and sets
 ``w_t = grad r*(lambda / ((t + 1) sigma))``. Figure 2 evaluates that gradient coordinate by coordinate,
-which costs O(n) per iteration for p < 2. We use the factorisation of papers/README.md instead::
+which costs O(n) per iteration for p < 2. Its line 3, w^(j) = ||theta||_q^(2-q) |theta^(j)|^(q-1)
+sgn(theta^(j)) / (q - 1) at theta = lambda / ((t + 1) sigma), factors into a scalar times a map of
+lambda alone, and Hoelder's equality gives the norm (``solver.penalties`` has the link)::
 
     w_t = C_t * phi(lambda),   phi(x) = sgn(x) |x|^(q-1),   C_t = ||lambda||_q^(2-q) / ((q-1)(t+1) sigma)
     ||w_t||_p = (p - 1) ||lambda||_q / ((t + 1) sigma)
 
 so that only the coordinates a minibatch touches change, and the scalar C_t absorbs both the
-1/((t+1) sigma) decay and the projection onto the ball {||w||_p <= B} (erratum 1: the factor is
-B / ||w_t||_p). The sum S = sum_j |lambda_j|^q is updated with each touched coordinate and recomputed
-exactly every ``refresh_every`` iterations, which removes floating-point drift at amortised O(1) cost.
+1/((t+1) sigma) decay and the projection onto the ball {||w||_p <= B}, a scaling by B / ||w_t||_p
+(Figure 2, line 6 prints ||w_t||_q; the projection onto the p-norm ball is the p-norm's, as in the
+Appendix, Corollary 2, eq. (28)). The sum S = sum_j |lambda_j|^q is updated with each touched
+coordinate and recomputed exactly every ``refresh_every`` iterations, which removes floating-point
+drift at amortised O(1) cost.
 
 Numerical range. For p < 2, q = p / (p - 1) reaches 21 at p = 1.05, and |lambda_j|^q overflows for
 |lambda_j| beyond about 1e14. ``phi`` and S are therefore kept relative to a power-of-two scale
@@ -45,25 +49,43 @@ objective and the logarithmic-regret argument (Lemma 1) while taming the first s
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
-from .losses import loss_derivative
+from .losses import Loss, loss_derivative
+from .penalties import conjugate_exponent, link_power, link_quarters
 
 # Rows of the per-coordinate state array ``weights`` (shape (3, n_weights)): phi(lambda / ref),
 # lambda (p < 2 only) and the correction of the lazy average.
 PHI, LAM, CORR = range(3)
 # Entries of the scalar state ``scal``.
 S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
-# Entries of the hyper-parameter array ``hyp``.
-(H_LOSS, H_SIGMA, H_Q, H_T0, H_RADIUS, H_BIAS, H_K, H_EPS, H_AVERAGE, H_REFRESH, H_QUARTERS,
- H_AVG_POWER, H_MAX_NORM) = range(13)
 
-# S = sum |lambda_j / ref|^q above 2^_EXPONENT_BUDGET triggers a refresh (p < 2), which re-picks ref:
-# a single term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
-_EXPONENT_BUDGET = 900.0
+
+class PGSHyperParameters(NamedTuple):
+    """What ``pgs_chunk`` needs to know of a run, fixed for the run (a record of scalars, which
+    Numba's disk cache accepts, unlike a jitclass)."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    q: float  # the dual exponent p / (p - 1)
+    t0: float
+    radius: float  # B, the ball's radius (inf: S = R^n)
+    bias: float  # the constant feature's value s; 0 without an intercept
+    k: int  # the minibatch size
+    epsilon: float
+    average: bool
+    refresh_every: int  # S is recomputed exactly every this many iterations
+    quarters: int  # link_quarters(q): link_power's fast path
+    average_power: float
+    max_norm: float  # ||w_t||_p above this counts as diverged
+
+# S = sum |lambda_j / ref|^q above 2^900 triggers a refresh (p < 2), which re-picks ref: a single
+# term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
+_OVERFLOW_AT = 2.0**900
 # The refresh re-picks ref when max |lambda / ref| leaves [1 / _REF_BAND, _REF_BAND].
 _REF_BAND = 256.0
 # S += new - old carries an absolute error of about eps times the largest term ever added or
@@ -76,30 +98,6 @@ _CANCEL_SPAN = 2.0**12
 # p near 1, and every few thousand iterations for p near 2. For p = 2, C_t ~ 1 / t and the periodic
 # refresh keeps P / C_t near refresh_every.)
 _PREFIX_SPAN = 2.0**12
-
-
-@njit(cache=True, inline="always")
-def _link_power(a, q, quarters):
-    """a^(q-1) for a >= 0, the magnitude of phi.
-
-    For p < 2 this is the one transcendental per touched coordinate and dominates the update.
-    When q - 1 is a multiple of 1/4 (p = 1.8: 5/4, p = 1.5: 2, p = 4/3: 3, p = 1.25: 4, ...) it
-    is a product of a, sqrt(a) and sqrt(sqrt(a)), which is exact to a few ulp and about twice
-    as fast as pow().
-    """
-    if quarters == 0:
-        return a ** (q - 1.0)
-    result = 1.0
-    for _ in range(quarters // 4):
-        result *= a
-    frac = quarters % 4
-    if frac == 0:
-        return result
-    root = math.sqrt(a)
-    if frac == 2:
-        return result * root
-    fourth = math.sqrt(root)
-    return result * fourth if frac == 1 else result * root * fourth
 
 
 @njit(cache=True, inline="always")
@@ -123,7 +121,7 @@ def _move_coordinate(weights, j, delta, q, quarters, inv_ref, prefix, average):
     weights[LAM, j] = new
     a_old = abs(old) * inv_ref
     a_new = abs(new) * inv_ref
-    magnitude = _link_power(a_new, q, quarters)
+    magnitude = link_power(a_new, q, quarters)
     phi_new = magnitude if new >= 0.0 else -magnitude
     removed = a_old * abs(weights[PHI, j])
     if average:
@@ -177,7 +175,7 @@ def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, pr
     """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2, k = 1) q and
     ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
 
-    Measured on rcv1_like (one-off interleaved runs, docs/benchmarks.md section 1): a run-time
+    Measured on rcv1_like (one-off interleaved runs of ``python -m bench.throughput``): a run-time
     ``average`` test inside the loop made the p = 2 update ~35% slower and the p = 1.8 one ~30%, a
     run-time q ~10%, and tracking S per coordinate ~7%. Each copy also costs compile time (a cold
     ``warm_up()``: 35 s with two copies, 66 s with these four, 84 s with a fifth and sixth for p = 2
@@ -225,12 +223,59 @@ def _refresh(weights, q, quarters, ref):
     if amax > 0.0 and (scaled > _REF_BAND or scaled < 1.0 / _REF_BAND):
         ref = 2.0 ** math.ceil(math.log2(amax))
         for j in range(n):
-            magnitude = _link_power(abs(lam[j]) / ref, q, quarters)
+            magnitude = link_power(abs(lam[j]) / ref, q, quarters)
             phi[j] = magnitude if lam[j] >= 0.0 else -magnitude
     inv_ref = 1.0 / ref
     for j in range(n):
         sumq += abs(lam[j]) * inv_ref * abs(phi[j])
     return sumq, ref
+
+
+@njit(cache=True, inline="always")
+def _update_by_dot(track, peak, sumq, g, row_sq, dot):
+    """(peak, S) after lambda -= g x when S is not tracked coordinate by coordinate (p = 2, k = 1):
+    ||lambda - g x||^2 = S - 2 g <lambda, x> + g^2 ||x||^2 in O(1). Unchanged when ``track``."""
+    if track:
+        return peak, sumq
+    # S's rounding error is about eps times the largest of these terms (the middle one is at most
+    # the sum of the other two).
+    return max(peak, sumq, g * g * row_sq), sumq + g * (g * row_sq - 2.0 * dot)
+
+
+@njit(cache=True, inline="always")
+def _needs_refresh(t, refresh_every, q, sumq, peak):
+    """Whether S is recomputed exactly after iteration t: periodically, when it nears overflow
+    (p < 2), or when cancellation may have eaten its accuracy (see _CANCEL_SPAN)."""
+    return (
+        t == 1
+        or t % refresh_every == 0
+        or (q != 2.0 and sumq > _OVERFLOW_AT)
+        or peak > _CANCEL_SPAN * sumq
+    )
+
+
+@njit(cache=True, inline="always")
+def _iterate_scale(sumq, ref, q, offset_t, sigma, radius):
+    """(C_t, ||w_t||_p) for w_t = C_t phi: Figure 1, line 8, and Figure 2 at offset_t = t + t0.
+
+    w_t = grad r*(lambda / ((t + t0) sigma)); with S = sumq = sum |lambda_j / ref|^q,
+    ||lambda||_q = ref S^(1/q). Then Figure 2, line 6 projects onto ||w||_p <= B by the scalar
+    B / ||w_t||_p.
+    """
+    s = 1.0 / (offset_t * sigma)
+    if sumq == 0.0:
+        coef = 0.0
+        norm_w = 0.0
+    elif q == 2.0:
+        norm_w = ref * math.sqrt(sumq) * s
+        coef = ref * s
+    else:
+        # ||w_t||_p = (p - 1) ||lambda||_q s, and p - 1 = 1 / (q - 1).
+        norm_w = ref * sumq ** (1.0 / q) * s / (q - 1.0)
+        coef = ref * sumq ** ((2.0 - q) / q) * s / (q - 1.0)
+    if norm_w > radius:
+        coef *= radius / norm_w
+    return coef, norm_w
 
 
 @njit(cache=True)
@@ -239,22 +284,21 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
 
     ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
     describes w_t = scal[S_COEF] * weights[PHI] for the last t; ``scal[S_STATUS]`` is 1 if the
-    iterate stopped being finite or its p-norm passed ``hyp[H_MAX_NORM]`` (the caller raises).
+    iterate stopped being finite or its p-norm passed ``hyp.max_norm`` (the caller raises).
     """
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    q = hyp[H_Q]
-    t0 = hyp[H_T0]
-    radius = hyp[H_RADIUS]
-    bias_value = hyp[H_BIAS]  # 0 without an intercept
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    refresh_every = int(hyp[H_REFRESH])
-    quarters = int(hyp[H_QUARTERS])
-    avg_power = hyp[H_AVG_POWER]
-    max_norm = hyp[H_MAX_NORM]
-    overflow_at = 2.0**_EXPONENT_BUDGET
+    code = hyp.loss
+    sigma = hyp.sigma
+    q = hyp.q
+    t0 = hyp.t0
+    radius = hyp.radius
+    bias_value = hyp.bias  # 0 without an intercept
+    k = hyp.k
+    eps = hyp.epsilon
+    average = hyp.average
+    refresh_every = hyp.refresh_every
+    quarters = hyp.quarters
+    avg_power = hyp.average_power
+    max_norm = hyp.max_norm
     # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
     # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
     # rows of one minibatch that share coordinates) S is updated coordinate by coordinate.
@@ -290,17 +334,8 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
                 X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
                 peak
             )
-            if not track:
-                # S's rounding error is about eps times the largest of these terms (the middle
-                # one is at most the sum of the other two).
-                peak = max(peak, sumq, g * g * row_sq)
-                sumq += g * (g * row_sq - 2.0 * dot)
-        if (
-            t == 1
-            or t % refresh_every == 0
-            or (q != 2.0 and sumq > overflow_at)
-            or peak > _CANCEL_SPAN * sumq
-        ):
+            peak, sumq = _update_by_dot(track, peak, sumq, g, row_sq, dot)
+        if _needs_refresh(t, refresh_every, q, sumq, peak):
             if average:
                 _flush_average(weights, prefix)
                 prefix = 0.0
@@ -308,21 +343,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             inv_ref = 1.0 / ref
             peak = sumq
         sumq = max(sumq, 0.0)
-        # Line 8 and Figure 2: w_t = grad r*(lambda / ((t + t0 - 1 + 1) sigma)) = coef * phi.
-        s = 1.0 / ((t + t0) * sigma)
-        if sumq == 0.0:
-            coef = 0.0
-            norm_w = 0.0
-        elif q == 2.0:
-            norm_w = ref * math.sqrt(sumq) * s
-            coef = ref * s
-        else:
-            # ||w_t||_p = (p - 1) ||lambda||_q s, and p - 1 = 1 / (q - 1).
-            norm_w = ref * sumq ** (1.0 / q) * s / (q - 1.0)
-            coef = ref * sumq ** ((2.0 - q) / q) * s / (q - 1.0)
-        # Figure 2, line 6 (erratum 1): project onto ||w||_p <= B by the scalar B / ||w_t||_p.
-        if norm_w > radius:
-            coef *= radius / norm_w
+        coef, norm_w = _iterate_scale(sumq, ref, q, t + t0, sigma, radius)
         # The average weighs w_t by rho_t = t^avg_power (0: the plain mean of the iterates).
         rho = 1.0 if avg_power == 0.0 else (t if avg_power == 1.0 else float(t) ** avg_power)
         if average and q != 2.0 and prefix > _PREFIX_SPAN * rho * coef:
@@ -367,7 +388,7 @@ class PGSState:
         The training data (see ``solver._sparse``).
     y : ndarray of shape (m,), float64
         Targets: +-1 for classification losses, real values for regression.
-    loss_code, p, sigma, radius, fit_intercept, batch_size, t0, epsilon, average
+    loss, p, sigma, radius, fit_intercept, batch_size, t0, epsilon, average
         As in ``PGSClassifier``; ``radius`` is a number or ``math.inf``, ``average`` whether to
         maintain the running average of the iterates.
     intercept_scaling : float
@@ -387,7 +408,7 @@ class PGSState:
         X: KernelData,
         y: np.ndarray,
         *,
-        loss_code: int,
+        loss: Loss,
         p: float,
         sigma: float,
         radius: float,
@@ -403,17 +424,16 @@ class PGSState:
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
-        q = 2.0 if p == 2.0 else p / (p - 1.0)
-        quarters = round(4.0 * (q - 1.0))
-        if q == 2.0 or quarters > 40 or abs(4.0 * (q - 1.0) - quarters) > 1e-9:
-            quarters = 0  # general pow()
+        q = conjugate_exponent(p)
         row_cost = mean_row_nnz(X) + int(fit_intercept)
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
-        self.hyp = np.array(
-            [loss_code, sigma, q, t0, radius, intercept_scaling if fit_intercept else 0.0,
-             batch_size, epsilon, 1.0 if average else 0.0, refresh_every, quarters, average_power,
-             max_norm],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = PGSHyperParameters(
+            loss=loss.code, sigma=float(sigma), q=float(q), t0=float(t0),
+            radius=float(radius), bias=float(intercept_scaling) if fit_intercept else 0.0,
+            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
+            refresh_every=int(refresh_every), quarters=link_quarters(q),
+            average_power=float(average_power), max_norm=float(max_norm),
         )
         self.weights = np.zeros((3, n_weights))
         self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
@@ -435,7 +455,7 @@ class PGSState:
         pgs_chunk(self.X, self.y, rows, self.hyp, self.weights, self.scal)
         if self.scal[S_STATUS]:
             raise FloatingPointError(
-                f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp[H_SIGMA]:g}): the "
+                f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp.sigma:g}): the "
                 "iterate is no longer finite, or large enough for margins near 1e100. Scale the "
                 "features (e.g. MaxAbsScaler or StandardScaler), increase sigma, keep "
                 "radius='auto' (an unbounded domain lets the squared loss blow up), or use a p "
@@ -448,14 +468,14 @@ class PGSState:
 
     def dual(self) -> np.ndarray:
         """lambda, the sum of the negated minibatch sub-gradients (Figure 1, line 7)."""
-        if self.hyp[H_Q] == 2.0:
+        if self.hyp.q == 2.0:
             return self.weights[PHI] * self.scal[S_REF]
         return self.weights[LAM].copy()
 
     def average(self) -> np.ndarray:
         """sum_t rho_t w_t / sum_t rho_t, or the last iterate when averaging was not requested or
         t = 0."""
-        if not self.hyp[H_AVERAGE] or self.t == 0:
+        if not self.hyp.average or self.t == 0:
             return self.current()
         total = self.scal[S_PREFIX] * self.weights[PHI] - self.weights[CORR]
         return total * (self._output_scale / self.scal[S_WSUM])
@@ -507,7 +527,8 @@ class PGSEngine:
         been drawn: rng.permutation(m) cost 0.4 ms at m = 50k, half the solver time of a run that
         reached its target after 0.03 epoch.
         """
-        if self.sampling == "replacement":
+        perm = self._perm
+        if perm is None:  # sampling="replacement"
             return self.rng.integers(0, self.m, size=count)
         parts = []
         while count > 0:
@@ -515,9 +536,9 @@ class PGSEngine:
                 self._perm_pos = 0  # a new epoch shuffles the same array again from the start
             start = self._perm_pos
             take = min(count, self.m - start)
-            _shuffle_step(self._perm, start, self.rng.random(take))
+            _shuffle_step(perm, start, self.rng.random(take))
             # A copy: the next epoch's shuffle moves these entries.
-            parts.append(self._perm[start:start + take].copy())
+            parts.append(perm[start:start + take].copy())
             self._perm_pos += take
             count -= take
         return parts[0] if len(parts) == 1 else np.concatenate(parts)

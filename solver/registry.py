@@ -1,36 +1,43 @@
 """The solvers a training job can name: one entry per solver, nothing else to change elsewhere.
 
 The service validates a job's ``solver`` and ``params`` against this table and trains with the
-estimator class it gives for the data set's task.
+estimator class it gives for the data set's task. ``SolverSpec.describe`` publishes the same
+declarations (tasks, losses, every parameter's type, default, allowed values and description).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from ._base import LinearModelBase
-from .estimators import PGSClassifier, PGSRegressor
-from .l1 import (
+from .estimators import (
     GCDClassifier,
     GCDRegressor,
+    GDClassifier,
+    GDRegressor,
+    KernelPGSClassifier,
+    KernelPGSRegressor,
+    LBFGSClassifier,
+    LBFGSRegressor,
+    LinearModelBase,
+    OGDClassifier,
+    OGDRegressor,
+    PGSClassifier,
+    PGSRegressor,
     SCDClassifier,
     SCDRegressor,
+    SGDClassifier,
+    SGDRegressor,
     SMIDASClassifier,
     SMIDASRegressor,
     TruncGradClassifier,
     TruncGradRegressor,
 )
-from .lbfgs import LBFGSClassifier, LBFGSRegressor
-from .lecture_estimators import (
-    GDClassifier,
-    GDRegressor,
-    KernelPGSClassifier,
-    KernelPGSRegressor,
-    OGDClassifier,
-    OGDRegressor,
-    SGDClassifier,
-    SGDRegressor,
-)
+from .parameters import declared, describe_parameters
+
+# The tasks of a data set, and which of a solver's estimators trains each.
+CLASSIFICATION_TASKS = ("binary", "multiclass")
+REGRESSION_TASKS = ("regression",)
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,24 @@ class SolverSpec:
     classifier: type[LinearModelBase] | None
     regressor: type[LinearModelBase] | None
     summary: str
+
+    def estimator_class(self, task: str) -> type[LinearModelBase] | None:
+        """The estimator that trains ``task`` ("binary", "multiclass" or "regression"), if any."""
+        return self.regressor if task in REGRESSION_TASKS else self.classifier
+
+    def describe(self) -> dict[str, Any]:
+        """The solver as JSON: its summary and, per task it accepts, the estimator, the losses it
+        accepts and every parameter (``solver.parameters.describe_parameters``)."""
+        tasks = {}
+        for task in CLASSIFICATION_TASKS + REGRESSION_TASKS:
+            cls = self.estimator_class(task)
+            if cls is not None:
+                tasks[task] = {
+                    "estimator": cls.__name__,
+                    "losses": sorted(declared(cls)["loss"].allowed[0].options),
+                    "parameters": describe_parameters(cls),
+                }
+        return {"name": self.name, "summary": self.summary, "tasks": tasks}
 
 
 SOLVERS: dict[str, SolverSpec] = {
@@ -74,8 +99,7 @@ def estimator_for(solver: str, task: str, params: dict) -> LinearModelBase:
 
     Raises ``KeyError`` for an unknown solver, ``ValueError``/``TypeError`` for bad parameters.
     """
-    spec = SOLVERS[solver]
-    cls = spec.regressor if task == "regression" else spec.classifier
+    cls = SOLVERS[solver].estimator_class(task)
     if cls is None:
         raise ValueError(f"solver {solver!r} does not support {task} tasks")
     estimator = cls(**params)

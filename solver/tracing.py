@@ -75,7 +75,7 @@ class CheckpointSchedule:
     After iteration 0 the first checkpoint waits until ``first_samples`` samples have been seen:
     before that the model is barely trained, and every checkpoint cuts the run into one more
     short chunk with a fixed cost (about 30 us), which made runs of a few milliseconds look up to
-    5x slower than they are (docs/benchmarks.md, section 2).
+    5x slower than they are (``python -m bench.time_to_accuracy``).
     """
 
     growth: float = 1.25
@@ -91,6 +91,57 @@ class RunResult:
     trace: list[TracePoint]
     stop_reason: str  # "completed" | "callback" | "target_score" | "time_budget" | "converged"
     solver_seconds: float
+
+
+class _Checkpoints:
+    """The checkpoints of one run: when the next is due, and the points recorded so far."""
+
+    def __init__(self, engine: Engine, evaluate: Callable[[np.ndarray], tuple[float, float | None]],
+                 score_name: str | None, higher_is_better: bool, target_score: float | None,
+                 schedule: CheckpointSchedule):
+        self.engine = engine
+        self.evaluate = evaluate
+        self.score_name = score_name
+        self.higher_is_better = higher_is_better
+        self.target_score = target_score
+        self.schedule = schedule
+        self.trace: list[TracePoint] = []
+        self.pending: list[TracePoint] = []  # not yet passed to the callback
+        self.next_iter = 0
+        self.next_time = schedule.interval if schedule.interval else math.inf
+
+    def due(self, solver_seconds: float, at_end: bool) -> bool:
+        return self.engine.t >= self.next_iter or solver_seconds >= self.next_time or at_end
+
+    def record(self, solver_seconds: float) -> bool:
+        """Record a checkpoint at the engine's iteration; whether it reached the target score."""
+        engine = self.engine
+        weights = engine.output_weights()
+        objective, score = self.evaluate(weights)
+        accesses = getattr(engine, "data_accesses", None)
+        point = TracePoint(
+            iteration=engine.t,
+            samples_seen=engine.t * engine.samples_per_iteration,
+            solver_seconds=solver_seconds,
+            objective=float(objective),
+            test_score=None if score is None else float(score),
+            score_name=self.score_name if score is not None else None,
+            nnz_weights=int(np.count_nonzero(weights)),
+            data_accesses=None if accesses is None else int(accesses),
+        )
+        self.trace.append(point)
+        self.pending.append(point)
+        self.next_iter = self.schedule.next_iteration(engine.t)
+        if self.schedule.interval:
+            self.next_time = solver_seconds + self.schedule.interval
+        return self._reached(point)
+
+    def _reached(self, point: TracePoint) -> bool:
+        if self.target_score is None or point.test_score is None:
+            return False
+        if self.higher_is_better:
+            return point.test_score >= self.target_score
+        return point.test_score <= self.target_score
 
 
 def drive(
@@ -112,87 +163,68 @@ def drive(
     no trace is recorded. A callback returning ``False`` stops the run.
     """
     schedule = schedule or CheckpointSchedule()
-    trace: list[TracePoint] = []
-    pending: list[TracePoint] = []
+    checkpoints = None
+    if evaluate is not None:
+        checkpoints = _Checkpoints(engine, evaluate, score_name, higher_is_better, target_score,
+                                   schedule)
+        if checkpoints.record(0.0):
+            return RunResult(checkpoints.trace, "target_score", 0.0)
+        if engine.samples_per_iteration:
+            checkpoints.next_iter = max(
+                checkpoints.next_iter,
+                math.ceil(schedule.first_samples / engine.samples_per_iteration),
+            )
     solver_seconds = 0.0
     chunk = 16
-    next_iter = 0
-    next_time = schedule.interval if schedule.interval else math.inf
-
-    def checkpoint() -> TracePoint:
-        weights = engine.output_weights()
-        objective, score = evaluate(weights)
-        accesses = getattr(engine, "data_accesses", None)
-        point = TracePoint(
-            iteration=engine.t,
-            samples_seen=engine.t * engine.samples_per_iteration,
-            solver_seconds=solver_seconds,
-            objective=float(objective),
-            test_score=None if score is None else float(score),
-            score_name=score_name if score is not None else None,
-            nnz_weights=int(np.count_nonzero(weights)),
-            data_accesses=None if accesses is None else int(accesses),
-        )
-        trace.append(point)
-        pending.append(point)
-        return point
-
-    def reached(point: TracePoint) -> bool:
-        if target_score is None or point.test_score is None:
-            return False
-        if higher_is_better:
-            return point.test_score >= target_score
-        return point.test_score <= target_score
-
     stop_reason = "completed"
-    if evaluate is not None and reached(checkpoint()):
-        return RunResult(trace, "target_score", 0.0)
-    next_iter = schedule.next_iteration(0)
-    if engine.samples_per_iteration:
-        next_iter = max(next_iter, math.ceil(schedule.first_samples / engine.samples_per_iteration))
-    while engine.t < n_iter:
+    while engine.t < n_iter and stop_reason == "completed":
         stop_at = min(n_iter, engine.t + chunk)
-        if evaluate is not None:
-            stop_at = min(stop_at, next_iter)
+        if checkpoints is not None:
+            stop_at = min(stop_at, checkpoints.next_iter)
         started = time.perf_counter()
         done_before = engine.t
         engine.run(stop_at - engine.t)
         elapsed = time.perf_counter() - started
         solver_seconds += elapsed
-        # Size the next chunk to about chunk_seconds of work (never less than one iteration), at
-        # most 8x the last one while the per-iteration estimate comes from tiny chunks. (2x took
-        # 6 chunks to reach 1,500 iterations; each costs ~20 us of Python and dispatch.)
-        per_iter = elapsed / max(engine.t - done_before, 1)
-        chunk = int(min(max(chunk_seconds / max(per_iter, 1e-9), 1), 8 * chunk + 16))
-        if time_budget is not None:
-            remaining = time_budget - solver_seconds
-            chunk = max(1, min(chunk, int(remaining / max(per_iter, 1e-9)) + 1))
+        chunk = _next_chunk(chunk, elapsed / max(engine.t - done_before, 1), chunk_seconds,
+                            None if time_budget is None else time_budget - solver_seconds)
 
         over_budget = time_budget is not None and solver_seconds >= time_budget
         converged = bool(getattr(engine, "converged", False))
         at_end = engine.t >= n_iter or over_budget or converged
-        if evaluate is not None and (engine.t >= next_iter or solver_seconds >= next_time or at_end):
-            point = checkpoint()
-            next_iter = schedule.next_iteration(engine.t)
-            if schedule.interval:
-                next_time = solver_seconds + schedule.interval
-            if reached(point):
-                stop_reason = "target_score"
-        if stop_reason == "completed" and over_budget and engine.t < n_iter:
-            stop_reason = "time_budget"
-        if stop_reason == "completed" and converged and engine.t < n_iter:
-            stop_reason = "converged"
+        reached = (checkpoints is not None and checkpoints.due(solver_seconds, at_end)
+                   and checkpoints.record(solver_seconds))
+        stop_reason = _stop_reason(reached, over_budget, converged, engine.t < n_iter)
         if callback is not None:
-            progress = Progress(
-                engine.t, n_iter, engine.t * engine.samples_per_iteration, solver_seconds,
-                list(pending),
-            )
+            pending = checkpoints.pending if checkpoints is not None else []
+            progress = Progress(engine.t, n_iter, engine.t * engine.samples_per_iteration,
+                                solver_seconds, list(pending))
             pending.clear()
             if callback(progress) is False and stop_reason == "completed":
                 stop_reason = "callback"
-        if stop_reason != "completed":
-            break
-    return RunResult(trace, stop_reason, solver_seconds)
+    return RunResult(checkpoints.trace if checkpoints is not None else [], stop_reason,
+                     solver_seconds)
+
+
+def _next_chunk(chunk: int, per_iter: float, chunk_seconds: float, remaining: float | None) -> int:
+    """The iterations of the next chunk: about ``chunk_seconds`` of work at ``per_iter`` seconds per
+    iteration (never less than one), at most 8x the last one while the estimate comes from tiny
+    chunks (2x took 6 chunks to reach 1,500 iterations; each costs ~20 us of Python and dispatch),
+    and no more than the ``remaining`` time budget needs."""
+    chunk = int(min(max(chunk_seconds / max(per_iter, 1e-9), 1), 8 * chunk + 16))
+    if remaining is not None:
+        chunk = max(1, min(chunk, int(remaining / max(per_iter, 1e-9)) + 1))
+    return chunk
+
+
+def _stop_reason(reached: bool, over_budget: bool, converged: bool, unfinished: bool) -> str:
+    if reached:
+        return "target_score"
+    if over_budget and unfinished:
+        return "time_budget"
+    if converged and unfinished:
+        return "converged"
+    return "completed"
 
 
 def time_to_target(

@@ -14,10 +14,16 @@ import scipy.sparse as sp
 
 def warm_up() -> None:
     """Fit tiny problems through every kernel signature a worker will meet."""
-    from .estimators import PGSClassifier, PGSRegressor
-    from .l1 import GCDClassifier, SCDClassifier, SMIDASClassifier
-    from .lbfgs import LBFGSClassifier
-    from .lecture_estimators import KernelPGSClassifier, OGDClassifier
+    from .estimators import (
+        GCDClassifier,
+        KernelPGSClassifier,
+        LBFGSClassifier,
+        OGDClassifier,
+        PGSClassifier,
+        PGSRegressor,
+        SCDClassifier,
+        SMIDASClassifier,
+    )
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 3))

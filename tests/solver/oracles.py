@@ -69,3 +69,26 @@ def kernel_optimum(K, y, *, loss, sigma):
         return _loss_and_derivative(loss, z, y)[0] + 0.5 * sigma * alpha @ z
 
     return _minimise(primal, F.shape[1]), objective
+
+
+def l1_optimum(X, y, *, loss, sigma):
+    """min sigma ||w||_1 + mean l(Xw + b; y) by L-BFGS-B on the split w = u - v, u, v >= 0."""
+    X = sp.csr_matrix(X)
+    m, n = X.shape
+
+    def objective(params):
+        u, v, b = params[:n], params[n:2 * n], params[-1]
+        z = X @ (u - v) + b
+        if loss == "logistic":
+            value, dz = np.logaddexp(0.0, -y * z).mean(), -y * np.exp(-np.logaddexp(0.0, y * z))
+        else:
+            value, dz = np.mean((z - y) ** 2), 2.0 * (z - y)
+        gw = X.T @ dz / m
+        return value + sigma * params[:-1].sum(), np.r_[gw + sigma, sigma - gw, dz.mean()]
+
+    res = scipy.optimize.minimize(
+        objective, np.zeros(2 * n + 1), jac=True, method="L-BFGS-B",
+        bounds=[(0.0, None)] * (2 * n) + [(None, None)],
+        options={"maxiter": 20000, "maxfun": 50000, "gtol": 1e-13, "ftol": 1e-15},
+    )
+    return res.fun, res.x[:n] - res.x[n:2 * n]

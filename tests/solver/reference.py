@@ -1,11 +1,13 @@
-"""Plain-NumPy reference of the PGS paper's Figures 1 and 2: O(n) per iteration, no tricks.
-
-It is the oracle the Numba solver is checked against; it shares no code with ``solver``.
-"""
+"""Plain-NumPy references of the algorithms, written out from the papers: O(n) per iteration, no
+tricks. They are the oracles the Numba solvers are checked against; they share no code with
+``solver`` beyond the losses' curvature bounds, which set coordinate descent's steps."""
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
+
+from solver.losses import LOSSES
 
 # d l(z; y) / dz, written independently of solver.losses.
 DERIVATIVES = {
@@ -28,7 +30,7 @@ def grad_r_star(theta: np.ndarray, p: float, radius: float | None) -> np.ndarray
         return np.zeros_like(theta)
     # Line 3.
     w = (1.0 / (q - 1.0)) * norm_q_pow ** (2.0 / q - 1.0) * np.abs(theta) ** (q - 1.0) * np.sign(theta)
-    # Lines 5-6, with erratum 1: scale by B / ||w||_p.
+    # Lines 5-6, scaled by B / ||w||_p (the figure prints ||w||_q; the ball is the p-norm's).
     if radius is not None:
         norm_p = np.sum(np.abs(w) ** p) ** (1.0 / p)
         if norm_p > radius:
@@ -57,3 +59,105 @@ def reference_pgs(X, y, batches, *, loss, p, sigma, radius=None, fit_intercept=F
         w = grad_r_star(lam / ((t + t0) * sigma), p, radius)  # Line 8 (t0 = 1: the paper's t + 1).
         iterates.append(w)
     return iterates
+
+
+# -- lecture 22, Algorithms 1-3
+
+
+def reference_gradient_method(X, y, batches, steps, *, loss, sigma, fit_intercept=False):
+    """Algorithms 1-3 on dense X, written out: w_{t+1} = w_t - eta_t (sigma w_t + mean l' x).
+
+    ``batches`` has shape (T, k) (all of range(m) for gd); returns w_1 = 0, w_2, ..., w_{T+1}.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if fit_intercept:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    w = np.zeros(X.shape[1])
+    iterates = [w]
+    for batch, step in zip(batches, steps, strict=True):
+        v = (DERIVATIVES[loss](X[batch] @ w, y[batch], 1.0)[:, None] * X[batch]).mean(axis=0)
+        w = w - step * (sigma * w + v)
+        iterates.append(w)
+    return iterates
+
+
+def gram(X, kernel, *, gamma=0.5, degree=3, coef0=1.0, fit_intercept=True):
+    """K(X, X) (+ 1 for the intercept), from scikit-learn's pairwise kernels."""
+    if kernel == "linear":
+        K = linear_kernel(X)
+    elif kernel == "rbf":
+        K = rbf_kernel(X, gamma=gamma)
+    else:
+        K = polynomial_kernel(X, degree=degree, gamma=gamma, coef0=coef0)
+    return K + (1.0 if fit_intercept else 0.0)
+
+
+def reference_kernel_pgs(K, y, batches, *, loss, sigma, t0):
+    """Figure 1 with eq. (10) in the RKHS, written out on the Gram matrix: beta over the samples,
+    w_t = sum_i beta_i phi(x_i) / ((t + t0) sigma). Returns alpha_1..alpha_T (w_t's coefficients)."""
+    beta = np.zeros(len(y))
+    alphas = []
+    for t, batch in enumerate(batches, start=1):
+        z = K[batch] @ beta / ((t - 1 + t0) * sigma)
+        np.add.at(beta, batch, -DERIVATIVES[loss](z, y[batch], 1.0) / len(batch))
+        alphas.append(beta / ((t + t0) * sigma))
+    return alphas
+
+
+# -- the L1 paper, Algorithms 1 and 3
+
+
+def _augment(X, fit_intercept):
+    X = np.asarray(X, dtype=np.float64)
+    return np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+
+
+def _soft(x, tau):
+    return np.sign(x) * np.maximum(np.abs(x) - tau, 0.0)
+
+
+def _l1_weights(n_weights, sigma, fit_intercept):
+    lam = np.full(n_weights, sigma)
+    if fit_intercept:
+        lam[-1] = 0.0
+    return lam
+
+
+def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, coords=None):
+    """Algorithm 1 (coords given) or its greedy version (coords None): g from scratch each step."""
+    Xa = _augment(X, fit_intercept)
+    m = Xa.shape[0]
+    beta = LOSSES[loss].curvature * (Xa**2).mean(axis=0)
+    lam = _l1_weights(Xa.shape[1], sigma, fit_intercept)
+    empty = beta == 0.0  # an all-zero column: its weight stays 0
+    beta[empty] = 1.0
+    w = np.zeros(Xa.shape[1])
+    for step in range(n_steps):
+        g = Xa.T @ DERIVATIVES[loss](Xa @ w, y, 1.0) / m
+        new = np.where(empty, 0.0, _soft(w - g / beta, lam / beta))
+        if coords is not None:
+            j = coords[step]
+        else:
+            eta = new - w
+            gain = lam * np.abs(w) - (eta * g + 0.5 * beta * eta**2 + lam * np.abs(new))
+            j = int(np.argmax(gain))
+            if gain[j] <= 0.0:
+                break
+        w[j] = new[j]
+    return w
+
+
+def reference_smidas(X, y, batches, *, loss, sigma, eta, p, fit_intercept):
+    """Algorithm 3 as printed (minibatch gradients averaged), dense truncation of every theta_j."""
+    Xa = _augment(X, fit_intercept)
+    n = Xa.shape[1] - int(fit_intercept)
+    theta = np.zeros(Xa.shape[1])
+    w = np.zeros(Xa.shape[1])
+    for batch in batches:
+        v = (DERIVATIVES[loss](Xa[batch] @ w, y[batch], 1.0)[:, None] * Xa[batch]).mean(axis=0)
+        theta = theta - eta * v
+        theta[:n] = _soft(theta[:n], eta * sigma)
+        norm = np.sum(np.abs(theta) ** p) ** (1.0 / p)
+        w = np.zeros_like(theta) if norm == 0 else (
+            np.sign(theta) * np.abs(theta) ** (p - 1) / norm ** (p - 2))
+    return w

@@ -1,5 +1,5 @@
-"""LBFGSClassifier / LBFGSRegressor: the PGS paper's baseline, checked against independent optimisers,
-the pausing of scipy's run between checkpoints, parameters, input kinds and sklearn conformance."""
+"""L-BFGS (solver.lbfgs): checked against independent optimisers, and the pausing of scipy's run
+between checkpoints."""
 
 from __future__ import annotations
 
@@ -10,19 +10,15 @@ import time
 import numpy as np
 import pytest
 import scipy.optimize
-import scipy.sparse as sp
-from sklearn.datasets import load_iris, make_classification, make_regression
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from solver import SOLVERS, PGSClassifier, load_model
-from solver.lbfgs import LBFGSClassifier, LBFGSRegressor, pnorm_penalty
+from solver import (
+    LBFGSClassifier,
+    LBFGSRegressor,
+)
 
-from .test_convergence import exact_optimum
-
-
-def _binary(seed=0, n=300):
-    return make_classification(n_samples=n, n_features=8, random_state=seed)
+from .oracles import exact_optimum
+from .problems import binary_problem
 
 
 def _objective_of(est, X, y):
@@ -95,60 +91,6 @@ def test_trace_is_monotone_and_counts_data_accesses(heart):
     assert est.trace_[-1].samples_seen == est.n_iter_ * X.shape[0]
 
 
-def test_same_objective_as_pgs():
-    rng = np.random.default_rng(0)
-    for p in (1.2, 1.5, 2.0):
-        w = rng.normal(size=9) * (rng.random(9) < 0.6)
-        ours = LBFGSClassifier(p=p, sigma=0.3)._penalty(w)
-        theirs = PGSClassifier(p=p, sigma=0.3, intercept_scaling=1.0)._penalty(w)
-        assert ours == pytest.approx(theirs, rel=1e-13)
-        # The gradient, away from 0 where |w_j|^p is not twice differentiable for p < 2.
-        w = rng.normal(size=9)
-        _, grad = pnorm_penalty(w, p, 0.3)
-        numeric = scipy.optimize.approx_fprime(w, lambda v, p=p: pnorm_penalty(v, p, 0.3)[0], 1e-7)
-        np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
-
-
-def test_pgs_approaches_the_lbfgs_optimum(a9a):
-    # The comparison the service shows (PGS paper, Figure 5): both minimise the same objective.
-    X, y, _, _ = a9a
-    y = np.where(y > 0, 1.0, -1.0)
-    best = LBFGSClassifier(sigma=1e-3, p=1.8).fit(X, y)
-    fopt = _objective_of(best, X, y)
-    pgs = PGSClassifier(sigma=1e-3, p=1.8, n_iter=200000, random_state=0).fit(X, y)
-    assert 0 < (_objective_of(pgs, X, y) - fopt) / fopt < 1e-2
-
-
-@pytest.mark.parametrize(
-    ("cls", "params", "words"),
-    [
-        (LBFGSClassifier, {"p": 2.5}, ["'p'", "(1.0, 2.0]", "2.5"]),
-        (LBFGSClassifier, {"p": 1.0}, ["'p'", "(1.0, 2.0]", "1.0"]),
-        (LBFGSClassifier, {"sigma": 0.0}, ["'sigma'", "(0.0, inf)", "0.0"]),
-        (LBFGSClassifier, {"tol": -1.0}, ["'tol'", "[0.0, inf)", "-1.0"]),
-        (LBFGSClassifier, {"n_iter": 0}, ["'n_iter'", "[1, inf)", "0"]),
-        (LBFGSClassifier, {"loss": "hinge"}, ["'loss'", "logistic", "Got 'hinge'"]),
-        (LBFGSRegressor, {"loss": "logistic"}, ["'loss'", "squared", "Got 'logistic'"]),
-    ],
-)
-def test_bad_parameters_name_parameter_range_and_value(cls, params, words):
-    X, y = _binary()
-    with pytest.raises(ValueError) as info:
-        cls(**params).fit(X, y if cls is LBFGSClassifier else y.astype(float))
-    for word in words:
-        assert word in str(info.value)
-
-
-@pytest.mark.parametrize("p", [1.3, 2.0])
-def test_dense_and_sparse_give_the_same_model(p):
-    X, y = _binary(seed=1)
-    X[np.abs(X) < 0.5] = 0.0
-    dense = LBFGSClassifier(p=p, sigma=1e-3, n_iter=30).fit(X, y)
-    sparse = LBFGSClassifier(p=p, sigma=1e-3, n_iter=30).fit(sp.csr_matrix(X), y)
-    np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-10, atol=1e-13)
-    np.testing.assert_allclose(dense.intercept_, sparse.intercept_, rtol=1e-10, atol=1e-13)
-
-
 def _solver_threads():
     return [t for t in threading.enumerate() if t.name != "MainThread" and t.daemon]
 
@@ -163,7 +105,7 @@ def _wait_for_no_threads(before):
 
 
 def test_stopped_runs_leave_no_thread_behind():
-    X, y = _binary(n=2000)
+    X, y = binary_problem(n=2000)
     before = len(_solver_threads())
     # Paused mid-run (n_iter reached, time budget, callback): the finaliser ends scipy's thread.
     LBFGSClassifier(sigma=1e-6, n_iter=3, tol=0.0).fit(X, y)
@@ -175,29 +117,9 @@ def test_stopped_runs_leave_no_thread_behind():
 
 
 def test_errors_in_the_objective_reach_the_caller():
-    X, y = _binary()
+    X, y = binary_problem()
     with pytest.raises(ValueError, match="Input X contains infinity"):
         LBFGSClassifier().fit(np.where(X > 1, np.inf, X), y)
     # An overflow inside scipy's thread is raised here, not lost in the thread.
     with pytest.raises(FloatingPointError, match="overflowed.*Scale the features"):
         LBFGSRegressor(sigma=1e-3).fit(X * 1e200, y * 1.0)
-
-
-def test_multiclass_export_and_registry(as_input):
-    X, y = load_iris(return_X_y=True)
-    clf = LBFGSClassifier(sigma=1e-3).fit(as_input(X), y)
-    assert clf.coef_.shape == (3, 4) and clf.score(as_input(X), y) > 0.85
-    loaded = load_model(*clf.export_model())
-    np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X))
-    assert SOLVERS["lbfgs"].classifier is LBFGSClassifier
-    assert SOLVERS["lbfgs"].regressor is LBFGSRegressor
-    Xr, yr = make_regression(n_samples=200, n_features=5, noise=0.1, random_state=0)
-    reg = LBFGSRegressor(sigma=1e-6).fit(Xr, yr / yr.std())
-    assert reg.score(Xr, yr / yr.std()) > 0.99
-
-
-# The p < 2 instance is capped at 100 iterations: near w_j = 0 the curvature of |w_j|^p is
-# unbounded, so L-BFGS creeps there, and the checks' 4-class, sigma=1e-5 fits would run 1000 each.
-@parametrize_with_checks([LBFGSClassifier(), LBFGSRegressor(), LBFGSClassifier(p=1.5, n_iter=100)])
-def test_sklearn_conformance(estimator, check):
-    check(estimator)

@@ -13,7 +13,7 @@ from solver.losses import LOSSES, loss_at_zero, loss_derivative, loss_value
 CASES = [
     ("hinge", 0.0, 1.0, 1.0, -1.0),
     ("hinge", 2.0, 1.0, 0.0, 0.0),
-    ("hinge", 0.5, -1.0, 1.5, 1.0),  # erratum 2: the sub-gradient is -y x where the margin fails
+    ("hinge", 0.5, -1.0, 1.5, 1.0),  # -y x where the margin fails (Section IV prints +y x)
     ("logistic", 0.0, 1.0, math.log(2.0), -0.5),
     ("logistic", 800.0, -1.0, 800.0, 1.0),  # no overflow far out
     ("logistic", 800.0, 1.0, 0.0, 0.0),
@@ -66,3 +66,12 @@ def test_loss_at_zero():
     assert loss_at_zero("logistic", y[:2]) == pytest.approx(math.log(2))
     assert loss_at_zero("squared", y) == pytest.approx((1 + 1 + 4) / 3)
     assert loss_at_zero("hinge", y[:2]) == pytest.approx(1.0)
+
+
+def test_codes_are_the_table_and_no_other_code_falls_through_to_a_loss():
+    """Each row's code is its own (the table cases above reach every pair of functions); a code
+    outside the table gives NaN, which every kernel reports as divergence, not some loss's value."""
+    assert sorted(loss.code for loss in LOSSES.values()) == list(range(len(LOSSES)))
+    for code in (-1, len(LOSSES), 99):
+        assert math.isnan(loss_value(code, 0.5, 1.0, 1.0))
+        assert math.isnan(loss_derivative(code, 0.5, 1.0, 1.0))

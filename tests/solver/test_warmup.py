@@ -1,4 +1,5 @@
-"""A new worker process must load the compiled kernels from Numba's disk cache, not recompile."""
+"""warm_up compiles every signature a fit meets, and a new worker process loads the compiled kernels
+from Numba's disk cache instead of recompiling."""
 
 from __future__ import annotations
 
@@ -6,6 +7,22 @@ import json
 import os
 import subprocess
 import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+from solver import (
+    GDRegressor,
+    KernelPGSClassifier,
+    KernelPGSRegressor,
+    OGDClassifier,
+    SGDClassifier,
+    warm_up,
+)
+from solver.gradient_descent import sgd_chunk
+from solver.kernel_pgs import kernel_pgs_chunk
+
+from .problems import kernel_problem
 
 SCRIPT = """
 import json
@@ -34,3 +51,21 @@ def test_second_process_loads_every_kernel_from_the_cache(tmp_path):
     for name, stats in second.items():
         assert stats["misses"] == 0, f"{name} was recompiled in a new process"
         assert stats["hits"] > 0
+
+
+def test_warm_up_covers_the_signatures_of_every_input_kind():
+    """float32 and float64, dense and CSR, writable and read-only: no fit compiles anew."""
+    warm_up()
+    kernels = (sgd_chunk, kernel_pgs_chunk)
+    before = [len(f.signatures) for f in kernels]
+    X, y = kernel_problem()
+    for dtype in (np.float32, np.float64):
+        Xs = sp.csr_matrix(X.astype(dtype))
+        Xd = X.astype(dtype)
+        for arr in (Xs.data, Xs.indices, Xs.indptr, Xd):
+            arr.flags.writeable = False
+        for data in (Xs, Xd, X.astype(dtype)):
+            for est in (GDRegressor(n_iter=3), SGDClassifier(n_iter=3), OGDClassifier(n_iter=3),
+                        KernelPGSClassifier(n_iter=3), KernelPGSRegressor(n_iter=3)):
+                est.fit(data, y)
+    assert [len(f.signatures) for f in kernels] == before, "a fit compiled a new signature"

@@ -1,6 +1,8 @@
 """Stochastic mirror descent made sparse (SMIDAS, L1 paper Algorithm 3) and truncated gradient.
 
-Objective (1) of the L1 paper, as in ``solver.scd``: (1/m) sum_i L(<w, x_i> + b; y_i) + sigma ||w||_1.
+Objective (1) of the L1 paper, as in ``solver.coordinate_descent``::
+
+    (1/m) sum_i L(<w, x_i> + b; y_i) + sigma ||w||_1
 
 Algorithm 3 keeps a dual vector theta and, per iteration on a sample i (or a minibatch, averaged),
 
@@ -8,8 +10,9 @@ Algorithm 3 keeps a dual vector theta and, per iteration on a sample i (or a min
     theta_j = sign(theta~_j) max(0, |theta~_j| - eta sigma)  for all j   (truncation)
     w = f^-1(theta),   f^-1_j(theta) = sign(theta_j) |theta_j|^(p-1) / ||theta||_p^(p-2)     (eq. (12))
 
-with p = 2 ln(d) the exponent of the DUAL side (papers/README.md: it is the PGS paper's q; the
-primal norm p/(p-1) is close to 1). We use the paper's experimental choice p = ceil(2 ln d), d the
+with p = 2 ln(d) the exponent of the DUAL side: f^-1 is the gradient of (1/2) ||theta||_p^2, the link
+``solver.penalties`` describes with the PGS paper's q in the role of this p, and the primal norm
+q = p/(p-1) of eq. (12) is close to 1. We use the paper's experimental choice p = ceil(2 ln d), d the
 number of features (at least 2), which makes every power an integer power.
 
 Truncated gradient (Langford et al. 2009, in the variant the L1 paper compares with in Section 4.2:
@@ -38,36 +41,38 @@ Data accesses: each iteration counts the non-zeros of its samples once (they are
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ._sparse import KernelData, row_extent
-from .losses import loss_derivative
-from .scd import soft_threshold
+from .losses import Loss, loss_derivative
+from .penalties import integer_power, soft_threshold
 
 # Columns of the per-coordinate state (one row per coordinate): theta, and either w_j / C (p > 2) or
 # the iteration up to which theta_j has been truncated (p = 2).
 THETA, PHI, STAMP = range(3)
 # Columns of the integer state: the list of non-zero coordinates (p > 2) and each one's slot in it.
 ACTIVE, SLOT = range(2)
-# Entries of the hyper-parameters ``hyp`` and of the scalar state ``scal``.
-H_LOSS, H_EPS, H_ETA, H_SIGMA, H_P, H_K, H_BIAS = range(7)
+# Entries of the scalar state ``scal``.
 S_T, S_ACTIVE, S_STATUS, S_COEF, S_REF = range(5)
+
+
+class MirrorHyperParameters(NamedTuple):
+    """What ``mirror_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    epsilon: float
+    eta: float
+    sigma: float
+    p: int  # the link's exponent: 2 is the identity (truncated gradient)
+    k: int  # samples per iteration
+    bias: float  # the constant feature's value; 0 without an intercept
+
+
 # ref follows max |theta_j| within this factor: r^p then stays within 2^(8p) <= 2^360 for p <= 45.
 _REF_BAND = 256.0
-
-
-@njit(cache=True)
-def _ipow(a, n):
-    """a^n for an integer n >= 0, by squaring (p is an integer, and pow() would dominate)."""
-    result = 1.0
-    while n > 0:
-        if n & 1:
-            result *= a
-        a *= a
-        n >>= 1
-    return result
 
 
 @njit(cache=True)
@@ -97,7 +102,7 @@ def _dual_step(state, members, j, delta, n_active, identity):
 def _link_power(state, j, theta, inv_ref, p):
     """PHI_j = sign(theta_j) r_j^(p-1) for r_j = |theta_j| / ref; returns r_j^p."""
     r = abs(theta) * inv_ref
-    power = _ipow(r, p - 1)
+    power = integer_power(r, p - 1)
     state[j, PHI] = power if theta > 0.0 else -power
     return power * r
 
@@ -149,6 +154,19 @@ def _truncate_and_link(state, members, n_active, tau, p, bias_j, ref):
     return n_active, ref * total ** ((2.0 - p) / p), ref
 
 
+@njit(cache=True, inline="always")
+def _margin(X, i, state, t, tau, coef, identity, bias_j, bias_value):
+    """(<w, (x_i, bias_value)>, the non-zeros of row i read) at the start of iteration t + 1."""
+    data, indices = X[0], X[1]
+    start, end, base = row_extent(X, i)
+    dot = 0.0
+    for pos in range(start, end):
+        dot += data[pos] * _weight(state, indices[pos - base], t, tau, coef, identity, bias_j)
+    if bias_j >= 0:
+        dot += bias_value * _weight(state, bias_j, t, tau, coef, identity, bias_j)
+    return dot, end - start
+
+
 @njit(cache=True)
 def mirror_chunk(X, y, batches, hyp, state, members, scal):
     """Run ``len(batches) // k`` iterations of Algorithm 3 (identity link when p = 2).
@@ -157,13 +175,13 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
     finite (the caller raises).
     """
     data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    eps = hyp[H_EPS]
-    eta = hyp[H_ETA]
-    tau = eta * hyp[H_SIGMA]
-    p = int(hyp[H_P])
-    k = int(hyp[H_K])
-    bias_value = hyp[H_BIAS]
+    code = hyp.loss
+    eps = hyp.epsilon
+    eta = hyp.eta
+    tau = eta * hyp.sigma
+    p = hyp.p
+    k = hyp.k
+    bias_value = hyp.bias
     identity = p == 2
     bias_j = state.shape[0] - 1 if bias_value != 0.0 else -1
     t = int(scal[S_T])
@@ -178,14 +196,8 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
         # v = L'(<w, x_i>; y_i) x_i, averaged over the minibatch, at the current w.
         for b in range(k):
             i = batches[it * k + b]
-            start, end, base = row_extent(X, i)
-            accesses += end - start
-            dot = 0.0
-            for pos in range(start, end):
-                dot += data[pos] * _weight(state, indices[pos - base], t, tau, coef, identity,
-                                           bias_j)
-            if bias_j >= 0:
-                dot += bias_value * _weight(state, bias_j, t, tau, coef, identity, bias_j)
+            dot, nnz = _margin(X, i, state, t, tau, coef, identity, bias_j, bias_value)
+            accesses += nnz
             step[b] = eta * loss_derivative(code, dot, y[i], eps) / k
             finite = finite and math.isfinite(step[b])
         # theta~ = theta - eta v, on the minibatch's coordinates only.
@@ -216,26 +228,6 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
     return accesses
 
 
-@njit(cache=True)
-def max_row_norm_sq(X, p, bias_value):
-    """max_i ||(x_i, bias_value)||_p^2 over the rows of X (computed relative to each row's max)."""
-    data = X[0]
-    m = X[2].shape[0] - 1
-    best = 0.0
-    for i in range(m):
-        start, end, _ = row_extent(X, i)
-        amax = abs(bias_value)
-        for pos in range(start, end):
-            amax = max(amax, abs(data[pos]))
-        if amax == 0.0:
-            continue
-        total = _ipow(abs(bias_value) / amax, p)
-        for pos in range(start, end):
-            total += _ipow(abs(data[pos]) / amax, p)
-        best = max(best, amax * amax * total ** (2.0 / p))
-    return best
-
-
 def dual_exponent(n_features: int) -> int:
     """The L1 paper's p = ceil(2 ln d) (Section 4.3.3), at least 2 (where f^-1 is the identity)."""
     return max(2, math.ceil(2.0 * math.log(max(n_features, 1))))
@@ -244,13 +236,16 @@ def dual_exponent(n_features: int) -> int:
 class MirrorEngine:
     """Advances one mirror-descent run per output column (one-vs-rest) on shared minibatches."""
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss_code: int, epsilon: float,
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
                  sigma: float, eta: float, p: int, batch_size: int, fit_intercept: bool, rng):
         self.X = data
         self.m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
-        self.hyp = np.array([loss_code, epsilon, eta, sigma, p, batch_size,
-                             1.0 if fit_intercept else 0.0], dtype=np.float64)
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = MirrorHyperParameters(
+            loss=loss.code, epsilon=float(epsilon), eta=float(eta), sigma=float(sigma),
+            p=int(p), k=int(batch_size), bias=1.0 if fit_intercept else 0.0,
+        )
         self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
         self.states = [np.zeros((n_weights, 3)) for _ in self.targets]
         self.members = [np.full((n_weights, 2), -1, dtype=np.int64) for _ in self.targets]
@@ -268,8 +263,8 @@ class MirrorEngine:
             self.data_accesses += mirror_chunk(self.X, y, batches, self.hyp, state, members, scal)
             if scal[S_STATUS]:
                 raise FloatingPointError(
-                    f"{'truncated gradient' if self.hyp[H_P] == 2 else 'SMIDAS'} diverged at "
-                    f"iteration {int(scal[S_T])} (eta={self.hyp[H_ETA]:g}): the iterate is no "
+                    f"{'truncated gradient' if self.hyp.p == 2 else 'SMIDAS'} diverged at "
+                    f"iteration {int(scal[S_T])} (eta={self.hyp.eta:g}): the iterate is no "
                     "longer finite. Decrease eta (eta='auto' is safe for smooth losses) or scale "
                     "the features."
                 )
@@ -277,14 +272,14 @@ class MirrorEngine:
 
     def output_weights(self) -> np.ndarray:
         """w at iteration t for every output, shape (n_outputs, n_weights)."""
-        if self.hyp[H_P] != 2:
+        if self.hyp.p != 2:
             return np.stack([scal[S_COEF] * state[:, PHI]
                              for state, scal in zip(self.states, self.scals, strict=True)])
-        tau = self.hyp[H_ETA] * self.hyp[H_SIGMA]
+        tau = self.hyp.eta * self.hyp.sigma
         out = []
         for state in self.states:
             theta = state[:, THETA].copy()
-            n = theta.shape[0] - int(self.hyp[H_BIAS] != 0.0)
+            n = theta.shape[0] - int(self.hyp.bias != 0.0)
             pending = tau * (self.t - state[:n, STAMP])
             theta[:n] = np.sign(theta[:n]) * np.maximum(np.abs(theta[:n]) - pending, 0.0)
             out.append(theta)

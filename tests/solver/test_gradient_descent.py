@@ -1,78 +1,38 @@
-"""gd, sgd and ogd (lecture 22, Algorithms 1-3): a plain NumPy reference, eq. (6), the equivalence of
-ogd with PGS for p = 2, convergence to the exact optimum of objective (1), validation, conformance."""
+"""gd, sgd and ogd (lecture 22, Algorithms 1-3; solver.gradient_descent): the written-out algorithms,
+eq. (6), the equivalence of ogd with PGS for p = 2, and convergence to the exact optimum of
+objective (1)."""
 
 from __future__ import annotations
 
-import io
-import json
-
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from sklearn.datasets import load_iris, make_classification, make_regression
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.datasets import make_classification, make_regression
 
-from solver import PGSClassifier, PGSRegressor, load_model
-from solver._sparse import as_kernel_data
-from solver.lecture_estimators import (
+from solver import (
     GDClassifier,
     GDRegressor,
     OGDClassifier,
     OGDRegressor,
+    PGSClassifier,
     SGDClassifier,
     SGDRegressor,
 )
+from solver._sparse import as_kernel_data
+from solver.gradient_descent import SGDState
 from solver.losses import LOSSES
-from solver.ogd import H_SPAN, SGDState, largest_curvature
 from solver.pgs import PGSState
 
 from .oracles import exact_optimum
-from .reference import DERIVATIVES
+from .problems import rel_err, sparse_problem
+from .reference import DERIVATIVES, reference_gradient_method
 
-CLASSIFIERS = (GDClassifier, SGDClassifier, OGDClassifier)
-REGRESSORS = (GDRegressor, SGDRegressor, OGDRegressor)
 SIGMA = 0.05
 
 
-def reference_gradient_method(X, y, batches, steps, *, loss, sigma, fit_intercept=False):
-    """Algorithms 1-3 on dense X, written out: w_{t+1} = w_t - eta_t (sigma w_t + mean l' x).
-
-    ``batches`` has shape (T, k) (all of range(m) for gd); returns w_1 = 0, w_2, ..., w_{T+1}.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if fit_intercept:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
-    w = np.zeros(X.shape[1])
-    iterates = [w]
-    for batch, step in zip(batches, steps, strict=True):
-        v = (DERIVATIVES[loss](X[batch] @ w, y[batch], 1.0)[:, None] * X[batch]).mean(axis=0)
-        w = w - step * (sigma * w + v)
-        iterates.append(w)
-    return iterates
-
-
-def _problem(loss, seed=0, m=40, n=12):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.4)
-    if LOSSES[loss].classification:
-        y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
-    else:
-        y = rng.normal(size=m)
-    return X, y, rng
-
-
 def _state(X, y, *, loss, schedule, eta=0.0, t0=0.0, k=1, fit_intercept=False, sigma=SIGMA):
-    return SGDState(as_kernel_data(X), y, loss_code=LOSSES[loss].code, sigma=sigma, eta=eta, t0=t0,
+    return SGDState(as_kernel_data(X), y, loss=LOSSES[loss], sigma=sigma, eta=eta, t0=t0,
                     schedule=schedule, fit_intercept=fit_intercept, batch_size=k, epsilon=1.0,
                     average=True)
-
-
-def _rel_err(a, b):
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
-
-
-# ---------------------------------------------------------------------------------------------
-# The kernel against the written-out algorithms
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])
@@ -81,7 +41,7 @@ def _rel_err(a, b):
     ("algorithm", "k"), [("gd", None), ("sgd", 1), ("sgd", 5), ("ogd", 1), ("ogd", 5)]
 )
 def test_matches_algorithms_1_to_3(algorithm, k, loss, fit_intercept, as_input):
-    X, y, rng = _problem(loss)
+    X, y, rng = sparse_problem(loss)
     m, T = X.shape[0], 60
     if algorithm == "gd":
         batches = np.tile(np.arange(m), (T, 1))
@@ -108,13 +68,13 @@ def test_matches_algorithms_1_to_3(algorithm, k, loss, fit_intercept, as_input):
         chunk = flat if algorithm == "gd" else flat[done * k:(done + n_steps) * k]
         state.run(chunk, n_steps)
         done += n_steps
-    assert _rel_err(state.current(), iterates[-1]) < 1e-12
-    assert _rel_err(state.average(), np.mean(iterates[:-1], axis=0)) < 1e-12
+    assert rel_err(state.current(), iterates[-1]) < 1e-12
+    assert rel_err(state.average(), np.mean(iterates[:-1], axis=0)) < 1e-12
 
 
 def test_lecture_eq_6_closed_form():
     """Algorithm 3 with eta_t = 1 / (lambda t): w_{t+1} = -(1 / (lambda t)) sum_{s<=t} v_s."""
-    X, y, rng = _problem("logistic", seed=1)
+    X, y, rng = sparse_problem("logistic", seed=1)
     T = 50
     batches = rng.integers(0, X.shape[0], size=(T, 1))
     state = _state(X, y, loss="logistic", schedule="inverse_time", t0=0.0)
@@ -125,27 +85,27 @@ def test_lecture_eq_6_closed_form():
         v_sum += (DERIVATIVES["logistic"](X[i] @ w_t, y[i], 1.0)[:, None] * X[i]).mean(axis=0)
         state.run(batches[t - 1], 1)
         closed = -v_sum / (SIGMA * t)
-        assert _rel_err(state.current(), closed) < 1e-12
+        assert rel_err(state.current(), closed) < 1e-12
 
 
 @pytest.mark.parametrize("k", [1, 4])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_ogd_iterates_are_pgs_iterates_shifted_by_one(k, fit_intercept, as_input):
     """w^PGS_t = w^OGD_{t+1} for the same samples and t0; t0 = 0 is the lecture's Algorithm 3."""
-    X, y, rng = _problem("logistic", seed=2)
+    X, y, rng = sparse_problem("logistic", seed=2)
     T = 80
     batches = rng.integers(0, X.shape[0], size=(T, k))
     data = as_kernel_data(as_input(X))
     for t0 in (0.0, 1.0, 7.5):
         ogd = _state(as_input(X), y, loss="logistic", schedule="inverse_time", t0=t0, k=k,
                      fit_intercept=fit_intercept)
-        pgs = PGSState(data, y, loss_code=LOSSES["logistic"].code, p=2.0, sigma=SIGMA,
+        pgs = PGSState(data, y, loss=LOSSES["logistic"], p=2.0, sigma=SIGMA,
                        radius=np.inf, fit_intercept=fit_intercept, batch_size=k, t0=t0,
                        epsilon=1.0, average=True)
         for t in range(1, T + 1):
             ogd.run(batches[t - 1], 1)
             pgs.run(batches[t - 1])
-            assert _rel_err(pgs.current(), ogd.current()) < 1e-12, (t0, t)
+            assert rel_err(pgs.current(), ogd.current()) < 1e-12, (t0, t)
         # PGS averages w_2..w_{T+1} of OGD, OGD (like the lecture) w_1..w_T, and w_1 = 0.
         np.testing.assert_allclose(pgs.average(), ogd.average() + ogd.current() / T, rtol=1e-12,
                                    atol=1e-15 * np.abs(ogd.current()).max())
@@ -173,13 +133,13 @@ def test_ogd_estimator_is_pgs_p2_given_the_same_seed(t0, loss):
 def test_lazy_scaling_survives_folds_and_flushes():
     """eta sigma = 1 zeroes the scale at every step (a fold per iteration), and a tiny span forces
     the running sum to be flushed every few iterations; neither may change the iterates."""
-    X, y, rng = _problem("logistic", seed=3)
+    X, y, rng = sparse_problem("logistic", seed=3)
     T = 300
     batches = rng.integers(0, X.shape[0], size=(T, 2))
     for eta, span in ((1.0 / SIGMA, None), (0.7, 3.0), (1e-3, 2.0)):
         state = _state(X, y, loss="logistic", schedule="constant", eta=eta, k=2, fit_intercept=True)
         if span is not None:
-            state.hyp[H_SPAN] = span
+            state.hyp = state.hyp._replace(span=span)
         state.run(batches.ravel(), T)
         iterates = reference_gradient_method(X, y, batches, [eta] * T, loss="logistic",
                                              sigma=SIGMA, fit_intercept=True)
@@ -188,22 +148,6 @@ def test_lazy_scaling_survives_folds_and_flushes():
         np.testing.assert_allclose(state.current(), iterates[-1], rtol=1e-11, atol=1e-13 * scale)
         np.testing.assert_allclose(state.average(), np.mean(iterates[:-1], axis=0), rtol=1e-11,
                                    atol=1e-13 * scale)
-
-
-def test_gd_step_auto_is_one_over_the_lipschitz_constant(heart):
-    X, _ = heart
-    for fit_intercept in (False, True):
-        A = X.toarray()
-        if fit_intercept:
-            A = np.hstack([A, np.ones((A.shape[0], 1))])
-        exact = np.linalg.eigvalsh(A.T @ A / A.shape[0])[-1]
-        for data in (as_kernel_data(X), as_kernel_data(X.toarray())):
-            estimate = largest_curvature(data, fit_intercept)
-            assert exact * (1 - 1e-2) <= estimate <= exact * (1 + 1e-12)
-
-
-# ---------------------------------------------------------------------------------------------
-# Convergence to the exact optimum of objective (1) (L-BFGS)
 
 
 def _gap(est, objective, fopt):
@@ -284,104 +228,3 @@ def test_lecture_step_diverges_on_the_squared_loss_with_an_actionable_error():
     X, y = make_regression(n_samples=200, n_features=5, random_state=0)
     with pytest.raises(FloatingPointError, match="no longer finite.*Scale the features.*t0='auto'"):
         OGDRegressor(sigma=1e-6, t0=0.0, random_state=0).fit(X * 10, y)
-
-
-# ---------------------------------------------------------------------------------------------
-# Estimator behaviour
-
-
-@parametrize_with_checks([GDClassifier(), GDRegressor(), SGDClassifier(), SGDRegressor(),
-                          OGDClassifier(), OGDRegressor(),
-                          OGDClassifier(loss="hinge", batch_size=3, t0=0.0)])
-def test_sklearn_conformance(estimator, check):
-    check(estimator)
-
-
-def _binary(seed=0, n=300):
-    return make_classification(n_samples=n, n_features=8, random_state=seed)
-
-
-@pytest.mark.parametrize(
-    ("cls", "params", "words"),
-    [
-        (GDClassifier, {"eta": 0.0}, ["'eta'", "(0.0, inf)", "'auto'", "0.0"]),
-        (SGDClassifier, {"eta": -1.0}, ["'eta'", "-1.0"]),
-        (SGDClassifier, {"eta": "big"}, ["'eta'", "'auto'", "big"]),
-        (GDRegressor, {"eta": 2.0, "sigma": 1.0}, ["'eta'", "'sigma'", "at most 1", "eta=2.0",
-                                                     "sigma=1.0"]),
-        (OGDClassifier, {"t0": -1.0}, ["'t0'", "[0.0, inf)", "-1.0"]),
-        (OGDClassifier, {"batch_size": 0}, ["'batch_size'", "[1, inf)", "0"]),
-        (SGDRegressor, {"output": "random"}, ["'output'", "average", "last", "random"]),
-        (OGDRegressor, {"loss": "hinge"}, ["'loss'", "squared", "hinge"]),
-        (GDClassifier, {"loss": "cauchy"}, ["'loss'", "logistic", "cauchy"]),
-        (SGDClassifier, {"sigma": 0.0}, ["'sigma'", "(0.0, inf)", "0.0"]),
-        (OGDClassifier, {"n_iter": 0}, ["'n_iter'", "0"]),
-        (GDClassifier, {"epsilon": -1.0}, ["'epsilon'", "-1.0"]),
-    ],
-)
-def test_bad_parameters_name_parameter_range_and_value(cls, params, words):
-    X, y = _binary()
-    if issubclass(cls, (GDRegressor, SGDRegressor, OGDRegressor)):
-        y = y.astype(float)
-    with pytest.raises(ValueError) as info:
-        cls(**params).fit(X, y)
-    for word in words:
-        assert word in str(info.value)
-
-
-@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
-@pytest.mark.parametrize("output", ["average", "last"])
-def test_dense_and_sparse_give_the_same_model(cls, output):
-    X, y = _binary(seed=1)
-    X[np.abs(X) < 0.5] = 0.0
-    params = dict(output=output, random_state=3, sigma=1e-3, n_iter=500)
-    dense = cls(**params).fit(X, y * 1.0)
-    sparse = cls(**params).fit(sp.csr_matrix(X), y * 1.0)
-    np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(dense.intercept_, sparse.intercept_, rtol=1e-12, atol=1e-15)
-
-
-@pytest.mark.parametrize("cls", CLASSIFIERS)
-def test_multiclass_one_vs_rest_and_export(cls, as_input):
-    X, y = load_iris(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
-    names = np.array(["setosa", "versicolor", "virginica"])[y]
-    clf = cls(sigma=1e-3, n_iter=300 if cls is GDClassifier else 20000, random_state=0)
-    clf.fit(as_input(X), names)
-    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
-    assert clf.score(as_input(X), names) > 0.85
-    meta, arrays = clf.export_model()
-    assert json.loads(json.dumps(meta)) == meta
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    buffer.seek(0)
-    with np.load(buffer, allow_pickle=False) as stored:
-        loaded = load_model(meta, dict(stored))
-    assert type(loaded) is cls
-    np.testing.assert_array_equal(loaded.predict(X), clf.predict(as_input(X)))
-    np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(as_input(X)))
-
-
-def test_trace_time_budget_and_samples_per_iteration():
-    X, y = _binary(n=2000)
-    gd = GDClassifier(sigma=1e-3, n_iter=50).fit(X[:1500], y[:1500], eval_set=(X[1500:], y[1500:]))
-    assert gd.trace_[-1].iteration == 50 and gd.trace_[-1].samples_seen == 50 * 1500
-    assert gd.trace_[-1].test_score == pytest.approx(gd.score(X[1500:], y[1500:]))
-    assert gd.trace_[-1].objective < gd.trace_[0].objective
-    ogd = OGDClassifier(sigma=1e-3, n_iter=10**9, time_budget=0.2, random_state=0).fit(X, y)
-    assert ogd.stop_reason_ == "time_budget" and 0 < ogd.n_iter_ < 10**9
-    sgd = SGDClassifier(sigma=1e-3, n_iter=10**7, target_score=0.8, random_state=0)
-    sgd.fit(X[:1500], y[:1500], eval_set=(X[1500:], y[1500:]))
-    assert sgd.stop_reason_ == "target_score" and sgd.trace_[-1].test_score >= 0.8
-
-
-def test_regressors_are_regressors():
-    X, y = make_regression(n_samples=300, n_features=4, noise=0.1, random_state=0)
-    y = y / y.std()
-    for cls in REGRESSORS:
-        reg = cls(sigma=1e-5, n_iter=2000 if cls is GDRegressor else 30000, random_state=0).fit(X, y)
-        assert reg.score(X, y) > 0.99
-        # same objective as PGS: sigma/2 ||w||^2 (p = 2) with the intercept regularised
-        pgs = PGSRegressor(sigma=1e-5, intercept_scaling=1.0)
-        w = np.r_[reg.coef_, reg.intercept_]
-        assert reg._penalty(w) == pytest.approx(pgs._penalty(w), rel=1e-12)

@@ -42,7 +42,9 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import KernelData, as_kernel_data, row_extent
-from .losses import loss_derivative
+from .losses import Loss, loss_derivative
+from .penalties import soft_threshold
+from .step_sizes import column_mean_squares
 
 # Columns of the per-coordinate constants ``coef``.
 BETA, LAM = 0, 1
@@ -61,16 +63,6 @@ def _column_gradient(C, j, z, y, code, eps):
         i = indices[pos - base]
         g += loss_derivative(code, z[i], y[i], eps) * data[pos]
     return g, end - start
-
-
-@njit(cache=True, inline="always")
-def soft_threshold(x, tau):
-    """s_tau(x) = sign(x) max(0, |x| - tau), the L1 paper's thresholding (SCD, GCD, SMIDAS)."""
-    if x > tau:
-        return x - tau
-    if x < -tau:
-        return x + tau
-    return 0.0
 
 
 @njit(cache=True, inline="always")
@@ -93,24 +85,6 @@ def _guaranteed_decrease(w_j, new, g, beta, lam):
     step = new - w_j
     crossed = abs(w_j) - w_j if new > 0.0 else abs(w_j) + w_j
     return 0.5 * beta * step * step + lam * crossed
-
-
-@njit(cache=True)
-def _column_sq_means(C, m):
-    """(1/m) sum_i x_ij^2 for every column j of the column view C."""
-    data = C[0]
-    n = C[2].shape[0] - 1
-    out = np.zeros(n)
-    for j in range(n):
-        start, end, _ = row_extent(C, j)
-        total = 0.0
-        for pos in range(start, end):
-            total += data[pos] * data[pos]
-        out[j] = total / m
-    return out
-
-
-# -- the two selection rules ----------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -222,23 +196,20 @@ def with_bias_column(data: KernelData, fit_intercept: bool, rows: bool
 
 
 class CoordinateEngine:
-    """Advances one coordinate-descent run per output column (one-vs-rest) by SCD or GCD.
-
-    An iteration is one coordinate update. With ``greedy`` (GCD) each output picks its own
-    coordinates and ``converged`` becomes true once no coordinate step changes any output's
-    weights (in practice only at an exactly sparse fixed point such as w = 0 for a large sigma:
-    near other optima the steps shrink but stay representable).
-    """
+    """One coordinate-descent run per output column (one-vs-rest); an iteration is one coordinate
+    update. ``StochasticCoordinateEngine`` (SCD) and ``GreedyCoordinateEngine`` (GCD) choose the
+    coordinates."""
 
     samples_per_iteration = 0  # a coordinate step reads one column, not whole samples
+    converged = False
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss_code: int, epsilon: float,
-                 sigma: float, curvature: float, fit_intercept: bool, greedy: bool, rng):
-        self.rows, self.cols = with_bias_column(data, fit_intercept, rows=greedy)
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
+                 sigma: float, fit_intercept: bool, rng, rows: bool = False):
+        self.rows, self.cols = with_bias_column(data, fit_intercept, rows=rows)
         m = targets.shape[1]
         n_weights = self.cols.indptr.shape[0] - 1
         self.coef = np.empty((n_weights, 2))
-        self.coef[:, BETA] = curvature * _column_sq_means(self.cols, m)
+        self.coef[:, BETA] = loss.curvature * column_mean_squares(self.cols, m)
         if not np.isfinite(self.coef[:, BETA]).all():
             raise ValueError(
                 "coordinate descent needs the column means of x_ij^2, which overflow for these "
@@ -250,38 +221,57 @@ class CoordinateEngine:
         self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
         self.w = [np.zeros(n_weights) for _ in self.targets]
         self.z = [np.zeros(m) for _ in self.targets]
-        self.grad = [np.zeros(n_weights) for _ in self.targets] if greedy else None
-        self.done = [False] * len(self.targets)
-        self.loss = (loss_code, float(epsilon))
-        self.greedy = greedy
+        self.loss = (loss.code, float(epsilon))
         self.rng = rng
         self.t = 0
         self.data_accesses = 0
-        self.converged = False
-        self._since_refresh = n_weights  # GCD: compute the exact gradient before the first step
 
     def run(self, n: int) -> None:
-        if not self.greedy:
-            coords = self.rng.integers(0, self.coef.shape[0], size=n)
-            for y, w, z in zip(self.targets, self.w, self.z, strict=True):
-                self.data_accesses += scd_chunk(self.cols, y, coords, w, z, self.coef, *self.loss)
-            self.t += n
-        else:
-            self._run_greedy(n)
+        self._advance(n)
         if not all(np.isfinite(z).all() for z in self.z):
             raise FloatingPointError(
                 f"coordinate descent diverged at iteration {self.t}: the weights are no longer "
                 "finite. Scale the features (e.g. StandardScaler) or increase sigma."
             )
 
-    def _run_greedy(self, n: int) -> None:
+    def _advance(self, n: int) -> None:
+        raise NotImplementedError
+
+    def output_weights(self) -> np.ndarray:
+        return np.stack(self.w)
+
+
+class StochasticCoordinateEngine(CoordinateEngine):
+    """SCD: coordinates drawn uniformly at random (Algorithm 2), the same for every output."""
+
+    def _advance(self, n: int) -> None:
+        coords = self.rng.integers(0, self.coef.shape[0], size=n)
+        for y, w, z in zip(self.targets, self.w, self.z, strict=True):
+            self.data_accesses += scd_chunk(self.cols, y, coords, w, z, self.coef, *self.loss)
+        self.t += n
+
+
+class GreedyCoordinateEngine(CoordinateEngine):
+    """GCD: each output picks its own coordinates greedily, with its gradient maintained.
+
+    ``converged`` becomes true once no coordinate step changes any output's weights (in practice
+    only at an exactly sparse fixed point such as w = 0 for a large sigma: near other optima the
+    steps shrink but stay representable).
+    """
+
+    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
+                 sigma: float, fit_intercept: bool, rng=None):
+        super().__init__(data, targets, loss=loss, epsilon=epsilon, sigma=sigma,
+                         fit_intercept=fit_intercept, rng=rng, rows=True)
+        self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
+        self.done = [False] * len(self.targets)
+        self._since_refresh = self.coef.shape[0]  # compute the exact gradient before the first step
+
+    def _advance(self, n: int) -> None:
         n_weights = self.coef.shape[0]
         while n > 0 and not self.converged:
             if self._since_refresh >= n_weights:
-                for k, (y, z, grad) in enumerate(zip(self.targets, self.z, self.grad, strict=True)):
-                    if not self.done[k]:
-                        self.data_accesses += gcd_refresh(self.cols, y, z, grad, *self.loss)
-                self._since_refresh = 0
+                self._refresh_gradients()
             step = min(n, n_weights - self._since_refresh)
             advanced = 0
             for k, (y, w, z, grad) in enumerate(
@@ -300,8 +290,12 @@ class CoordinateEngine:
             self._since_refresh += step
             n -= step
 
-    def output_weights(self) -> np.ndarray:
-        return np.stack(self.w)
+    def _refresh_gradients(self) -> None:
+        """The exact gradients, recomputed every n_weights steps (removes floating-point drift)."""
+        for k, (y, z, grad) in enumerate(zip(self.targets, self.z, self.grad, strict=True)):
+            if not self.done[k]:
+                self.data_accesses += gcd_refresh(self.cols, y, z, grad, *self.loss)
+        self._since_refresh = 0
 
 
 def default_coordinate_iterations(n_weights: int, passes: float) -> int:

@@ -48,22 +48,33 @@ OGD, OGD (like the lecture) w_1..w_T.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
-from .losses import loss_derivative
+from .losses import Loss, loss_derivative
 
 # Columns of the per-coordinate state ``w`` (shape (n_weights, 2)): v, and U of the running sum.
 V, U = range(2)
 # Entries of the scalar state ``scal``: t, the scale a of w = a v, the prefix sum P, a status flag.
 S_T, S_SCALE, S_PREFIX, S_STATUS = range(4)
-# Entries of the hyper-parameter array ``hyp``.
-H_LOSS, H_SIGMA, H_ETA, H_T0, H_SCHEDULE, H_BIAS, H_K, H_EPS, H_AVERAGE, H_SPAN = range(10)
-# Step schedules.
-CONSTANT, INVERSE_TIME = 0, 1
+
+
+class SGDHyperParameters(NamedTuple):
+    """What ``sgd_chunk`` needs to know of a run, fixed for the run."""
+
+    loss: int  # the loss code (solver.losses)
+    sigma: float
+    eta: float  # the constant step (unused when inverse_time)
+    t0: float  # the offset of the step 1 / (sigma (t + t0)) (used when inverse_time)
+    inverse_time: bool  # step 1 / (sigma (t + t0)) (Algorithm 3) rather than eta (Algorithms 1-2)
+    bias: float  # the constant feature's value; 0 without an intercept
+    k: int  # samples per iteration
+    epsilon: float
+    average: bool
+    span: float  # see averaging_span
 
 # v is folded into the scale when a falls below this (as scikit-learn's WeightVector does).
 _FOLD_BELOW = 1e-9
@@ -81,6 +92,38 @@ def _fold(w, prefix, a, average):
         w[j, V] *= a
 
 
+@njit(cache=True, inline="always")
+def _row_dot(X, i, w, bias_value):
+    """<v, (x_i, bias_value)>; the constant feature's weight is the last row of w."""
+    data, indices = X[0], X[1]
+    start, end, base = row_extent(X, i)
+    dot = 0.0
+    for pos in range(start, end):
+        dot += data[pos] * w[indices[pos - base], V]
+    if bias_value != 0.0:
+        dot += bias_value * w[w.shape[0] - 1, V]
+    return dot
+
+
+@njit(cache=True, inline="always")
+def _move_row(X, i, step, bias_value, w, prefix, average):
+    """v += step (x_i, bias_value), and U -= P times that change, to keep U + P v (see above)."""
+    data, indices = X[0], X[1]
+    start, end, base = row_extent(X, i)
+    for pos in range(start, end):
+        j = indices[pos - base]
+        delta = step * data[pos]
+        w[j, V] += delta
+        if average:
+            w[j, U] -= prefix * delta
+    if bias_value != 0.0:
+        bias_j = w.shape[0] - 1
+        delta = step * bias_value
+        w[bias_j, V] += delta
+        if average:
+            w[bias_j, U] -= prefix * delta
+
+
 @njit(cache=True)
 def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
     """Run ``n_steps`` iterations from the state in ``w``/``scal`` (see the module docstring).
@@ -89,19 +132,16 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
     ``n_steps * k`` random indices for sgd/ogd, or ``arange(m)`` with k = m for gd. On return
     w_{t+1} = scal[S_SCALE] * w[:, V]; ``scal[S_STATUS]`` is 1 if the iterate stopped being finite.
     """
-    data, indices = X[0], X[1]
-    code = int(hyp[H_LOSS])
-    sigma = hyp[H_SIGMA]
-    eta = hyp[H_ETA]
-    t0 = hyp[H_T0]
-    inverse_time = hyp[H_SCHEDULE] == INVERSE_TIME
-    fit_bias = hyp[H_BIAS] != 0.0
-    bias_value = hyp[H_BIAS]
-    k = int(hyp[H_K])
-    eps = hyp[H_EPS]
-    average = hyp[H_AVERAGE] != 0.0
-    span = hyp[H_SPAN]
-    bias_j = w.shape[0] - 1
+    code = hyp.loss
+    sigma = hyp.sigma
+    eta = hyp.eta
+    t0 = hyp.t0
+    inverse_time = hyp.inverse_time
+    bias_value = hyp.bias  # 0 without an intercept
+    k = hyp.k
+    eps = hyp.epsilon
+    average = hyp.average
+    span = hyp.span
     period = batches.shape[0]
 
     t = int(scal[S_T])
@@ -116,13 +156,7 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
         total = 0.0
         for b in range(k):
             i = batches[offset + b]
-            start, end, base = row_extent(X, i)
-            dot = 0.0
-            for pos in range(start, end):
-                dot += data[pos] * w[indices[pos - base], V]
-            if fit_bias:
-                dot += bias_value * w[bias_j, V]
-            g = loss_derivative(code, a * dot, y[i], eps) / k
+            g = loss_derivative(code, a * _row_dot(X, i, w, bias_value), y[i], eps) / k
             grad[b] = g
             total += abs(g)
         if average:
@@ -141,19 +175,7 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
             g = grad[b]
             if g == 0.0:
                 continue
-            i = batches[offset + b]
-            start, end, base = row_extent(X, i)
-            for pos in range(start, end):
-                j = indices[pos - base]
-                delta = scale * g * data[pos]
-                w[j, V] += delta
-                if average:
-                    w[j, U] -= prefix * delta
-            if fit_bias:
-                delta = scale * g * bias_value
-                w[bias_j, V] += delta
-                if average:
-                    w[bias_j, U] -= prefix * delta
+            _move_row(X, batches[offset + b], scale * g, bias_value, w, prefix, average)
         a = a_next
         if not (math.isfinite(total) and math.isfinite(a)):
             scal[S_STATUS] = 1.0
@@ -178,7 +200,7 @@ class SGDState:
     X : KernelData
     y : ndarray of shape (m,), float64
         Targets: +-1 for classification losses, real values for regression.
-    loss_code, sigma, fit_intercept, batch_size, epsilon, average
+    loss, sigma, fit_intercept, batch_size, epsilon, average
         As in the estimators; ``batch_size`` is m for gd.
     eta : float
         The constant step (schedule "constant"); unused for "inverse_time".
@@ -186,17 +208,18 @@ class SGDState:
         The offset of the step 1 / (sigma (t + t0)) (schedule "inverse_time").
     """
 
-    def __init__(self, X: KernelData, y: np.ndarray, *, loss_code: int, sigma: float, eta: float,
+    def __init__(self, X: KernelData, y: np.ndarray, *, loss: Loss, sigma: float, eta: float,
                  t0: float, schedule: str, fit_intercept: bool, batch_size: int, epsilon: float,
                  average: bool):
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
-        self.hyp = np.array(
-            [loss_code, sigma, eta, t0, INVERSE_TIME if schedule == "inverse_time" else CONSTANT,
-             1.0 if fit_intercept else 0.0, batch_size, epsilon, 1.0 if average else 0.0,
-             averaging_span(X, n_weights, batch_size)],
-            dtype=np.float64,
+        # Every field converted to its declared type: another type would compile another kernel.
+        self.hyp = SGDHyperParameters(
+            loss=loss.code, sigma=float(sigma), eta=float(eta), t0=float(t0),
+            inverse_time=schedule == "inverse_time", bias=1.0 if fit_intercept else 0.0,
+            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
+            span=float(averaging_span(X, n_weights, batch_size)),
         )
         self.w = np.zeros((n_weights, 2))
         self.scal = np.array([0.0, 1.0, 0.0, 0.0])
@@ -210,7 +233,7 @@ class SGDState:
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"the iterate is no longer finite at iteration {self.t} (sigma="
-                f"{self.hyp[H_SIGMA]:g}): the steps are too large for these features. Scale the "
+                f"{self.hyp.sigma:g}): the steps are too large for these features. Scale the "
                 "features (e.g. StandardScaler or MaxAbsScaler), use a smaller eta (or eta='auto'),"
                 " a larger sigma, or for ogd t0='auto'."
             )
@@ -222,7 +245,7 @@ class SGDState:
     def average(self) -> np.ndarray:
         """(w_1 + ... + w_t) / t, the output of Algorithms 1-3 (w_1 = 0 when t = 0)."""
         t = self.t
-        if t == 0 or not self.hyp[H_AVERAGE]:
+        if t == 0 or not self.hyp.average:
             return self.current()
         return (self.w[:, U] + self.scal[S_PREFIX] * self.w[:, V]) / t
 
@@ -239,18 +262,21 @@ class SGDEngine:
                  output: str, rng):
         self.states = states
         self.m = m
-        self.full_batch = full_batch
         self.batch_size = m if full_batch else batch_size
         self.samples_per_iteration = self.batch_size
         self.output = output
         self.rng = rng
         self.t = 0
-        self._all = np.arange(m, dtype=np.int64) if full_batch else None
+        # gd's samples, the same at every iteration (None: drawn per chunk).
+        self._every_sample = np.arange(m, dtype=np.int64) if full_batch else None
 
     def run(self, n: int) -> None:
         if n <= 0:
             return
-        batches = self._all if self.full_batch else self.rng.integers(0, self.m, size=n * self.batch_size)
+        if self._every_sample is not None:
+            batches = self._every_sample
+        else:
+            batches = self.rng.integers(0, self.m, size=n * self.batch_size)
         for state in self.states:
             state.run(batches, n)
         self.t += n
@@ -260,34 +286,3 @@ class SGDEngine:
         if self.output == "average":
             return np.stack([state.average() for state in self.states])
         return np.stack([state.current() for state in self.states])
-
-
-def largest_curvature(X: KernelData, fit_intercept: bool, tol: float = 1e-3, max_iter: int = 100) -> float:
-    """lambda_max(X^T X) / m of the data (with a column of ones for the intercept), by power iteration.
-
-    With the loss's curvature bound c this gives L = c lambda_max / m + sigma, the Lipschitz constant
-    of grad F, so that eta = 1 / L is a step gradient descent takes safely (it is stable up to 2 / L;
-    the power iteration approaches lambda_max from below).
-    """
-    m = X.indptr.shape[0] - 1
-    n = X.n_features
-    A = X.data.reshape(m, n) if X.dense else sp.csr_matrix((X.data, X.indices, X.indptr), shape=(m, n))
-    u = np.ones(n + int(fit_intercept))
-    u /= np.linalg.norm(u)
-    value = 0.0
-    for _ in range(max_iter):
-        z = A @ u[:n]
-        if fit_intercept:
-            z = z + u[n]
-        g = A.T @ z
-        if fit_intercept:
-            g = np.append(g, z.sum())
-        new = float(np.linalg.norm(g))
-        if new == 0.0:
-            return 0.0
-        u = g / new
-        if abs(new - value) <= tol * new:
-            value = new
-            break
-        value = new
-    return value / max(m, 1)

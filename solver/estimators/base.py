@@ -1,0 +1,465 @@
+"""What every estimator of this package shares: the common parameters, validation, one-vs-rest,
+the chunked and traced fit, prediction, and persistence without pickle.
+
+A solver family subclasses ``LinearModelBase`` once, declaring its own parameters (see
+``solver.parameters``) and the three hooks ``_make_engine`` (the engine that runs the iterations, see
+``solver.tracing.Engine``), ``_default_n_iter`` and ``_penalty``; its classifier and regressor add
+``LinearClassifierMixin`` / ``LinearRegressorMixin`` and re-declare ``loss`` with the losses they
+accept. Concrete classes register themselves by name, so that ``load_model`` can rebuild any of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .._sparse import KernelData, as_kernel_data
+from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, mean_loss
+from ..parameters import declare_parameters, param
+from ..tracing import CheckpointSchedule, Engine, TracePoint, drive
+
+ESTIMATORS: dict[str, type[LinearModelBase]] = {}
+
+# The first checkpoint after iteration 0 comes after this fraction of an epoch (CheckpointSchedule).
+FIRST_CHECKPOINT_EPOCH = 0.01
+
+POSITIVE = Interval(Real, 0.0, None, closed="neither")
+AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
+
+
+def choice(options) -> list:
+    """The constraint of a parameter that takes one of ``options`` (strings)."""
+    return [StrOptions(set(options))]
+
+
+# Each classifier and regressor re-declares ``loss`` with the losses it accepts and its default, and
+# has a docstring of its own: scikit-learn reads a signature and its docs per class, so these few
+# lines per class are deliberate (the rest of a declaration lives once, in the family's base).
+def classifier_loss(options=CLASSIFICATION_LOSSES, doc="The loss l(z; y), y in {-1, +1}.",
+                    details="") -> Any:
+    """The ``loss`` of a classifier: one of ``options``, "logistic" by default."""
+    return param(default="logistic", allowed=choice(options), kw_only=False, doc=doc,
+                 details=details)
+
+
+def regressor_loss(options=REGRESSION_LOSSES, doc="The loss l(z; y): squared or huber.") -> Any:
+    """The ``loss`` of a regressor: one of ``options``, "squared" by default."""
+    return param(default="squared", allowed=choice(options), kw_only=False, doc=doc)
+
+
+class _Fitted(BaseEstimator):
+    """The attributes ``fit`` sets, for type checkers (in a class of their own: annotations in a
+    ``declare_parameters`` class declare parameters)."""
+
+    coef_: np.ndarray
+    intercept_: Any  # an array per output for classifiers, a float for regressors
+    n_features_in_: int
+    n_iter_: int
+    trace_: list[TracePoint]
+    stop_reason_: str
+    solver_seconds_: float
+
+
+@declare_parameters
+class LinearModelBase(_Fitted):
+    """Fit machinery shared by every estimator; a subclass per solver family supplies the hooks."""
+
+    loss: str = param(default="logistic", allowed=choice(LOSSES), kw_only=False,
+                      doc="The loss l(z; y) of a prediction z (solver.losses).")
+    sigma: float = param(default=1e-5, allowed=[POSITIVE], doc="Regularisation weight.")
+    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
+                               doc="Iterations T; None: the solver's default.")
+    fit_intercept: bool = param(
+        default=True, allowed=["boolean"],
+        doc="Learn a bias as the weight of a constant feature 1, regularised like the others.")
+    random_state: Any = param(default=None, allowed=["random_state"],
+                              doc="Seeds the solver's random draws.")
+    epsilon: float = param(default=1.0, allowed=[POSITIVE],
+                           doc="Width of the quadratic part of the huber loss (unused by the others).")
+    target_score: float | None = param(
+        default=None, allowed=[Real, None],
+        doc="Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.",
+        details="A test accuracy in [0, 1] for classifiers, a test RMSE (reached from above) for "
+                "regressors.")
+    time_budget: float | None = param(default=None, allowed=[POSITIVE, None],
+                                      doc="Stop once the solver clock reaches this many seconds.")
+    checkpoint_growth: float = param(
+        default=1.25, allowed=[Interval(Real, 1.0, None, closed="neither")],
+        doc="Trace checkpoints are taken at iterations growing by this factor...")
+    checkpoint_interval: float | None = param(
+        default=1.0, allowed=[POSITIVE, None],
+        doc="...and at least every this many solver seconds.")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            ESTIMATORS[cls.__name__] = cls
+
+    # -- hooks for a solver family ----------------------------------------------------------------
+
+    def _make_engine(self, data: KernelData, targets: np.ndarray, rng: np.random.Generator) -> Engine:
+        """An engine advancing one model per row of ``targets`` (shape (n_outputs, m))."""
+        raise NotImplementedError
+
+    def _default_n_iter(self, m: int) -> int:
+        raise NotImplementedError
+
+    def _penalty(self, w: np.ndarray) -> float:
+        """The regulariser's value at ``w`` (intercept last when fit_intercept)."""
+        raise NotImplementedError
+
+    # -- shared -----------------------------------------------------------------------------------
+
+    def validate_params(self) -> None:
+        """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
+        self._validate_params()
+        if self.target_score is not None and not math.isfinite(self.target_score):
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} must be a finite number or "
+                f"None. Got {self.target_score!r} instead."
+            )
+
+    def _fit_targets(self, X, targets: np.ndarray, evaluation: _Evaluation | None, callback, trace):
+        """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
+        self._check_fit_request(X.shape[0], evaluation)
+        data = as_kernel_data(X)
+        n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(X.shape[0])
+        engine = self._make_engine(data, targets, _generator(self.random_state))
+
+        def evaluate(weights):
+            objective = sum(self._objective(X, y, w, data) for y, w in zip(targets, weights, strict=True))
+            test_score = evaluation.score(self._scores(evaluation.X, weights, data)) if evaluation else None
+            return objective, test_score
+
+        result = drive(
+            engine,
+            n_iter,
+            evaluate=evaluate if (evaluation is not None or trace) else None,
+            score_name=evaluation.name if evaluation is not None else None,
+            higher_is_better=evaluation.higher_is_better if evaluation is not None else True,
+            schedule=CheckpointSchedule(
+                self.checkpoint_growth, self.checkpoint_interval,
+                first_samples=math.ceil(FIRST_CHECKPOINT_EPOCH * X.shape[0]),
+            ),
+            target_score=self.target_score,
+            time_budget=self.time_budget,
+            callback=callback,
+        )
+        self._finish_fit(engine, data)
+        self.n_iter_ = engine.t
+        self.trace_ = result.trace
+        self.stop_reason_ = result.stop_reason
+        self.solver_seconds_ = result.solver_seconds
+        return self
+
+    def _check_fit_request(self, m: int, evaluation: _Evaluation | None) -> None:
+        batch_size = getattr(self, "batch_size", None)  # the minibatch solvers' k
+        if batch_size is not None and batch_size > m:
+            # Not only pointless: each iteration draws k indices, so a huge k exhausts memory.
+            raise ValueError(
+                f"The 'batch_size' parameter of {type(self).__name__} must be at most the number "
+                f"of training samples ({m}). Got {batch_size!r} instead."
+            )
+        if self.target_score is not None and evaluation is None:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} stops the fit at a test "
+                f"score, so it needs eval_set=(X_test, y_test). Got target_score="
+                f"{self.target_score!r} and no eval_set."
+            )
+
+    def _scores(self, X, weights: np.ndarray, data: KernelData | None = None) -> np.ndarray:
+        """Scores of X under engine output ``weights`` (n_outputs, n_weights): shape (m, n_outputs).
+
+        ``data`` is the training data, which kernel models (whose weights are coefficients of
+        training samples) need; linear weights are a vector over the features.
+        """
+        return _margins(X, weights, self.fit_intercept)
+
+    def _objective(self, X, y: np.ndarray, w: np.ndarray, data: KernelData | None = None) -> float:
+        """The training objective at engine weights ``w``: penalty + mean loss on (X, y)."""
+        z = self._scores(X, w[None, :], data)[:, 0]
+        return float(self._penalty(w) + self._mean_loss(z, y))
+
+    def _mean_loss(self, z: np.ndarray, y: np.ndarray) -> float:
+        return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon)))
+
+    def _finish_fit(self, engine: Engine, data: KernelData) -> None:
+        """The fitted model from the engine that ran the iterations."""
+        self._set_weights(engine.output_weights(), data)
+
+    def _set_weights(self, weights: np.ndarray, data: KernelData) -> None:
+        """The fitted model from engine output ``weights`` (shape (n_outputs, n_weights))."""
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = weights[:, :-1].copy(), weights[:, -1].copy()
+        else:
+            self.coef_, self.intercept_ = weights.copy(), np.zeros(weights.shape[0])
+        self._as_task_outputs()
+
+    def _as_task_outputs(self) -> None:
+        """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""
+
+    def _decision_scores(self, X) -> np.ndarray:
+        """The fitted model's scores of X, shape (n_samples, n_outputs)."""
+        return _margins(self._validated(X), np.atleast_2d(self.coef_), False) + self.intercept_
+
+    def _check_eval_set(self, eval_set):
+        if eval_set is None:
+            return None
+        if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
+            raise ValueError("eval_set must be a pair (X_test, y_test)")
+        X_test, y_test = eval_set
+        try:
+            X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
+        except ValueError as exc:
+            raise ValueError(f"eval_set X: {exc}") from exc
+        if X_test.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"eval_set X has {X_test.shape[1]} features, but {type(self).__name__} was given "
+                f"{self.n_features_in_} features to fit"
+            )
+        y_test = np.asarray(y_test)
+        if y_test.shape != (X_test.shape[0],):
+            raise ValueError(f"eval_set y must have shape ({X_test.shape[0]},), got {y_test.shape}")
+        return X_test, y_test
+
+    def _validated(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=False)
+
+    def _export_meta(self, nnz_weights: int) -> dict:
+        return {
+            "format": 1,
+            "estimator": type(self).__name__,
+            "params": {k: _jsonable(v) for k, v in self.get_params().items()},
+            "n_features_in": int(self.n_features_in_),
+            "n_iter": int(self.n_iter_),
+            "classes": self.classes_.tolist() if hasattr(self, "classes_") else None,
+            "nnz_weights": nnz_weights,
+        }
+
+    def export_model(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it."""
+        check_is_fitted(self)
+        meta = self._export_meta(int(np.count_nonzero(self.coef_)))
+        arrays = {"coef": np.asarray(self.coef_), "intercept": np.atleast_1d(self.intercept_)}
+        return meta, arrays
+
+    @classmethod
+    def _from_export(cls, meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
+        """The inverse of ``export_model`` for this class (see ``load_model``)."""
+        est = cls._unfitted_from(meta)
+        coef = np.asarray(arrays["coef"], dtype=np.float64)
+        if coef.shape[-1] != est.n_features_in_:
+            raise ValueError("coef does not match n_features_in")
+        est.coef_ = coef.reshape(-1, est.n_features_in_)
+        est.intercept_ = np.asarray(arrays["intercept"], dtype=np.float64)
+        est._as_task_outputs()
+        return est
+
+    @classmethod
+    def _unfitted_from(cls, meta: dict) -> LinearModelBase:
+        """An estimator with the exported parameters, counts and classes, and an empty trace."""
+        est = cls(**meta["params"])
+        est.n_features_in_ = int(meta["n_features_in"])
+        est.n_iter_ = int(meta["n_iter"])
+        if meta.get("classes") is not None:
+            est.classes_ = np.asarray(meta["classes"])
+        est.trace_ = []
+        est.stop_reason_ = "loaded"
+        return est
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+@dataclass(frozen=True)
+class _Evaluation:
+    """The test set of a fit: ``score`` maps the scores of X (n_samples, n_outputs) to the test
+    score, accuracy or RMSE."""
+
+    X: Any
+    score: Callable[[np.ndarray], float]
+    name: str
+    higher_is_better: bool
+
+
+class LinearClassifierMixin(ClassifierMixin):
+    """Binary (labels of any two values) and one-vs-rest multiclass classification."""
+
+    classes_: np.ndarray
+
+    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+        """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
+
+        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
+        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
+        chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
+        leaving a fitted model.
+        """
+        self.validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
+                f"{self.classes_.tolist()}"
+            )
+        if self.target_score is not None and not 0.0 <= self.target_score <= 1.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test accuracy, in "
+                f"[0, 1]. Got {self.target_score!r} instead."
+            )
+        evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
+
+    def _accuracy_on(self, eval_data) -> _Evaluation | None:
+        if eval_data is None:
+            return None
+        X_test, y_test = eval_data
+        unknown = np.setdiff1d(y_test, self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
+                f"are {self.classes_[:10].tolist()})"
+            )
+        return _Evaluation(X_test, lambda scores: float(np.mean(self._labels_from(scores) == y_test)),
+                           "accuracy", higher_is_better=True)
+
+    def _labels_from(self, scores):
+        if scores.ndim == 1 or scores.shape[1] == 1:
+            return self.classes_[(np.ravel(scores) > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def decision_function(self, X):
+        """Signed scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        scores = self._decision_scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        return self._labels_from(self.decision_function(X))
+
+    def _is_logistic(self):
+        # scikit-learn's available_if re-raises this as "has no attribute", caused by this message.
+        if self.loss != "logistic":
+            raise AttributeError(
+                f"probabilities need loss='logistic'; this {type(self).__name__} has "
+                f"loss={self.loss!r} (use decision_function)"
+            )
+        return True
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X):
+        """Class probabilities of the logistic model.
+
+        Two classes: the sigmoid of the score. More classes: each one-vs-rest score is a log-odds,
+        and the odds are normalised (a softmax of the scores). Unlike normalising the sigmoids,
+        this never ties two saturated classes, so its argmax is always ``predict``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            pos = expit(scores)
+            return np.column_stack([1.0 - pos, pos])
+        return softmax(scores, axis=1)
+
+    @available_if(_is_logistic)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+
+class LinearRegressorMixin(RegressorMixin):
+    """Regression on real targets; ``trace_`` records the test RMSE."""
+
+    coef_: np.ndarray
+    intercept_: float
+
+    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+        """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
+
+        ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
+        """
+        self.validate_params()
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True
+        )
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if self.target_score is not None and self.target_score < 0.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test RMSE, >= 0. Got "
+                f"{self.target_score!r} instead."
+            )
+        evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        return self._fit_targets(X, y[None, :], evaluation, callback, trace)
+
+    @staticmethod
+    def _rmse_on(eval_data) -> _Evaluation | None:
+        if eval_data is None:
+            return None
+        X_test, y_test = eval_data
+        y_test = check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y")
+        return _Evaluation(X_test, lambda scores: float(np.sqrt(np.mean((scores[:, 0] - y_test) ** 2))),
+                           "rmse", higher_is_better=False)
+
+    def _as_task_outputs(self) -> None:
+        # One output: coef_ of shape (n_features,) (when the model has one) and a float intercept.
+        self.intercept_ = float(np.ravel(self.intercept_)[0])
+        if hasattr(self, "coef_"):
+            self.coef_ = np.ravel(self.coef_)
+
+    def predict(self, X):
+        return self._decision_scores(X)[:, 0]
+
+
+def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
+    """Rebuild a fitted estimator from ``export_model()`` output; runs no code from the data."""
+    if meta.get("format") != 1 or meta.get("estimator") not in ESTIMATORS:
+        raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
+    return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
+
+
+def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
+    """X @ W.T (+ the intercept column when ``weights`` carries it last): shape (m, n_outputs)."""
+    coef = weights[:, :-1] if with_intercept else weights
+    z = X @ coef.T
+    z = np.asarray(z.todense() if sp.issparse(z) else z, dtype=np.float64)
+    if with_intercept:
+        z = z + weights[:, -1]
+    return z
+
+
+def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Targets in {-1, +1}: one row for two classes (positive = classes[1]), else one per class."""
+    if classes.shape[0] == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[None, :]
+    return np.stack([np.where(y == c, 1.0, -1.0) for c in classes])
+
+
+def _generator(random_state) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return np.random.default_rng(random_state)
+    return np.random.default_rng(check_random_state(random_state).randint(0, 2**32 - 1))
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.random.RandomState):
+        return None
+    return value
+

@@ -1,0 +1,145 @@
+"""Estimator parameters, each declared once with its default, allowed values and description.
+
+An estimator class lists its parameters as annotated class attributes set to ``param(...)`` and is
+decorated with ``declare_parameters``, which derives from these declarations
+
+* ``__init__``, with an explicit keyword for every parameter (``dataclasses`` writes it, so
+  ``get_params``, ``clone`` and ``check_estimator`` see an ordinary scikit-learn signature);
+* ``_parameter_constraints``, which scikit-learn's ``_validate_params`` checks, with messages that
+  name the parameter, the allowed values and the value given;
+* the numpydoc "Parameters" section of the class docstring;
+
+and ``describe_parameters`` gives the same declarations as JSON (type, default, allowed values,
+description) for an API to publish. A subclass re-declares a parameter to change it (as each
+classifier and regressor does for ``loss``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from numbers import Integral, Real
+from typing import Any, TypeVar, dataclass_transform
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+T = TypeVar("T")
+
+# The metadata key of a declared parameter (dataclass fields may carry other metadata).
+_SPEC = "solver.parameter"
+# Where the generated section goes, when the docstring has one (numpydoc order).
+_BEFORE = "\n    Attributes\n    ----------\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterSpec:
+    allowed: tuple  # scikit-learn constraints, any of which a value may satisfy
+    doc: str  # one line
+    details: str  # more, for the docstring only
+
+
+def param(*, default: Any, allowed: list, doc: str, details: str = "", kw_only: bool = True) -> Any:
+    """Declare a parameter: its default, the scikit-learn constraints of its values (``allowed``),
+    a one-line description and optional further detail. Keyword-only unless ``kw_only=False``."""
+    spec = ParameterSpec(tuple(allowed), doc, " ".join(details.split()))
+    return dataclasses.field(default=default, kw_only=kw_only, metadata={_SPEC: spec})
+
+
+@dataclass_transform(eq_default=False, kw_only_default=True, field_specifiers=(param,))
+def declare_parameters(cls: type[T]) -> type[T]:
+    """Make the ``param`` declarations of ``cls`` (and its bases) its parameters (module docstring)."""
+    estimator: Any = dataclasses.dataclass(eq=False, repr=False, kw_only=True)(cls)
+    estimator._parameter_constraints = {name: list(spec.allowed)
+                                        for name, spec in declared(estimator).items()}
+    if estimator.__doc__ and not estimator.__name__.startswith("_"):
+        estimator.__doc__ = _with_parameters_section(estimator.__doc__, estimator)
+    return estimator
+
+
+def declared(cls: type) -> dict[str, ParameterSpec]:
+    """The declared parameters of an estimator class, in declaration order."""
+    return {field.name: field.metadata[_SPEC] for field in dataclasses.fields(cls)}
+
+
+def defaults(cls: type) -> dict[str, Any]:
+    return {field.name: field.default for field in dataclasses.fields(cls)}
+
+
+def describe_parameters(cls: type) -> dict[str, dict[str, Any]]:
+    """Every parameter of ``cls`` as JSON: its type in words, default, the JSON Schema of its
+    allowed values (``anyOf`` when there are several kinds) and its one-line description."""
+    default_values = defaults(cls)
+    described = {}
+    for name, spec in declared(cls).items():
+        schemas = [_schema(constraint) for constraint in spec.allowed]
+        described[name] = {
+            "type": type_text(spec.allowed),
+            "default": default_values[name],
+            "schema": schemas[0] if len(schemas) == 1 else {"anyOf": schemas},
+            "description": spec.doc,
+        }
+    return described
+
+
+def type_text(allowed) -> str:
+    """The allowed values in words, as numpydoc writes a type: ``float in (0, inf) or "auto"``."""
+    return " or ".join(_text(constraint) for constraint in allowed)
+
+
+def _text(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, StrOptions):
+        options = ", ".join(f'"{option}"' for option in sorted(constraint.options))
+        return options if len(constraint.options) == 1 else "{" + options + "}"
+    if isinstance(constraint, Interval):
+        kind = "int" if constraint.type is Integral else "float"
+        left = "-inf" if constraint.left is None else f"{constraint.left:g}"
+        right = "inf" if constraint.right is None else f"{constraint.right:g}"
+        opening = "[" if constraint.closed in ("left", "both") else "("
+        closing = "]" if constraint.closed in ("right", "both") else ")"
+        return f"{kind} in {opening}{left}, {right}{closing}"
+    words: dict[Any, str] = {"boolean": "bool", "random_state": "int, RandomState or None",
+                             Real: "float", Integral: "int"}
+    return words[constraint]
+
+
+def _schema(constraint) -> dict[str, Any]:
+    if constraint is None:
+        return {"type": "null"}
+    if isinstance(constraint, StrOptions):
+        return {"type": "string", "enum": sorted(constraint.options)}
+    if isinstance(constraint, Interval):
+        schema: dict[str, Any] = {"type": "integer" if constraint.type is Integral else "number"}
+        if constraint.left is not None:
+            key = "minimum" if constraint.closed in ("left", "both") else "exclusiveMinimum"
+            schema[key] = constraint.left
+        if constraint.right is not None:
+            key = "maximum" if constraint.closed in ("right", "both") else "exclusiveMaximum"
+            schema[key] = constraint.right
+        return schema
+    schemas: dict[Any, dict[str, Any]] = {
+        "boolean": {"type": "boolean"},
+        # A RandomState instance is accepted too, but has no JSON form.
+        "random_state": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**32 - 1},
+        Real: {"type": "number"},
+        Integral: {"type": "integer"},
+    }
+    return schemas[constraint]
+
+
+def _with_parameters_section(doc: str, cls: type) -> str:
+    """``doc`` with a numpydoc "Parameters" section, before "Attributes" if it has one."""
+    lines = ["", "    Parameters", "    ----------"]
+    default_values = defaults(cls)
+    for name, spec in declared(cls).items():
+        lines.append(f"    {name} : {type_text(spec.allowed)}, default={default_values[name]!r}")
+        text = f"{spec.doc} {spec.details}".strip()
+        lines.append(textwrap.fill(text, width=100, initial_indent=" " * 8,
+                                   subsequent_indent=" " * 8))
+    section = "\n".join(lines) + "\n"
+    doc = doc.rstrip() + "\n"
+    if _BEFORE in doc:
+        head, tail = doc.split(_BEFORE, 1)
+        return head.rstrip() + "\n" + section + _BEFORE + tail
+    return doc + section
