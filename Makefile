@@ -22,7 +22,11 @@ $(STAMP): pyproject.toml client/pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+# Lint and types first (seconds), then docs/benchmarks.md against its records, then the suite.
 test: $(STAMP)
+	$(BIN)/ruff check app solver bench tests client
+	$(BIN)/mypy
+	$(BIN)/python -m bench.report --check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 serve: $(STAMP)
