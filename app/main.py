@@ -12,7 +12,7 @@ from typing import IO, Any
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
-from app.api.routes import datasets, health, jobs, models, plots, studies
+from app.api.routes import datasets, health, jobs, models, plots, solvers, studies
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
 from app.console import install_console
@@ -138,7 +138,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     auth = [Depends(require_api_key)]
     app.include_router(health.router)
-    for module in (datasets, jobs, models, studies, plots):
+    for module in (datasets, jobs, models, studies, plots, solvers):
         app.include_router(module.router, dependencies=auth)
     install_console(app)
     return app
