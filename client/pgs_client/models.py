@@ -177,6 +177,66 @@ class SelectSigma:
 
 
 @dataclass(kw_only=True)
+class SolverParamRange:
+    min: float
+    """
+    Lower bound
+    """
+    max: float
+    """
+    Upper bound
+    """
+    min_inclusive: bool
+    max_inclusive: bool
+
+
+@dataclass(kw_only=True)
+class SolverParamRead:
+    name: str
+    type: Literal["number", "integer", "boolean", "string"]
+    """
+    JSON type of its values (besides null and the choices)
+    """
+    nullable: bool
+    """
+    Whether null is accepted (the description says what it means)
+    """
+    default: Any
+    """
+    The value when params leaves it out
+    """
+    range: SolverParamRange | None
+    """
+    Interval of its numbers: the solver's own, within the service's bounds
+    """
+    choices: list[str] | None
+    """
+    The strings it accepts: all its values, or keywords beside its numbers
+    """
+    description: str
+
+
+@dataclass(kw_only=True)
+class SolverTaskRead:
+    task: Literal["classification", "regression"]
+    """
+    classification: binary and multiclass data sets
+    """
+    estimator: str
+    """
+    The estimator class that trains it
+    """
+    losses: list[str]
+    """
+    The values of params.loss
+    """
+    params: list[SolverParamRead]
+    """
+    Everything a job's params may set
+    """
+
+
+@dataclass(kw_only=True)
 class StudyProgress:
     total: int
     """
@@ -309,6 +369,27 @@ class ModelList:
 
 
 @dataclass(kw_only=True)
+class SolverRead:
+    name: str
+    """
+    The value of a job's solver
+    """
+    title: str
+    paper: str
+    """
+    The paper it implements
+    """
+    algorithm: str
+    """
+    Where in the paper
+    """
+    tasks: list[SolverTaskRead]
+    """
+    Per task it trains: its losses and parameters
+    """
+
+
+@dataclass(kw_only=True)
 class StudyCreate:
     dataset_id: int
     """
@@ -385,6 +466,11 @@ class StudyRead:
     """
     One row per (run, m, target); left out of listings
     """
+
+
+@dataclass(kw_only=True)
+class SolverList:
+    solvers: list[SolverRead]
 
 
 @dataclass(kw_only=True)

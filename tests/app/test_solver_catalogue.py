@@ -87,9 +87,9 @@ def test_the_listing_is_what_a_job_accepts(app_client: TestClient, solver: str, 
     listed = next(t for t in c.get(f"/v1/solvers/{solver}").json()["tasks"] if t["task"] == task)
     dataset = c.ids[task]  # type: ignore[attr-defined]
     defaults = {p["name"]: p["default"] for p in listed["params"]}
-    r = create_job(c, dataset_id=dataset, solver=solver, params=defaults)
+    # Accepted is all this test asks: a tiny budget keeps the fit short.
+    r = create_job(c, dataset_id=dataset, solver=solver, params=defaults, time_budget_s=0.01)
     assert r.status_code == 202, r.text
-    c.post(f"/v1/jobs/{r.json()['id']}/cancel")  # accepted is all this test asks
     for param in listed["params"]:
         for value in _outside(param):
             refused = create_job(c, dataset_id=dataset, solver=solver,
