@@ -250,6 +250,14 @@ def test_list_jobs_filter_and_pagination(app_client: TestClient):
     assert seen == [j["id"] for j in everything] == sorted(seen, reverse=True)
     ok = c.get("/v1/jobs", params={"status": "succeeded"}).json()["items"]
     assert ok and all(j["status"] == "succeeded" for j in ok)
+    heart = [j for j in everything if j["dataset_id"] == _ids(c)["heart"]]
+    on_heart = c.get("/v1/jobs", params={"dataset_id": _ids(c)["heart"], "limit": 500}).json()
+    assert [j["id"] for j in on_heart["items"]] == [j["id"] for j in heart]
+    pgs = c.get("/v1/jobs", params={"solver": "pgs", "dataset_id": _ids(c)["heart"]}).json()
+    assert heart and [j["id"] for j in pgs["items"]] == [j["id"] for j in heart
+                                                         if j["solver"] == "pgs"]
+    assert c.get("/v1/jobs", params={"solver": "no-such-solver"}).json()["items"] == []
+    assert_problem(c.get("/v1/jobs", params={"dataset_id": "x"}), 422, "query.dataset_id")
     assert_problem(c.get("/v1/jobs", params={"status": "sleeping"}), 422, "query.status")
     assert_problem(c.get("/v1/jobs", params={"cursor": "abc"}), 422, "query.cursor")
     assert_problem(c.get("/v1/jobs", params={"limit": 0}), 422, "query.limit")

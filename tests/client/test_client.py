@@ -127,6 +127,12 @@ def test_pagination_iterates_every_page_newest_first(client: Client, heart: Path
     assert listed == sorted(listed, reverse=True) and set(made) <= set(listed)
     assert [d.id for d in client.datasets.list(limit=2, page_size=1)] == listed[:2]
     assert all(j.status == "succeeded" for j in client.jobs.list(status="succeeded"))
+    everything = list(client.jobs.list())
+    some = everything[-1]
+    on_it = [j.id for j in everything if j.dataset_id == some.dataset_id and j.solver == some.solver]
+    assert [j.id for j in client.jobs.list(dataset=some.dataset_id, solver=some.solver,
+                                           page_size=1)] == on_it
+    assert list(client.jobs.list(solver="no-such-solver")) == []
     assert [m.id for m in client.models.list(limit=1)] == [max(m.id for m in client.models.list())]
 
 

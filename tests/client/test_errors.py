@@ -33,7 +33,7 @@ PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance"}
 
 
 def _jobs_on(client: Client, dataset_id: int) -> list[int]:
-    return [j.id for j in client.jobs.list() if j.dataset_id == dataset_id]
+    return [j.id for j in client.jobs.list(dataset=dataset_id)]
 
 
 def test_404_is_not_found_with_the_problem_body(client: Client):

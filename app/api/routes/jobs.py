@@ -56,16 +56,26 @@ StatusQuery = Annotated[
 ]
 
 
+DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained on this data set")]
+SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
+
+
 @router.get("", response_model=JobList, summary="List jobs, newest first")
 def list_jobs(
     session: SessionDep,
     status: StatusQuery = None,
+    dataset_id: DatasetQuery = None,
+    solver: SolverQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
     stmt = select(Job)
     if status is not None:
         stmt = stmt.where(Job.status == status)
+    if dataset_id is not None:
+        stmt = stmt.where(Job.dataset_id == dataset_id)
+    if solver is not None:
+        stmt = stmt.where(Job.solver == solver)
     items, next_cursor = paginate(session, stmt, Job.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 

@@ -202,9 +202,11 @@ def jobs_create(
 def jobs_ls(ctx: typer.Context,
             status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")]
             = None,
+            dataset: Annotated[int | None, typer.Option(help="Only jobs on this data set")] = None,
+            solver: Annotated[str | None, typer.Option(help="Only jobs of this solver")] = None,
             limit: Limit = 20, as_json: Json = False) -> None:
-    """List jobs."""
-    items = list(_client(ctx).jobs.list(limit, status=status))
+    """List jobs, newest first."""
+    items = list(_client(ctx).jobs.list(limit, status=status, dataset=dataset, solver=solver))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 

@@ -79,10 +79,13 @@ class Jobs:
         return from_json(JobRead, self._t.get(f"/v1/jobs/{ident(job)}"))
 
     def list(self, limit: int | None = None, *, status: str | None = None,
+             dataset: int | DatasetRead | None = None, solver: str | None = None,
              page_size: int = 100) -> Iterator[JobRead]:
-        """Jobs, newest first (only those in ``status`` when given), a page at a time."""
+        """Jobs, newest first, a page at a time; only those in ``status``, trained on
+        ``dataset`` or of ``solver`` when given (the service filters)."""
         return self._t.pages("/v1/jobs", lambda j: from_json(JobRead, j), limit, page_size,
-                             status=status)
+                             status=status, dataset_id=None if dataset is None else ident(dataset),
+                             solver=solver)
 
     def cancel(self, job: int | JobRead) -> JobRead:
         """Stop a queued job now, a running one within about a second."""
