@@ -7,7 +7,8 @@ import { fmtNum, h, options } from "./dom.js";
 import { field } from "./forms.js";
 import { catalogTask } from "./catalog.js";
 
-export function solverEditor(catalog, { prefix = "", task = null, initial = {} } = {}) {
+export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, initial = {} } = {}) {
+  let prefix = firstPrefix;
   const solvers = catalog.solvers;
   const select = h("select", { name: `${prefix}solver` },
     options(solvers.map((s) => [s.name, `${s.name}: ${s.title}`]), initial.solver ?? solvers[0].name));
@@ -60,6 +61,13 @@ export function solverEditor(catalog, { prefix = "", task = null, initial = {} }
   return {
     element,
     setTask,
+    // A study's runs are renumbered when one is removed: the inputs follow (the other fields'
+    // data-field names are the caller's to rename).
+    setPrefix(newPrefix) {
+      prefix = newPrefix;
+      select.name = `${prefix}solver`;
+      render();
+    },
     value() {
       return { solver: select.value, params: readControls() };
     },
