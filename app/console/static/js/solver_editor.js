@@ -74,13 +74,13 @@ export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, i
   };
 }
 
-// A bound as the hint shows it: the service's 1e12 as 1e+12, not twelve digits.
+// A bound as the hint shows it: the service's 1e12 as 1e+12, not thirteen digits.
 function boundText(x) {
-  return Math.abs(x) >= 1e6 ? x.toExponential() : fmtNum(x);
+  return Math.abs(x) >= 1e12 ? x.toExponential() : fmtNum(x);
 }
 
 function paramHint(p) {
-  const bits = [p.description];
+  const bits = [p.description.replace(/\.$/, "")];
   const r = p.range;
   if (r) bits.push(`${r.min_inclusive ? "[" : "("}${boundText(r.min)}, ${boundText(r.max)}${r.max_inclusive ? "]" : ")"}`);
   if (p.range && p.choices) bits.push(`or ${p.choices.map((c) => `"${c}"`).join(", ")}`);
