@@ -314,6 +314,11 @@ def test_a_study_shows_its_figure_and_downloads_it(console: Console, datasets: d
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
     fill_solver(page, {"loss": "logistic", "n_iter": 3000}, prefix="runs.0.")
     page.get_by_role("button", name="Add a run").click()
+    page.get_by_role("button", name="Add a run").click()
+    page.get_by_role("button", name="Remove this run").nth(1).click()
+    # The third run is now the second: its inputs (and where its errors land) say so.
+    expect()(page.locator('[name="runs.2.solver"]')).to_have_count(0)
+    expect()(page.locator('[data-field="runs.1.params.p"] [name="runs.1.params.p"]')).to_have_count(1)
     fill_solver(page, {"loss": "logistic", "p": 1.8, "n_iter": 3000}, prefix="runs.1.")
     page.get_by_label("Training-set sizes m").fill("50, 100, 200")
     page.get_by_label("Repeats").fill("2")
