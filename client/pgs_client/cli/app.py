@@ -101,7 +101,8 @@ def _param_row(param: Any) -> dict[str, Any]:
     """A parameter for the table: its range as an interval, "or null" when null is accepted."""
     r = param.range
     interval = None if r is None else (
-        f"{'[' if r.min_inclusive else '('}{r.min:g}, {r.max:g}{']' if r.max_inclusive else ')'}")
+        f"{'[' if r.min_inclusive else '('}{r.min:.12g}, {r.max:.12g}"
+        f"{']' if r.max_inclusive else ')'}")
     return {**output.plain(param), "range": interval,
             "type": param.type + (" or null" if param.nullable else "")}
 
