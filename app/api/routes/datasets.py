@@ -10,7 +10,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
+from app.api import examples
 from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
@@ -61,7 +63,8 @@ _UPLOAD_DOC: dict[str, Any] = {
                                  "description": "svmlight/LIBSVM or CSV, optionally gzip"},
                         **UploadForm.model_json_schema()["properties"],
                     },
-                }
+                },
+                "example": {"file": "(heart_scale.svm)", "name": "heart_scale"},
             }
         },
     }
@@ -116,8 +119,9 @@ def _dataset_name(form: UploadForm, filename: str) -> str:
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip)",
-    responses={413: {"description": "File over a size, memory or time limit"},
-               415: {"description": "Not multipart"}},
+    responses={**example(201, examples.DATASET),
+               **problems(*BODY_GUARDS, 409, (413, "The file is over a size, memory or time limit"),
+                          (415, "The body is not multipart/form-data"), 507)},
 )
 async def create_dataset(
     request: Request, response: Response, settings: SettingsDep, factory: FactoryDep
@@ -153,18 +157,24 @@ async def create_dataset(
     return ds
 
 
-@router.get("", response_model=DatasetList, summary="List data sets, newest first")
+@router.get("", response_model=DatasetList, summary="List data sets, newest first",
+            responses=example(200, examples.page(examples.DATASET)))
 def list_datasets(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     items, next_cursor = paginate(session, select(Dataset), Dataset.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set")
+@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set",
+            responses={**example(200, examples.DATASET), **problems(404)})
 def get_dataset(dataset: DatasetDep) -> Dataset:
     return dataset
 
 
-@router.delete("/{dataset_id}", status_code=204, summary="Delete a data set (409 while in use)")
+@router.delete(
+    "/{dataset_id}", status_code=204, summary="Delete a data set (409 while in use)",
+    responses=problems(*BODY_GUARDS, 404,
+                       (409, "Queued or running jobs use the data set: cancel them or wait"), 507),
+)
 def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep) -> Response:
     in_use = session.scalars(
         select(Job.id).where(

@@ -7,7 +7,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sqlalchemy import select
 
+from app.api import examples
 from app.api.deps import JobDep, PrincipalDep, RunnerDep, SessionDep, require_json
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
 from app.schemas import JobCreate, JobList, JobRead, TraceRead
@@ -29,8 +31,9 @@ IdempotencyHeader = Annotated[
     response_model=JobRead,
     summary="Queue a training job",
     dependencies=[Depends(require_json)],
-    responses={409: {"description": "Idempotency-Key reused with another body"},
-               415: {"description": "Body is not JSON"}},
+    responses={**example(202, examples.QUEUED_JOB),
+               **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
+                          (415, "The body is not JSON"))},
 )
 def create_job(
     body: JobCreate,
@@ -60,7 +63,8 @@ DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained 
 SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
 
 
-@router.get("", response_model=JobList, summary="List jobs, newest first")
+@router.get("", response_model=JobList, summary="List jobs, newest first",
+            responses=example(200, examples.page(examples.JOB)))
 def list_jobs(
     session: SessionDep,
     status: StatusQuery = None,
@@ -80,7 +84,8 @@ def list_jobs(
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics")
+@router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
+            responses={**example(200, examples.JOB), **problems(404)})
 def get_job(job: JobDep) -> Job:
     return job
 
@@ -89,8 +94,10 @@ def get_job(job: JobDep) -> Job:
     "/{job_id}/cancel",
     response_model=JobRead,
     summary="Cancel a queued or running job",
-    responses={202: {"description": "Running: the worker stops within about a second"},
-               409: {"description": "The job already finished"}},
+    responses={**example(200, examples.CANCELLED_JOB, "Was queued: cancelled"),
+               **example(202, {**examples.JOB, "status": "running", "cancel_requested": True},
+                         "Running: the worker stops within about a second"),
+               **problems(*BODY_GUARDS, 404, (409, "The job already succeeded or failed"))},
 )
 def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     job_requests.cancel_job(session, job)
@@ -98,7 +105,8 @@ def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     return job
 
 
-@router.get("/{job_id}/trace", response_model=TraceRead, summary="Checkpoints of the run")
+@router.get("/{job_id}/trace", response_model=TraceRead, summary="Checkpoints of the run",
+            responses={**example(200, examples.TRACE), **problems(404)})
 def get_trace(job: JobDep, session: SessionDep) -> dict[str, Any]:
     points = job_service.trace_points(session, job.id)
     score_name = next((p.score_name for p in points if p.score_name), None)

@@ -10,7 +10,9 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from sqlalchemy import select, update
 from starlette.concurrency import run_in_threadpool
 
+from app.api import examples
 from app.api.deps import CacheDep, FactoryDep, ModelRowDep, SessionDep, SettingsDep
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
@@ -39,18 +41,21 @@ router = APIRouter(prefix="/v1/models", tags=["models"])
 INLINE_BYTES = 16 * 1024
 
 
-@router.get("", response_model=ModelList, summary="List models, newest first")
+@router.get("", response_model=ModelList, summary="List models, newest first",
+            responses=example(200, examples.page(examples.MODEL)))
 def list_models(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     items, next_cursor = paginate(session, select(Model), Model.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{model_id}", response_model=ModelRead, summary="One model")
+@router.get("/{model_id}", response_model=ModelRead, summary="One model",
+            responses={**example(200, examples.MODEL), **problems(404)})
 def get_model(model: ModelRowDep) -> Model:
     return model
 
 
-@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files")
+@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files",
+               responses=problems(*BODY_GUARDS, 404, 507))
 def delete_model(
     model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
 ) -> Response:
@@ -168,7 +173,10 @@ _PREDICT_DOC: dict[str, Any] = {
     response_model=PredictResponse,
     summary="Predict: JSON dense or sparse rows, or text/plain svmlight lines",
     openapi_extra=_PREDICT_DOC,
-    responses={415: {"description": "Neither application/json nor text/plain"}},
+    responses={**example(200, examples.PREDICTION),
+               **problems(*BODY_GUARDS, 404,
+                          (413, "Over PGS_MAX_PREDICT_BYTES or PGS_MAX_PREDICT_ROWS"),
+                          (415, "Neither application/json nor text/plain"), 507)},
 )
 async def predict_route(
     request: Request,
