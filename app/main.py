@@ -146,9 +146,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     api = [Depends(require_api_key), Depends(reject_unknown_query)]
     app.include_router(health.router, dependencies=[Depends(reject_unknown_query)],
                        responses=problems(*REQUEST_GUARDS))
-    for module in (datasets, jobs, models, studies, plots, solvers):
-        app.include_router(module.router, dependencies=api, responses=problems(*API_GUARDS))
-    install_openapi(app)
+    resources = [module.router for module in (datasets, jobs, models, studies, plots, solvers)]
+    for router in resources:
+        app.include_router(router, dependencies=api, responses=problems(*API_GUARDS))
+    install_openapi(app, [health.router, *resources])
     install_docs(app)
     install_console(app)
     return app

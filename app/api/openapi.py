@@ -10,11 +10,13 @@ every operation (``REQUEST_GUARDS``, ``API_GUARDS``) are given where the routers
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
 
 from app.core.errors import PROBLEM_MEDIA_TYPE, TYPE_PREFIX
@@ -121,7 +123,24 @@ def _problem_schemas() -> dict[str, Any]:
     return schemas
 
 
-def install_openapi(app: FastAPI) -> None:
+def _restore_null_examples(schema: dict[str, Any], routers: Sequence[APIRouter]) -> None:
+    """Put back the examples' nulls: FastAPI drops every None of the document, the values of
+    examples included (fastapi/fastapi#5559), and an example without its nullable fields is not
+    a valid response. The routers' paths carry their prefix, as the document's do."""
+    for router in routers:
+        for route in router.routes:
+            if not isinstance(route, APIRoute):
+                continue
+            operations = [schema["paths"][route.path][m.lower()] for m in route.methods]
+            for status, response in route.responses.items():
+                for media_type, content in response.get("content", {}).items():
+                    if "example" in content:
+                        for op in operations:
+                            documented = op["responses"][str(status)]["content"][media_type]
+                            documented["example"] = content["example"]
+
+
+def install_openapi(app: FastAPI, routers: Sequence[APIRouter]) -> None:
     """Register the problem schemas in the document FastAPI builds (once, on first use)."""
     build = app.openapi
 
@@ -129,6 +148,7 @@ def install_openapi(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = build()  # caches itself in app.openapi_schema
             schema.setdefault("components", {}).setdefault("schemas", {}).update(_problem_schemas())
+            _restore_null_examples(schema, routers)
         return app.openapi_schema or {}
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -10,20 +10,18 @@ of its runs with the same rules (app/services/study_requests.py).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import conflict, field_error, invalid
-from app.models import Dataset, IdempotencyKey, Job, JobStatus
+from app.models import Dataset, Job, JobStatus
 from app.schemas import JobCreate
 from app.services import jobs
 from app.services.datasets import held_out_rows
+from app.services.idempotency import Idempotency, commit_created, replay
 from app.solvers import EstimatorSpec, InvalidParams
 
 
@@ -125,16 +123,12 @@ def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_job(
-    session: Session, body: JobCreate, principal: str, idempotency_key: str | None
-) -> tuple[Job, bool]:
+def create_job(session: Session, body: JobCreate, idem: Idempotency) -> tuple[Job, bool]:
     """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
     caller used before with the same body, that request's job. True when it is the earlier one."""
-    digest = _hash(body)
-    if idempotency_key is not None:
-        existing = _replay(session, principal, idempotency_key, digest)
-        if existing is not None:
-            return existing, True
+    existing = replay(session, idem, Job)
+    if existing is not None:
+        return existing, True
     plan = check_job_request(session, body)
     job = Job(
         status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
@@ -144,35 +138,8 @@ def create_job(
     )
     session.add(job)
     session.flush()
-    if idempotency_key is not None:
-        session.add(IdempotencyKey(principal=principal, key=idempotency_key,
-                                   request_hash=digest, job_id=job.id))
-    try:
-        session.commit()
-    except IntegrityError:
-        # A concurrent request with the same key won the race: answer with its job.
-        session.rollback()
-        assert idempotency_key is not None
-        existing = _replay(session, principal, idempotency_key, digest)
-        assert existing is not None
-        return existing, True
-    return job, False
-
-
-def _hash(body: JobCreate) -> str:
-    canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _replay(session: Session, principal: str, key: str, digest: str) -> Job | None:
-    row = session.get(IdempotencyKey, (principal, key))
-    if row is None:
-        return None
-    if row.request_hash != digest:
-        raise conflict(f"Idempotency-Key {key!r} was already used with a different request body")
-    job = session.get(Job, row.job_id)
-    assert job is not None  # cascade: the key goes with its job
-    return job
+    winner = commit_created(session, idem, job)
+    return (winner, True) if winner is not None else (job, False)
 
 
 def cancel_job(session: Session, job: Job) -> None:

@@ -19,6 +19,7 @@ from app.schemas import JobCreate, StudyCreate
 from app.services import job_requests
 from app.services import studies as study_service
 from app.services.datasets import held_out_rows
+from app.services.idempotency import Idempotency, commit_created, replay
 from app.solvers import EstimatorSpec, InvalidParams
 
 # Fields of a job request that come from one run of the study (the others are the study's own).
@@ -132,8 +133,15 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_study(session: Session, body: StudyCreate) -> tuple[Study, list[Job]]:
-    """The study of a checked request and its queued jobs, committed."""
+def create_study(
+    session: Session, body: StudyCreate, idem: Idempotency
+) -> tuple[Study, list[Job], bool]:
+    """The study of a checked request and its queued jobs, committed; or, for an
+    ``Idempotency-Key`` this caller used before with the same body, that request's study (and
+    no jobs to submit). True when it is the earlier one."""
+    existing = replay(session, idem, Study)
+    if existing is not None:
+        return existing, [], True
     plan = check_study_request(session, body)
     study = Study(
         name=body.name, task=plan.task, dataset_id=body.dataset_id,
@@ -150,8 +158,8 @@ def create_study(session: Session, body: StudyCreate) -> tuple[Study, list[Job]]
     session.flush()
     planned = study_service.plan_jobs(study, plan.estimators)
     session.add_all(planned)
-    session.commit()
-    return study, planned
+    winner = commit_created(session, idem, study)
+    return (winner, [], True) if winner is not None else (study, planned, False)
 
 
 def cancel_study(session: Session, study: Study) -> int:

@@ -11,15 +11,22 @@ from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
 from app.api import examples
-from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep
+from app.api.deps import (
+    DatasetDep,
+    FactoryDep,
+    IdempotencyKeyHeader,
+    PrincipalDep,
+    SessionDep,
+    SettingsDep,
+)
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
-from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetRead
 from app.services.datasets import new_dataset_key
+from app.services.idempotency import Idempotency, commit_created, idempotency, replay
 from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
 from app.services.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
@@ -89,9 +96,11 @@ def _parse_options(settings: Settings, form: UploadForm, filename: str) -> Parse
     )
 
 
-def _insert(factory: Any, name: str, key: str, stored: StoredDataset, sha256: str,
-            size: int) -> Dataset:
-    with transaction(factory) as s:
+def _insert(factory: Any, idem: Idempotency, name: str, key: str, stored: StoredDataset,
+            sha256: str, size: int) -> tuple[Dataset, bool]:
+    """The new row; or the data set of a concurrent upload with the same Idempotency-Key that
+    committed first (True)."""
+    with factory() as s:
         ds = Dataset(
             name=name, format=stored.format, compressed=stored.compressed, file_name=key,
             n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
@@ -99,7 +108,14 @@ def _insert(factory: Any, name: str, key: str, stored: StoredDataset, sha256: st
             index_base=stored.index_base, sha256=sha256, size_bytes=size,
         )
         s.add(ds)
-    return ds
+        s.flush()
+        winner = commit_created(s, idem, ds)
+    return (winner, True) if winner is not None else (ds, False)
+
+
+def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
+    with factory() as s:
+        return replay(s, idem, Dataset)
 
 
 def _dataset_name(form: UploadForm, filename: str) -> str:
@@ -124,13 +140,21 @@ def _dataset_name(form: UploadForm, filename: str) -> str:
                           (415, "The body is not multipart/form-data"), 507)},
 )
 async def create_dataset(
-    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep
+    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep,
+    principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
     store, key = settings.store, new_dataset_key()
     budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s)
+    # The file's hash stands for its content: a retry sends the same bytes.
+    idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
+                       {"sha256": upload.sha256, "filename": upload.filename,
+                        "fields": upload.fields})
     try:
+        earlier = await run_in_threadpool(_earlier, factory, idem)
+        if earlier is not None:  # a retry: nothing to parse or store
+            return _created(request, response, earlier, replayed=True)
         try:
             form = UploadForm.model_validate(upload.fields)
         except ValidationError as exc:
@@ -148,11 +172,19 @@ async def create_dataset(
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds = await run_in_threadpool(_insert, factory, name, key, stored, upload.sha256,
-                                     upload.size)
+        ds, replayed = await run_in_threadpool(_insert, factory, idem, name, key, stored,
+                                               upload.sha256, upload.size)
     except BaseException:
         store.delete(key)  # the row is the source of truth: no row, no file
         raise
+    if replayed:
+        store.delete(key)  # a concurrent retry stored the same data set first
+    return _created(request, response, ds, replayed)
+
+
+def _created(request: Request, response: Response, ds: Dataset, replayed: bool) -> Dataset:
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
     return ds
 

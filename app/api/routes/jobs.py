@@ -4,26 +4,27 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import select
 
 from app.api import examples
-from app.api.deps import JobDep, PrincipalDep, RunnerDep, SessionDep, require_json
+from app.api.deps import (
+    IdempotencyKeyHeader,
+    JobDep,
+    PrincipalDep,
+    RunnerDep,
+    SessionDep,
+    require_json,
+)
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
 from app.schemas import JobCreate, JobList, JobRead, TraceRead
 from app.services import job_requests
 from app.services import jobs as job_service
+from app.services.idempotency import idempotency
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
-
-IdempotencyHeader = Annotated[
-    str | None,
-    Header(alias="Idempotency-Key", max_length=255,
-           description="Retrying with the same key and body returns the same job"),
-]
-
 
 @router.post(
     "",
@@ -42,9 +43,10 @@ def create_job(
     session: SessionDep,
     runner: RunnerDep,
     principal: PrincipalDep,
-    idempotency_key: IdempotencyHeader = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Job:
-    job, replayed = job_requests.create_job(session, body, principal, idempotency_key)
+    idem = idempotency(principal, idempotency_key, "POST /v1/jobs", body.model_dump(mode="json"))
+    job, replayed = job_requests.create_job(session, body, idem)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:

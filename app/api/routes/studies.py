@@ -12,13 +12,21 @@ from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy import select
 
 from app.api import examples
-from app.api.deps import RunnerDep, SessionDep, StudyDep, require_json
+from app.api.deps import (
+    IdempotencyKeyHeader,
+    PrincipalDep,
+    RunnerDep,
+    SessionDep,
+    StudyDep,
+    require_json,
+)
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, Study
 from app.schemas import JobList, StudyCreate, StudyList, StudyRead
 from app.services import studies as study_service
 from app.services import study_requests
+from app.services.idempotency import idempotency
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 
@@ -35,9 +43,13 @@ router = APIRouter(prefix="/v1/studies", tags=["studies"])
 )
 def create_study(
     body: StudyCreate, request: Request, response: Response, session: SessionDep,
-    runner: RunnerDep,
+    runner: RunnerDep, principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
 ) -> dict[str, Any]:
-    study, planned = study_requests.create_study(session, body)
+    idem = idempotency(principal, idempotency_key, "POST /v1/studies",
+                       body.model_dump(mode="json"))
+    study, planned, replayed = study_requests.create_study(session, body, idem)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     # After the commit: a worker must find the rows. Repeat-major order (see plan_jobs).
     for job in planned:
         runner.submit(job.id)
