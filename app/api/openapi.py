@@ -131,7 +131,7 @@ def _restore_null_examples(schema: dict[str, Any], routers: Sequence[APIRouter])
         for route in router.routes:
             if not isinstance(route, APIRoute):
                 continue
-            operations = [schema["paths"][route.path][m.lower()] for m in route.methods]
+            operations = [schema["paths"][route.path][m.lower()] for m in route.methods or ()]
             for status, response in route.responses.items():
                 for media_type, content in response.get("content", {}).items():
                     if "example" in content:
