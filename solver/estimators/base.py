@@ -252,17 +252,23 @@ class LinearModelBase(_Fitted):
         }
 
     def export_model(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it."""
+        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it.
+
+        Sparse weights (an L1 model, or a few features seen among millions of columns) are
+        exported as their non-zeros, so the export's size follows nnz rather than
+        n_features x n_outputs (see ``_pack_coef``).
+        """
         check_is_fitted(self)
-        meta = self._export_meta(int(np.count_nonzero(self.coef_)))
-        arrays = {"coef": np.asarray(self.coef_), "intercept": np.atleast_1d(self.intercept_)}
+        coef = np.atleast_2d(np.asarray(self.coef_))
+        meta = self._export_meta(int(np.count_nonzero(coef)))
+        arrays = {**_pack_coef(coef), "intercept": np.atleast_1d(self.intercept_)}
         return meta, arrays
 
     @classmethod
     def _from_export(cls, meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
         """The inverse of ``export_model`` for this class (see ``load_model``)."""
         est = cls._unfitted_from(meta)
-        coef = np.asarray(arrays["coef"], dtype=np.float64)
+        coef = _unpack_coef(arrays)
         if coef.shape[-1] != est.n_features_in_:
             raise ValueError("coef does not match n_features_in")
         est.coef_ = coef.reshape(-1, est.n_features_in_)
@@ -431,6 +437,38 @@ def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
     if meta.get("format") != 1 or meta.get("estimator") not in ESTIMATORS:
         raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
     return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
+
+
+# Weights are exported as their non-zeros when at most this fraction of them is non-zero: the
+# (row, column, value) triplets then take at most half the dense array's bytes (20 bytes each
+# against 8 per dense weight).
+SPARSE_EXPORT_DENSITY = 0.2
+
+
+def _pack_coef(coef: np.ndarray) -> dict[str, np.ndarray]:
+    """``coef`` (n_outputs, n_features) as ``{"coef": dense}`` or, when sparse, its non-zeros:
+    ``coef_rows``, ``coef_cols`` (int32 and int64), ``coef_values`` and ``coef_shape``."""
+    rows, cols = np.nonzero(coef)
+    if rows.size > SPARSE_EXPORT_DENSITY * coef.size:
+        return {"coef": coef}
+    return {"coef_rows": rows.astype(np.int32), "coef_cols": cols.astype(np.int64),
+            "coef_values": coef[rows, cols].astype(np.float64),
+            "coef_shape": np.asarray(coef.shape, dtype=np.int64)}
+
+
+def _unpack_coef(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The dense weights of ``_pack_coef``'s arrays, whichever form they were stored in."""
+    if "coef" in arrays:
+        return np.asarray(arrays["coef"], dtype=np.float64)
+    shape = tuple(int(v) for v in arrays["coef_shape"])
+    rows, cols = np.asarray(arrays["coef_rows"]), np.asarray(arrays["coef_cols"])
+    if len(shape) != 2 or min(shape) < 0 or rows.shape != cols.shape or (
+            rows.size and (rows.min() < 0 or rows.max() >= shape[0]
+                           or cols.min() < 0 or cols.max() >= shape[1])):
+        raise ValueError("sparse coef arrays do not describe a weight matrix")
+    coef = np.zeros(shape)
+    coef[rows, cols] = np.asarray(arrays["coef_values"], dtype=np.float64)
+    return coef
 
 
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
