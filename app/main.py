@@ -72,7 +72,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     app.state.engine = engine
     app.state.session_factory = factory
     app.state.runner = runner
-    app.state.model_cache = ModelCache(settings.model_cache_size)
+    app.state.model_cache = ModelCache(settings.model_cache_bytes)
     # Import the solver now (Numba takes a moment) rather than in the first request.
     await to_thread.run_sync(__import__, "solver")
     await to_thread.run_sync(runner.start)
@@ -127,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "in_flight": app.state.runner.in_flight(),
             "workers": app.state.runner.worker_count(),
             "cache_size": len(app.state.model_cache),
+            "cache_bytes": app.state.model_cache.nbytes,
         }
 
     metrics.add_state_collector(snapshot)

@@ -85,7 +85,9 @@ class Dataset(Base):
 
 class Job(Base):
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_status", "status"), {"sqlite_autoincrement": True})
+    __table_args__ = (Index("ix_jobs_status", "status"),
+                      Index("ix_jobs_owner_status", "owner", "status"),
+                      {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
@@ -138,6 +140,11 @@ class Job(Base):
     # the API process holding a queued job in its executor refreshes dispatched_at.
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     dispatched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Limits (migration 0005; services/job_limits.py): who queued the job (the principal of
+    # its API key, for the queue quota) and the wall-clock seconds its run may take (its own
+    # time_budget_s, or the server's PGS_MAX_JOB_SECONDS when it gave none).
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    time_limit_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     @property
     def progress(self) -> dict[str, Any]:
@@ -193,6 +200,13 @@ class Model(Base):
     file_stem: Mapped[str] = mapped_column(String(255))
     size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Why the model is the last iterate of a run that did not finish (migration 0005):
+    # "cancelled" or "time_limit"; null for a finished run.
+    partial_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+    @property
+    def partial(self) -> bool:
+        return self.partial_reason is not None
 
     @property
     def nnz_weights(self) -> int | None:

@@ -76,7 +76,8 @@ class JobCreate(BaseModel):
         description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
     )
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=7 * 86400, description="Stop after this many solver seconds"
+        default=None, gt=0.0, le=7 * 86400,
+        description="Stop after this many solver seconds, or as many seconds of wall-clock time"
     )
 
     @field_validator("targets")
@@ -119,8 +120,15 @@ class JobRead(BaseModel):
         description="solver_seconds, objective, test_accuracy (classification) or test_rmse "
         "(regression), time_to_target: {target: solver seconds or null}"
     )
+    time_limit_s: float | None = Field(
+        default=None,
+        description="Wall-clock seconds the run may take: time_budget_s, or the server's "
+        "PGS_MAX_JOB_SECONDS when the job gave none",
+    )
     stop_reason: str | None = Field(
-        description="completed | target_score | time_budget | cancelled"
+        description="completed | converged | target_score | time_budget (the job's own budget "
+        "ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) "
+        "| cancelled"
     )
     error: str | None
     model_id: int | None
@@ -180,6 +188,11 @@ class ModelRead(BaseModel):
     metrics: dict[str, Any] | None
     nnz_weights: int | None = None
     size_bytes: int
+    partial: bool = Field(
+        default=False, description="The last iterate of a run that was cancelled or reached "
+        "the server's time limit, not a finished fit"
+    )
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
     created_at: dt.datetime
 
 

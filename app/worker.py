@@ -124,22 +124,35 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
     reporter = training.Reporter(
         factory, job_id, token, settings.progress_interval_s, job.targets,
         higher_is_better=job.estimator.classification, interrupted=_interrupted,
+        max_points=settings.max_trace_points, **_deadline(job, settings),
     )
     trained = training.train(job, settings.store, reporter)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
-    model = training.store_model(settings.store, job, trained.package, trained.metrics)
-    if not _finish(settings, factory, job_id, token, JobStatus.SUCCEEDED,
-                   progress=trained.progress, stop_reason=trained.stop_reason, model=model):
+    model = training.store_model(settings.store, job, trained)
+    status = JobStatus.CANCELLED if trained.stop is training.Stop.CANCEL else JobStatus.SUCCEEDED
+    if not _finish(settings, factory, job_id, token, status, progress=trained.progress,
+                   stop_reason=trained.stop_reason, model=model):
         delete_model_files(settings.store, model.file_stem)
         return None
-    log.info("job %d: succeeded (%s), model %d", job_id, trained.stop_reason, model.id)
-    return JobStatus.SUCCEEDED
+    log.info("job %d: %s (%s), model %d%s", job_id, status, trained.stop_reason, model.id,
+             f" (partial: {trained.partial_reason})" if trained.partial_reason else "")
+    return status
+
+
+def _deadline(job: training.TrainingJob, settings: Settings) -> dict[str, Any]:
+    """The run's wall-clock deadline, from now: the job's own time budget (its stop is
+    "time_budget"), or the server's PGS_MAX_JOB_SECONDS ("time_limit")."""
+    own = job.estimator.time_budget_s is not None
+    limit = job.time_limit_s if job.time_limit_s is not None else settings.max_job_seconds
+    return {"deadline": time.monotonic() + limit,
+            "deadline_stop": training.Stop.TIME_BUDGET if own else training.Stop.TIME_LIMIT}
 
 
 def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactory,
              reporter: training.Reporter) -> str | None:
-    """The outcome of a run its reporter stopped; None when the run is no longer the job's."""
+    """The outcome of a run its reporter stopped with no model to keep; None when the run is no
+    longer the job's."""
     stop = reporter.stop
     assert stop is not None
     if stop is training.Stop.SHUTDOWN:
@@ -147,11 +160,19 @@ def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactor
         log.info("job %d: interrupted by shutdown, back in the queue", job_id)
         return JobStatus.QUEUED
     if stop is training.Stop.CANCEL:
+        # Before the fit began (a study's sigma selection): no iterate to keep.
         progress = reporter.progress()
         _finish(settings, factory, job_id, token, JobStatus.CANCELLED, progress=progress,
                 stop_reason="cancelled")
         log.info("job %d: cancelled at iteration %d", job_id, progress.iteration)
         return JobStatus.CANCELLED
+    if stop in (training.Stop.TIME_BUDGET, training.Stop.TIME_LIMIT):
+        limit = reporter.deadline_stop.value
+        _finish(settings, factory, job_id, token, JobStatus.FAILED, progress=reporter.progress(),
+                stop_reason=limit, error=f"the wall-clock limit ({limit}) ran out before the fit "
+                "began (during the study's sigma selection)")
+        log.info("job %d: %s before the fit began", job_id, limit)
+        return JobStatus.FAILED
     # Lost, or orphaned: another process settles the job (or already did).
     log.warning("job %d: run abandoned (%s)", job_id, stop.value)
     return None

@@ -7,7 +7,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sqlalchemy import select
 
-from app.api.deps import JobDep, PrincipalDep, RunnerDep, SessionDep, require_json
+from app.api.deps import (
+    JobDep,
+    PrincipalDep,
+    RunnerDep,
+    SessionDep,
+    SettingsDep,
+    require_json,
+)
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
 from app.schemas import JobCreate, JobList, JobRead, TraceRead
@@ -30,7 +37,10 @@ IdempotencyHeader = Annotated[
     summary="Queue a training job",
     dependencies=[Depends(require_json)],
     responses={409: {"description": "Idempotency-Key reused with another body"},
-               415: {"description": "Body is not JSON"}},
+               415: {"description": "Body is not JSON"},
+               422: {"description": "Invalid request, or its model would pass "
+                     "PGS_MAX_MODEL_BYTES"},
+               429: {"description": "The caller's or the server's queue is full (Retry-After)"}},
 )
 def create_job(
     body: JobCreate,
@@ -39,9 +49,10 @@ def create_job(
     session: SessionDep,
     runner: RunnerDep,
     principal: PrincipalDep,
+    settings: SettingsDep,
     idempotency_key: IdempotencyHeader = None,
 ) -> Job:
-    job, replayed = job_requests.create_job(session, body, principal, idempotency_key)
+    job, replayed = job_requests.create_job(session, body, principal, idempotency_key, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:

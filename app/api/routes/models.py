@@ -21,6 +21,7 @@ from app.services.model_store import (
     LoadedModel,
     ModelCache,
     delete_model_files,
+    estimator_nbytes,
     load_model_files,
 )
 from app.services.predict import (
@@ -77,10 +78,12 @@ def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
     except FileNotFoundError:
         # A DELETE committed between the row read above and the file read: the model is gone.
         raise not_found("model", model_id) from None
+    estimator = load_model(meta["estimator"], arrays)
     return LoadedModel(
-        model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
+        model_id=model_id, estimator=estimator, task=task,
         n_features=n_features, index_base=index_base,
         classes=None if classes is None else np.asarray(classes),
+        nbytes=estimator_nbytes(estimator),
     )
 
 
