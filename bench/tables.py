@@ -427,12 +427,47 @@ def hostile_bench(r: dict) -> str:
     return "\n".join(lines)
 
 
+def soak(r: dict) -> str:
+    quiet, loaded, jobs, rss = r["quiet"], r["soak"], r["jobs"], r["api_rss_mb"]
+    rows = [[what, f"{p['requests']:,}", f"{p['requests_per_s']:.0f}", f"{p['p50_ms']:.0f} ms",
+             f"{p['p99_ms']:.0f} ms", f"{p['max_ms']:.0f} ms", p["errors"]]
+            for what, p in (("quiet", quiet), ("soak", loaded))]
+    lines = [f"{r['clients']} prediction clients, {r['quiet_seconds']:.0f} s alone, then "
+             f"{r['seconds']:.0f} s with hostile uploads, a job every {r['job_interval_s']:.0f} s "
+             f"and a worker killed every {r['kill_every_s']:.0f} s ({r['workers_killed']} killed; "
+             f"{r['workers']} workers, `PGS_MAX_JOB_SECONDS={r['max_job_seconds']:.0f}`).", "",
+             _table(["run", "predictions", "per s", "p50", "p99", "max", "failed"], rows), "",
+             _table(["job kind: final state (reason)", "jobs"], jobs["outcomes"].items()), ""]
+    slowest = r["slowest_answer_s"]
+    uploads = [[f"`{name}`", ", ".join(f"{status} x{n}" for status, n in sorted(answers.items())),
+                f"{slowest[name]:.1f} s"] for name, answers in sorted(r["uploads"].items())]
+    lines += [_table(["hostile upload", "answers", "slowest answer"], uploads), ""]
+    refused = ", ".join(f"{k} x{n}" for k, n in jobs["refused"].items()) or "none"
+    lines.append(f"Jobs submitted: {jobs['submitted']} (refused before queueing: {refused}); "
+                 f"not final after the drain: {len(jobs['not_final'])}; with a reason other than "
+                 f"the true one: {len(jobs['untrue_reasons'])}. API resident memory: "
+                 f"{rss['start']:.0f} MB at the start of the soak, peak {rss['peak']:.0f} MB, "
+                 f"{rss['end']:.0f} MB after the drain. The slowest answer to a job submission "
+                 f"took {slowest.get('POST /v1/jobs', 0):.1f} s.")
+    return "\n".join(lines)
+
+
+def soak_goals(r: dict) -> list[str]:
+    failed, ratio, jobs = r["soak"]["errors"], r["p99_ratio"], r["jobs"]
+    wrong = len(jobs["not_final"]) + len(jobs["untrue_reasons"])
+    return [f"Soak: failed predictions {failed}, goal 0, {'met' if failed == 0 else 'missed'}; "
+            f"p99 {ratio:.1f}x the quiet run's, goal within 3x, "
+            f"{'met' if ratio <= 3 else 'missed'}; jobs not final or with an untrue reason "
+            f"{wrong}, goal 0, {'met' if wrong == 0 else 'missed'}"]
+
+
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[str]]] = {
     "throughput": throughput_goals,
     "time_to_accuracy": time_to_accuracy_goals,
     "predict_bench": predict_bench_goals,
     "dispatch_bench": dispatch_bench_goals,
+    "soak": soak_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -448,4 +483,5 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("load_bench", "table"): load_bench,
     ("dispatch_bench", "table"): dispatch_bench,
     ("hostile_bench", "table"): hostile_bench,
+    ("soak", "table"): soak,
 }
