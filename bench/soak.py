@@ -12,7 +12,8 @@ for ``--quiet-seconds`` (the baseline). Then, for ``--seconds``, the same client
   iteration and a budget ("time_budget"), one without a budget that runs into the server's
   limit ("time_limit"), one cancelled 3 s after its submission ("cancelled"), and one on the
   wide file (refused, 422);
-* every ``--kill-every`` seconds the worker process of a running job is killed (SIGKILL).
+* every ``--kill-every`` seconds a worker process is killed (SIGKILL): a running job's, or an
+  idle one when no job runs (e.g. while the pool that replaces a killed one warms up).
 
 Then every job is polled until it is final (at most ``--drain-seconds``). Reported: predictions
 that failed (anything but 200; goal 0), p50/p99 against the quiet run (goal: p99 within 3x),
@@ -94,6 +95,7 @@ class Soak:
     jobs: dict[int, str] = field(default_factory=dict)  # job id -> kind
     refused: Counter[str] = field(default_factory=Counter)
     kills: list[int] = field(default_factory=list)  # job ids whose worker was killed
+    idle_kills: int = 0  # workers killed without a job
     rss: list[int] = field(default_factory=list)
     slowest: dict[str, float] = field(default_factory=dict)  # seconds of the slowest answer
 
@@ -153,17 +155,35 @@ def _job_loop(soak: Soak, interval: float) -> None:
 
 
 def _kill_loop(soak: Soak, every: float, db: Path) -> None:
-    """SIGKILL the worker of a running job every ``every`` seconds (a pool worker of this
-    server: its parent is the API process)."""
+    """SIGKILL a pool worker of this server every ``every`` seconds: the worker of a running job
+    when there is one, else an idle one (while a pool is replaced there may be none)."""
     while not soak.stop.wait(every):
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
             running = conn.execute("SELECT id, worker_pid FROM jobs WHERE status = 'running' "
                                    "AND worker_pid IS NOT NULL ORDER BY id").fetchall()
-        for job_id, pid in running:
-            if _parent(pid) == soak.pid:
-                os.kill(pid, signal.SIGKILL)
-                soak.kills.append(job_id)
-                break
+        workers = _pool_workers(soak.pid)
+        busy = [(job_id, pid) for job_id, pid in running if pid in workers]
+        if busy:
+            os.kill(busy[0][1], signal.SIGKILL)
+            soak.kills.append(busy[0][0])
+        elif workers:
+            os.kill(workers[0], signal.SIGKILL)
+            soak.idle_kills += 1
+
+
+def _pool_workers(api_pid: int) -> list[int]:
+    """The API process's pool workers: its spawned children (an upload's parse is a forked
+    child, which runs the parent's command line, not multiprocessing's spawn_main)."""
+    workers = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and _parent(int(proc.name)) == api_pid:
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline:
+                workers.append(int(proc.name))
+    return sorted(workers)
 
 
 def _parent(pid: int) -> int | None:
@@ -264,7 +284,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quiet": quiet, "soak": loaded, "p99_ratio": round(loaded["p99_ms"] / quiet["p99_ms"], 2),
         "uploads": {name: dict(c) for name, c in soak.uploads.items()},
         "slowest_answer_s": {k: round(v, 1) for k, v in soak.slowest.items()},
-        "jobs": jobs, "workers_killed": len(soak.kills),
+        "jobs": jobs, "workers_killed": len(soak.kills) + soak.idle_kills,
+        "idle_workers_killed": soak.idle_kills,
         "api_rss_mb": {"start": round(rss_start / MIB, 1),
                        "peak": round(max(soak.rss, default=rss_start) / MIB, 1),
                        "end": round(rss_end / MIB, 1)},

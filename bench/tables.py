@@ -434,7 +434,8 @@ def soak(r: dict) -> str:
             for what, p in (("quiet", quiet), ("soak", loaded))]
     lines = [f"{r['clients']} prediction clients, {r['quiet_seconds']:.0f} s alone, then "
              f"{r['seconds']:.0f} s with hostile uploads, a job every {r['job_interval_s']:.0f} s "
-             f"and a worker killed every {r['kill_every_s']:.0f} s ({r['workers_killed']} killed; "
+             f"and a worker killed every {r['kill_every_s']:.0f} s ({r['workers_killed']} killed, "
+             f"{r['idle_workers_killed']} of them idle; "
              f"{r['workers']} workers, `PGS_MAX_JOB_SECONDS={r['max_job_seconds']:.0f}`).", "",
              _table(["run", "predictions", "per s", "p50", "p99", "max", "failed"], rows), "",
              _table(["job kind: final state (reason)", "jobs"], jobs["outcomes"].items()), ""]
