@@ -27,9 +27,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("models") as batch:
-        batch.drop_column("partial_reason")
+    # Columns dropped in place (ALTER TABLE ... DROP COLUMN, SQLite 3.35+), not by a batch
+    # rebuild: dropping the rebuilt jobs table would cascade into job_trace.
+    op.drop_column("models", "partial_reason")
     op.drop_index("ix_jobs_owner_status", table_name="jobs")
-    with op.batch_alter_table("jobs") as batch:
-        batch.drop_column("time_limit_s")
-        batch.drop_column("owner")
+    op.drop_column("jobs", "time_limit_s")
+    op.drop_column("jobs", "owner")
