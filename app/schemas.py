@@ -297,7 +297,8 @@ class StudyCreate(BaseModel):
     )
     seed: int = Field(default=0, ge=0, le=2**31 - 1, description="Seed of the split and subsamples")
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=86400, description="Per job: stop after this many solver seconds"
+        default=None, gt=0.0, le=86400,
+        description="Per job: stop after this many solver seconds, or as many of wall-clock time"
     )
     select_sigma: SelectSigma | None = Field(
         default=None, description="Choose sigma per job on a validation split of its m rows"
