@@ -40,7 +40,8 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
         first, second = wait_for(c, running), wait_for(c, queued)
     assert first["status"] == second["status"] == "succeeded"
     assert first["stop_reason"] == "time_budget" and first["attempts"] == 1
-    assert first["metrics"]["solver_seconds"] >= 2
+    # The budget is wall-clock time as well: the solver's own clock stays within it.
+    assert 0 < first["metrics"]["solver_seconds"] <= 2
 
 
 def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, data_dir: Path):
