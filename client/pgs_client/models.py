@@ -73,7 +73,7 @@ class JobCreate:
     """
     time_budget_s: float | None = None
     """
-    Stop after this many solver seconds
+    Stop after this many solver seconds, or as many seconds of wall-clock time
     """
 
 
@@ -108,7 +108,7 @@ class JobRead:
     """
     stop_reason: str | None
     """
-    completed | target_score | time_budget | cancelled
+    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
     """
     error: str | None
     model_id: int | None
@@ -117,6 +117,10 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    time_limit_s: float | None = None
+    """
+    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
     study_id: int | None = None
     study_run: int | None = None
     """
@@ -149,6 +153,11 @@ class ModelRead:
     size_bytes: int
     created_at: datetime
     nnz_weights: int | None = None
+    partial: bool | None = False
+    """
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    """
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
 
 
 @dataclass(kw_only=True)
@@ -423,7 +432,7 @@ class StudyCreate:
     """
     time_budget_s: float | None = None
     """
-    Per job: stop after this many solver seconds
+    Per job: stop after this many solver seconds, or as many of wall-clock time
     """
     select_sigma: SelectSigma | None = None
     """
