@@ -304,11 +304,16 @@ def inverse_time(r: dict) -> str:
 
     def cell(row: dict) -> str:
         its = "-" if row["median_iterations"] is None else f"{row['median_iterations']:,.0f}"
-        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e})"
+        floor = ("" if row.get("optimum_error") is None
+                 else f", exact optimum {row['optimum_error']:.3f}")
+        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e}{floor})"
 
     rows = [[f"{m:,}"] + [cell(by_m[m]) for _, by_m in columns] for m in sizes]
+    setting = ("PGS defaults" if r.get("setting", "defaults") == "defaults"
+               else f"Figure 1 as printed, output {r['output']}")
     return (f"Median iterations to ||w/||w|| - w*|| < {r['target']:g} over {r['runs']} seeds "
-            f"(reached/runs, sigma(m) by {r['sigma_rule']}); figure `{r['figure']}`.\n\n"
+            f"(reached/runs, sigma(m) by {r['sigma_rule']}; {setting}); figure "
+            f"`{r['figure']}`.\n\n"
             + _table(["m"] + [f"{n} features" for n, _ in columns], rows))
 
 
