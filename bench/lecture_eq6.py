@@ -80,6 +80,7 @@ def main(argv=None) -> None:
         left.plot(t, ogd[:, j], color=color, label=f"OGD w_(t+1), coordinate {j}")
         left.plot(t[marks], pgs[marks, j], "o", color=color, fillstyle="none",
                   label=f"PGS p=2 w_t, coordinate {j}")
+    left.set_yscale("symlog", linthresh=0.1)  # the first steps (1/(2 sigma)) dwarf the limit
     left.set(xscale="log", xlabel="iteration t", ylabel="weight",
              title=f"heart_scale, logistic, sigma = {args.sigma:g}, t0 = {args.t0:g}")
     left.legend(fontsize=7)
