@@ -193,7 +193,7 @@ def main(argv=None) -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = {"validation": "", "target": "_target_sigma", "achievable": "_achievable_sigma",
-              "fixed": "_fixed_sigma"}[args.sigma_rule]
+              "fixed": "_fixed_sigma_" + f"{args.sigma:.0e}".replace("-", "_")}[args.sigma_rule]
     if args.setting == "paper":
         suffix += f"_paper_{args.output}"
     figure = args.out / f"fig9_toy{suffix}.svg"
