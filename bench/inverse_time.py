@@ -16,7 +16,7 @@ against m. sigma(m) comes from a grid, by one of two rules:
 * ``target`` (draws fig9_toy_target_sigma.svg, records inverse_time_target_sigma.json): the sigma
   whose runs reach the target in the fewest median iterations, on 5 seeds of their own, then the
   ``--runs`` reported runs on other seeds.
-  This is the paper's protocol (it chose sigma(m) on test data) and the one its argument is
+  Like the paper's protocol it looks at the test criterion, and it is the choice its argument is
   about: Theorem 2's time falls with m because a larger m leaves more room for the
   regularisation's bias and the optimisation error at a fixed accuracy, and a larger sigma uses it
   to converge faster. Validation instead lowers sigma as m grows, which buys accuracy beyond the
