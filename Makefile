@@ -41,7 +41,11 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.paper_figures
 	$(BIN)/python -m bench.inverse_time --runs 15
 	$(BIN)/python -m bench.inverse_time --runs 15 --sigma-rule target
+	$(BIN)/python -m bench.inverse_time --runs 10 --features 10 --sigma-rule achievable --setting paper --output last --max-iter 1000000
+	$(BIN)/python -m bench.inverse_time --runs 15 --features 10 --sizes 1500,2000,3000,5000,10000,20000,50000,200000 --sigma-rule fixed --sigma 0.01 --setting paper --output last --max-iter 1000000
+	$(BIN)/python -m bench.inverse_time --runs 50 --features 10 --sizes 1500,2000,3000,5000,10000,20000,50000,200000 --sigma-rule fixed --sigma 0.001 --setting paper --output last --max-iter 1000000
 	$(BIN)/python -m bench.l1_paths
+	$(BIN)/python -m bench.lecture_eq6
 	$(BIN)/python -m bench.predict_bench
 	$(BIN)/python -m bench.load_bench --setup both --duration 60
 	$(BIN)/python -m bench.dispatch_bench --setup both --repeat 20

@@ -304,11 +304,16 @@ def inverse_time(r: dict) -> str:
 
     def cell(row: dict) -> str:
         its = "-" if row["median_iterations"] is None else f"{row['median_iterations']:,.0f}"
-        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e})"
+        floor = ("" if row.get("optimum_error") is None
+                 else f", exact optimum {row['optimum_error']:.3f}")
+        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e}{floor})"
 
     rows = [[f"{m:,}"] + [cell(by_m[m]) for _, by_m in columns] for m in sizes]
+    setting = ("PGS defaults" if r.get("setting", "defaults") == "defaults"
+               else f"Figure 1 as printed, output {r['output']}")
     return (f"Median iterations to ||w/||w|| - w*|| < {r['target']:g} over {r['runs']} seeds "
-            f"(reached/runs, sigma(m) by {r['sigma_rule']}); figure `{r['figure']}`.\n\n"
+            f"(reached/runs, sigma(m) by {r['sigma_rule']}; {setting}); figure "
+            f"`{r['figure']}`.\n\n"
             + _table(["m"] + [f"{n} features" for n, _ in columns], rows))
 
 
@@ -316,13 +321,52 @@ def inverse_time(r: dict) -> str:
 
 
 def l1_paths(r: dict) -> str:
-    rows = [[row["dataset"], f"{row['lambda']:g}", row["method"],
-             f"{row['accesses'] / row['budget']:.2f}", f"{row['gap']:.2e}",
-             f"{row['nnz']} ({row['nnz_star']})", row["nnz_above_1e-3_max_at_end"],
-             "" if row["eta"] is None else f"{row['eta']:.3g}", f"{row['seconds']:.0f}"]
-            for row in r["rows"]]
-    return _table(["data set", "lambda", "method", "accesses / budget", "(P - P*)/P*",
-                   "nnz (optimum)", "nnz > 1e-3 max", "eta", "s"], rows)
+    def spread(values, fmt):
+        low, mid, high = min(values), statistics.median(values), max(values)
+        return format(mid, fmt) if low == high else f"{mid:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+    rows = []
+    for panel in r["panels"]:
+        for row in panel["rows"]:
+            head = [f"{panel['dataset']} (Fig. {panel['figure']})", f"{panel['lambda']:g}",
+                    row["method"], "" if row["eta"] is None else f"{row['eta']:.3g}"]
+            if "diverged" in row:
+                rows.append(head + ["diverged", "", "", "", "", ""])
+                continue
+            rows.append(head + [
+                f"{row['accesses'] / panel['budget']:.2f}", spread(row["gap"], ".2e"),
+                f"{spread(row['nnz'], '.0f')} ({panel['nnz_star']})",
+                spread(row["nnz_above_1e-3_max"], ".0f"), f"{row['iterations_per_s']:,.0f}",
+                f"{row['seconds']:.0f}"])
+    return _table(["data set", "lambda", "method", "eta", "accesses / budget",
+                   "(P - P*)/P*", "exact nnz (optimum)", "nnz > 1e-3 max", "iterations/s", "s"],
+                  rows)
+
+
+def l1_paths_survival(r: dict) -> str:
+    def value(panel, key, fmt):
+        v = panel["zero_survival"][key]
+        return "-" if v is None else format(v, fmt)
+
+    rows = [[panel["dataset"], f"{panel['lambda']:g}", f"{panel['d']:,}", panel["nnz_star"],
+             panel["zero_survival"]["irrelevant_features"], value(panel, "fraction", ".3f"),
+             value(panel, "median_ratio", ".3g"), value(panel, "stationary_nonzero", ",.0f")]
+            for panel in r["panels"]]
+    return _table(["data set", "lambda", "features", "nnz of w*", "features with w*_j = 0",
+                   "share of their x_ij != 0 with abs(l'(z*_i) x_ij) <= lambda",
+                   "median abs(l'(z*_i) x_ij) / lambda",
+                   "their duals non-zero under Algorithm 3's truncation at w*"], rows)
+
+
+def l1_paths_speed(r: dict) -> str:
+    rows = [[row["dataset"], f"{row['m']:,} x {row['d']:,}", f"{row['row_nnz']:.0f}",
+             row["method"], row["dual_exponent"], f"{row['eta']:.3g}", f"{row['iterations']:,}",
+             f"{row['iterations_per_s']:,.0f}",
+             ", ".join(f"{n:,}" for _, n in row["nnz_weights"][-3:]),
+             f"{row['test_accuracy']:.3f}"]
+            for row in r["speed"]]
+    return _table(["data set", "m x d", "nnz per row", "method", "p", "eta (auto)", "iterations",
+                   "iterations/s", "nnz(w) at the last 3 checkpoints", "test accuracy"], rows)
 
 
 # -- the service -------------------------------------------------------------------------------------
@@ -480,6 +524,8 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("paper_figures", "table"): paper_figures,
     ("inverse_time", "table"): inverse_time,
     ("l1_paths", "table"): l1_paths,
+    ("l1_paths", "survival"): l1_paths_survival,
+    ("l1_paths", "speed"): l1_paths_speed,
     ("predict_bench", "table"): predict_bench,
     ("load_bench", "table"): load_bench,
     ("dispatch_bench", "table"): dispatch_bench,
