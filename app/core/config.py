@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     # the whole server; beyond either a new job is refused with 429 and Retry-After.
     max_queued_jobs_per_key: int = Field(default=100, ge=1)
     max_queued_jobs: int = Field(default=1000, ge=1)
+    # Threads of each API process that run batch predictions (app/background/batch_predictor.py).
+    batch_predict_threads: int = Field(default=1, ge=1, le=64)
 
     sqlite_busy_timeout_s: float = Field(default=15.0, gt=0)
     # How often a worker writes progress and looks for a cancel request (plus up to one solver

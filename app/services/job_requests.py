@@ -78,9 +78,13 @@ def _check_test_dataset(train: Dataset, test: Dataset) -> None:
         msg = (f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
                f"the training set ({train.task}, {train.label_kind} labels)")
         raise invalid(msg, [field_error(loc, msg)])
-    if test.n_features > train.n_features:
-        msg = (f"test dataset {test.id} has {test.n_features} features, more than the "
-               f"training set's {train.n_features}")
+    if test.n_features != train.n_features:
+        # A sparse test file may lack the training set's last features: then it says so by
+        # its width at upload (n_features); a narrower one is more likely other data.
+        msg = (f"test dataset {test.id} ({test.n_samples} rows x {test.n_features} features) "
+               f"does not have the features of training dataset {train.id} ({train.n_samples} "
+               f"rows x {train.n_features} features); if its columns are the same, upload it "
+               f"with n_features={train.n_features}")
         raise invalid(msg, [field_error(loc, msg)])
 
 
@@ -145,7 +149,8 @@ def create_job(
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
         split_seed=body.split_seed, params=body.params, targets=body.targets,
         time_budget_s=body.time_budget_s, owner=principal,
-        time_limit_s=time_limit(body.time_budget_s, settings),
+        time_limit_s=time_limit(body.time_budget_s, settings), name=body.name,
+        description=body.description, tags=body.tags, model_name=body.model_name,
     )
     try:
         with job_limits.queue_lock:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.db import SessionFactory, is_postgres, transaction
 from app.models import Job, JobStatus, Model, TracePoint, utcnow
+from app.services.registry import next_version
 
 
 def owned_by(job_id: int, token: int) -> Any:
@@ -114,6 +115,9 @@ def finish(
         if progress is not None:
             _write_points(s, job_id, progress)
         if model is not None:
+            model_name = s.scalar(select(Job.model_name).where(Job.id == job_id))
+            if model_name is not None:
+                model.name, model.version = model_name, next_version(s, model_name)
             s.add(model)
             s.flush()
             s.execute(update(Job).where(Job.id == job_id).values(model_id=model.id))

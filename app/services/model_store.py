@@ -13,7 +13,10 @@ from typing import IO, Any
 
 import numpy as np
 
+from app.core.db import transaction
+from app.core.errors import not_found
 from app.core.store import Store, as_store
+from app.models import Model
 
 
 def save_model_files(
@@ -150,3 +153,28 @@ class ModelCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedModel:
+    """The model ``model_id`` read from the database and the store (what the cache holds): the
+    same for /predict and for batch predictions."""
+    from solver import load_model  # the solver imports Numba: not at this module's import
+
+    with transaction(factory) as s:
+        row = s.get(Model, model_id)
+        if row is None:
+            raise not_found("model", model_id)
+        stem, classes, task = row.file_stem, row.classes, row.task
+        n_features, index_base = row.n_features, row.index_base
+    try:
+        meta, arrays = load_model_files(store, stem)
+    except FileNotFoundError:
+        # A DELETE committed between the row read above and the file read: the model is gone.
+        raise not_found("model", model_id) from None
+    estimator = load_model(meta["estimator"], arrays)
+    return LoadedModel(
+        model_id=model_id, estimator=estimator, task=task,
+        n_features=n_features, index_base=index_base,
+        classes=None if classes is None else np.asarray(classes),
+        nbytes=estimator_nbytes(estimator),
+    )

@@ -1,4 +1,4 @@
-"""/v1/jobs: create (validated, idempotent), list, read, cancel, trace."""
+"""/v1/jobs: create (validated, idempotent), list, read, edit labels, cancel, trace."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from app.api.deps import (
     SettingsDep,
     require_json,
 )
+from app.api.filters import NameQuery, TagsQuery
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
-from app.schemas import JobCreate, JobList, JobRead, TraceRead
-from app.services import job_requests
+from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
+from app.services import job_requests, registry
 from app.services import jobs as job_service
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -77,10 +78,14 @@ def list_jobs(
     status: StatusQuery = None,
     dataset_id: DatasetQuery = None,
     solver: SolverQuery = None,
+    name: NameQuery = None,
+    tag: TagsQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    stmt = select(Job)
+    stmt = select(Job).where(*registry.tag_filter(Job.tags, tag or []))
+    if name is not None:
+        stmt = stmt.where(Job.name == name)
     if status is not None:
         stmt = stmt.where(Job.status == status)
     if dataset_id is not None:
@@ -93,6 +98,14 @@ def list_jobs(
 
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics")
 def get_job(job: JobDep) -> Job:
+    return job
+
+
+@router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
+              summary="Name, describe or tag a job")
+def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
+    registry.apply_changes(job, body.changes())
+    session.commit()
     return job
 
 
