@@ -150,7 +150,7 @@ def _scan_values(data, indices, sparse):
     """
     sum_sq = 0.0
     n_values = 0
-    descents = 0
+    descents = np.int64(0)
     for pos in range(data.shape[0]):
         value = np.float64(data[pos])
         sum_sq += value * value

@@ -33,9 +33,6 @@ from ..tracing import CheckpointSchedule, Engine, TracePoint, drive
 
 ESTIMATORS: dict[str, type[LinearModelBase]] = {}
 
-# The first checkpoint after iteration 0 comes after this fraction of an epoch (CheckpointSchedule).
-FIRST_CHECKPOINT_EPOCH = 0.01
-
 POSITIVE = Interval(Real, 0.0, None, closed="neither")
 AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
 
@@ -71,6 +68,7 @@ class _Fitted(BaseEstimator):
     trace_: list[TracePoint]
     stop_reason_: str
     solver_seconds_: float
+    compile_seconds_: float
 
 
 @declare_parameters
@@ -98,7 +96,7 @@ class LinearModelBase(_Fitted):
                                       doc="Stop once the solver clock reaches this many seconds.")
     checkpoint_growth: float = param(
         default=1.25, allowed=[Interval(Real, 1.0, None, closed="neither")],
-        doc="Trace checkpoints are taken at iterations growing by this factor...")
+        doc="Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...")
     checkpoint_interval: float | None = param(
         default=1.0, allowed=[POSITIVE, None],
         doc="...and at least every this many solver seconds.")
@@ -152,10 +150,7 @@ class LinearModelBase(_Fitted):
             evaluate=evaluate if (evaluation is not None or trace) else None,
             score_name=evaluation.name if evaluation is not None else None,
             higher_is_better=evaluation.higher_is_better if evaluation is not None else True,
-            schedule=CheckpointSchedule(
-                self.checkpoint_growth, self.checkpoint_interval,
-                first_samples=math.ceil(FIRST_CHECKPOINT_EPOCH * X.shape[0]),
-            ),
+            schedule=CheckpointSchedule(self.checkpoint_growth, self.checkpoint_interval),
             target_score=self.target_score,
             time_budget=self.time_budget,
             callback=callback,
@@ -165,6 +160,7 @@ class LinearModelBase(_Fitted):
         self.trace_ = result.trace
         self.stop_reason_ = result.stop_reason
         self.solver_seconds_ = result.solver_seconds
+        self.compile_seconds_ = result.compile_seconds
         return self
 
     def _check_fit_request(self, m: int, evaluation: _Evaluation | None) -> None:

@@ -193,7 +193,10 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         when ``fit`` gets an ``eval_set`` or ``trace=True``.
     stop_reason_ : {"completed", "callback", "target_score", "time_budget"}
     solver_seconds_ : float
-        Time spent in the solver, excluding evaluation at checkpoints.
+        Time spent in the solver, excluding evaluation at checkpoints and Numba compilation.
+    compile_seconds_ : float
+        Time spent loading (or, the first time, compiling) the Numba kernels before the solver
+        clock started.
     intercept_scaling_ : float
         The value of the constant feature used (0.0 without an intercept).
     t0_ : float
@@ -216,7 +219,7 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_iter_, trace_, stop_reason_, solver_seconds_, intercept_scaling_, t0_
+    n_iter_, trace_, stop_reason_, solver_seconds_, compile_seconds_, intercept_scaling_, t0_
         As for ``PGSClassifier``.
     """
 

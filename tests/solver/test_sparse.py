@@ -10,7 +10,6 @@ import scipy.sparse as sp
 from solver import (
     PGSClassifier,
 )
-
 from solver._sparse import prepare
 
 from .problems import binary_problem
