@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet -e './client[all,dev]'
+	# The Numba cache the service and the tests start with (kernels compiled in parallel, one
+	# process per family); a job whose kernels are missing compiles them itself, off its clock.
+	$(BIN)/python -m solver.warmup
 	touch $@
 
 install: $(STAMP)
@@ -50,6 +53,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.load_bench --setup both --duration 60
 	$(BIN)/python -m bench.dispatch_bench --setup both --repeat 20
 	$(BIN)/python -m bench.hostile_bench
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.peers
 	$(MAKE) bench-report
 
 # docs/benchmarks.md from bench/benchmarks_template.md and the records in docs/results/.

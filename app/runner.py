@@ -236,6 +236,16 @@ class JobRunner:
                 return False, f"a worker failed to start: {warm.exception()!r}"
         return True, "ok"
 
+    def waiting_reason(self) -> str:
+        """Why a queued job has not started yet, as its reader sees it (GET /v1/jobs/{id})."""
+        ok, why = self.ready()
+        if not ok:
+            return f"waiting for the workers: {why}"
+        busy, workers = self.in_flight(), self.worker_count()
+        if workers and busy >= workers:
+            return f"waiting for a free worker: {busy} job(s) held by {workers} worker(s)"
+        return "handed to a worker, starting"
+
     def in_flight(self) -> int:
         with self._lock:
             return len(self._futures)

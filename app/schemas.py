@@ -208,7 +208,8 @@ class JobRead(BaseModel):
     time_budget_s: float | None
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
-        description="solver_seconds, objective, test_accuracy (classification) or test_rmse "
+        description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
+        "clock started), objective, test_accuracy (classification) or test_rmse "
         "(regression), time_to_target: {target: solver seconds or null}"
     )
     time_limit_s: float | None = Field(
@@ -227,6 +228,10 @@ class JobRead(BaseModel):
     cancel_requested: bool
     created_at: dt.datetime
     started_at: dt.datetime | None
+    waiting_reason: str | None = Field(
+        default=None,
+        description="Why a queued job has not started: the worker processes are starting, or "
+        "every worker is busy (null once it runs)")
     finished_at: dt.datetime | None
     # Set for the jobs of a study (null otherwise); see StudyCreate.
     study_id: int | None = None

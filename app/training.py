@@ -364,6 +364,8 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
     classification = job.estimator.classification
     metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
+    # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
+    metrics["compile_seconds"] = float(estimator.compile_seconds_)
     if data.X_eval is not None and data.y_eval is not None:
         predicted = estimator.predict(data.X_eval)
         if classification:

@@ -38,7 +38,13 @@ _factories: dict[str, SessionFactory] = {}
 
 
 def init_worker(settings: Settings, shutdown_event: Any) -> None:
-    """Process-pool initializer: signals, logging, Numba cache and the kernel warm-up."""
+    """Process-pool initializer: signals, logging, the Numba cache and the solver's imports.
+
+    No kernel is compiled here: a job's fit loads from the Numba cache (filled by ``make install``
+    or the image build) or compiles only the kernels it needs, before its solver clock starts
+    (``solver.tracing``). A cold warm-up of every kernel took 120-390 s of a loaded 2-core machine,
+    during which the worker could run no job and /readyz said not ready.
+    """
     global _shutdown_event, _parent_pid
     _shutdown_event = shutdown_event
     _parent_pid = os.getppid()
@@ -51,17 +57,11 @@ def init_worker(settings: Settings, shutdown_event: Any) -> None:
     if settings.numba_cache_dir is not None:
         # Before the first import of numba (the solver is imported lazily for this reason).
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
-    from numba.core.event import install_recorder
-
-    from solver import warm_up
-
     started = time.perf_counter()
-    # Numba announces a "numba:compile" event only for a kernel it did not find in the cache.
-    with install_recorder("numba:compile") as compiles:
-        warm_up()
-    compiled = sum(1 for _, event in compiles.buffer if event.is_start)
-    log.info("worker ready (warm-up %.2f s, %s)", time.perf_counter() - started,
-             f"{compiled} Numba compilations" if compiled else "every kernel from the Numba cache")
+    import solver  # noqa: F401 - numba, scipy and scikit-learn, imported once per worker
+
+    log.info("worker ready (imports %.2f s; kernels load or compile when a job needs them)",
+             time.perf_counter() - started)
 
 
 def ping() -> int:

@@ -52,7 +52,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 
 from solver import PGSClassifier
-from solver._sparse import as_kernel_data
+from solver._sparse import prepare
 
 from . import tables
 from .results import add_results_dir, record
@@ -131,7 +131,7 @@ def iterations_to_target(X, y, w_star, sigma: float, seed: int, max_iter: int,
     if setting == "paper":
         params = {**params, "output": output}
     clf = PGSClassifier(sigma=sigma, random_state=seed, **params)
-    engine = clf._make_engine(as_kernel_data(X), y[None, :], np.random.default_rng(seed))
+    engine = clf._make_engine(*prepare(X), y[None, :], np.random.default_rng(seed))
     n = X.shape[1]
     checkpoint = 1
     while engine.t < max_iter:

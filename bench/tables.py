@@ -504,6 +504,59 @@ def soak_goals(r: dict) -> list[str]:
             f"p99 {ratio:.1f}x the quiet run's, goal within 3x, "
             f"{'met' if ratio <= 3 else 'missed'}; jobs not final or with an untrue reason "
             f"{wrong}, goal 0, {'met' if wrong == 0 else 'missed'}"]
+# -- peers: wall-clock fit() to the target -----------------------------------------------------------
+
+# Goals of the peers benchmark: PGS p=2 at most 0.5x the fastest peer's wall time; p=1.8 within
+# 1.5x of p=2.
+GOAL_PEERS, GOAL_PEERS_P18 = 0.5, 1.5
+
+
+def _peer_ratios(case: dict) -> tuple[float | None, float | None, str | None]:
+    """(PGS p=2 / the fastest peer, p=1.8 / p=2, the fastest peer's name)."""
+    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
+    peers = {k: v for k, v in seconds.items() if not k.startswith("PGS") and v is not None}
+    fastest = min(peers, key=peers.__getitem__) if peers else None
+    p2, p18 = seconds.get("PGS p=2"), seconds.get("PGS p=1.8")
+    to_peer = p2 / peers[fastest] if p2 is not None and fastest is not None else None
+    return to_peer, (p18 / p2 if p18 is not None and p2 else None), fastest
+
+
+def peers_case(case: dict) -> str:
+    """One set and sigma: every solver's wall time to the target, and PGS's ratios."""
+    to_peer, p18, fastest = _peer_ratios(case)
+    head = (f"**{case['set']}** ({case['m']:,} x {case['n']:,}, {case['nnz'] / case['m']:.0f} "
+            f"non-zeros per row), sigma {case['sigma']:g}: optimum test accuracy "
+            f"{case['optimum_accuracy']:.4f}, target {case['target']:.4f}"
+            + (f" (PGS p=1.8 never reaches it: timed to its own optimum's "
+               f"{case['optimum18_accuracy']:.4f} minus 0.5 points)"
+               if case["optimum18_accuracy"] is not None else ""))
+    rows = [[row["solver"], "-" if row["budget"] is None else row["budget"],
+             "-" if row["epochs"] is None or math.isnan(row["epochs"]) else f"{row['epochs']:.3g}",
+             "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}",
+             "not reached" if row["seconds"] is None else _s(row["seconds"]),
+             "-" if not row["runs"] else f"{_s(min(row['runs']))}-{_s(max(row['runs']))}"]
+            for row in case["rows"]]
+    table = _table(["solver", "budget", "epochs", "test accuracy", "fit() s (median)", "min-max"],
+                   rows)
+    ratio = (f"PGS p=2 / fastest peer ({fastest}): {_s(to_peer)} (goal <= {GOAL_PEERS}); "
+             f"p=1.8 / p=2: {_s(p18)} (goal <= {GOAL_PEERS_P18}). PGS set-up (fit() of one "
+             f"iteration): {_s(case['setup']['fit_one_iteration'])} s, one pass over the values "
+             f"{_s(case['setup']['one_pass'])} s.")
+    return "\n\n".join([head, table, ratio])
+
+
+def peers(r: dict) -> str:
+    return "\n\n".join(peers_case(case) for case in r["cases"])
+
+
+def peers_goals(r: dict) -> list[str]:
+    lines = []
+    for case in r["cases"]:
+        to_peer, p18, fastest = _peer_ratios(case)
+        lines.append(f"peers, {case['set']} sigma {case['sigma']:g}: PGS p=2 / fastest peer "
+                     f"({fastest}) {_goal(to_peer, GOAL_PEERS)}; p=1.8 / p=2 "
+                     f"{_goal(p18, GOAL_PEERS_P18)}")
+    return lines
 
 
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
@@ -513,6 +566,7 @@ GOALS: dict[str, Callable[[Any], list[str]]] = {
     "predict_bench": predict_bench_goals,
     "dispatch_bench": dispatch_bench_goals,
     "soak": soak_goals,
+    "peers": peers_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -531,4 +585,5 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("dispatch_bench", "table"): dispatch_bench,
     ("hostile_bench", "table"): hostile_bench,
     ("soak", "table"): soak,
+    ("peers", "table"): peers,
 }

@@ -48,6 +48,7 @@ from ._sparse import KernelData, as_kernel_data, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import soft_threshold
 from .step_sizes import column_mean_squares
+from .warmup import compile_for
 
 # Columns of the per-coordinate constants ``coef``.
 BETA, LAM = 0, 1
@@ -249,12 +250,20 @@ class CoordinateEngine:
     def _advance(self, n: int) -> None:
         raise NotImplementedError
 
+    def compile(self) -> None:
+        raise NotImplementedError
+
     def output_weights(self) -> np.ndarray:
         return np.stack(self.w)
 
 
 class StochasticCoordinateEngine(CoordinateEngine):
     """SCD: coordinates drawn uniformly at random (Algorithm 2), the same for every output."""
+
+    def compile(self) -> None:
+        for y, w, z in zip(self.targets, self.w, self.z, strict=True):
+            compile_for(scd_chunk, self.cols, y, np.empty(0, dtype=np.int64), w, z, self.coef,
+                        *self.loss)
 
     def _advance(self, n: int) -> None:
         coords = self.rng.integers(0, self.coef.shape[0], size=n)
@@ -278,6 +287,11 @@ class GreedyCoordinateEngine(CoordinateEngine):
         self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
         self.done = [False] * len(self.targets)
         self._since_refresh = self.coef.shape[0]  # compute the exact gradient before the first step
+
+    def compile(self) -> None:
+        for y, w, z, grad in zip(self.targets, self.w, self.z, self.grad, strict=True):
+            compile_for(gcd_refresh, self.cols, y, z, grad, *self.loss)
+            compile_for(gcd_chunk, self.cols, self.rows, y, 0, w, z, grad, self.coef, *self.loss)
 
     def _advance(self, n: int) -> None:
         n_weights = self.coef.shape[0]

@@ -112,7 +112,8 @@ class Settings(BaseSettings):
     # At start-up, wait this long for the database to answer; workers retry their final write
     # this long through a database outage.
     db_wait_s: float = Field(default=60.0, ge=0)
-    # Start one worker (and its Numba warm-up) when the app starts instead of at the first job.
+    # Start one worker (process and imports, no compilation) when the app starts instead of at
+    # the first job.
     prestart_workers: bool = True
     numba_cache_dir: Path | None = None
 

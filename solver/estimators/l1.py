@@ -92,7 +92,7 @@ class _CoordinateDescentBase(_L1Base):
         n_weights = self.n_features_in_ + int(self.fit_intercept)
         return default_coordinate_iterations(n_weights, self._default_sweeps)
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         return self._engine(data, targets, loss=LOSSES[self.loss], epsilon=float(self.epsilon),
                             sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept), rng=rng,
                             beta=str(self.beta))
@@ -228,7 +228,7 @@ class _MirrorDescentBase(_L1Base):
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs, as PGS
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         loss = LOSSES[self.loss]
         p = self._link_exponent(data.n_features)
         if self.eta == "auto":

@@ -155,6 +155,10 @@ def test_cancel_queued_job_never_runs(app_client: TestClient):
     queued = create_job(c, dataset_id=ids["heart"], params={"n_iter": 100}).json()
     for b in blockers:
         wait_for(c, b["id"], lambda j: j["status"] == "running")
+    # The queued job says why it waits; a running one has no such reason.
+    waiting = c.get(f"/v1/jobs/{queued['id']}").json()
+    assert waiting["waiting_reason"].startswith("waiting for a free worker"), waiting
+    assert c.get(f"/v1/jobs/{blockers[0]['id']}").json()["waiting_reason"] is None
     r = c.post(f"/v1/jobs/{queued['id']}/cancel")
     assert r.status_code == 200 and r.json()["status"] == "cancelled"
     listed = c.get("/v1/jobs", params={"status": "running"}).json()["items"]

@@ -97,8 +97,11 @@ def list_jobs(
 
 
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics")
-def get_job(job: JobDep) -> Job:
-    return job
+def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
+    read = JobRead.model_validate(job)
+    if job.status == JobStatus.QUEUED:
+        read.waiting_reason = runner.waiting_reason()
+    return read
 
 
 @router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
