@@ -207,7 +207,7 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
     """
     stop_reason: str | None
     """
@@ -223,6 +223,10 @@ class JobRead:
     time_limit_s: float | None = None
     """
     Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
+    waiting_reason: str | None = None
+    """
+    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
     """
     study_id: int | None = None
     study_run: int | None = None
