@@ -57,6 +57,10 @@ STATUSES: dict[int, _Status] = {
                  "unsupported-media-type", "send the request body as application/json"),
     422: _Status("Invalid request: ``errors`` names each field at fault (an unknown query "
                  "parameter is one)", "validation-error", "invalid request: query.foo"),
+    429: _Status("Too many requests queued: the caller's queue (PGS_MAX_QUEUED_JOBS_PER_KEY) or "
+                 "the server's (PGS_MAX_QUEUED_JOBS) is full; retry after Retry-After seconds",
+                 "too-many-queued-jobs",
+                 "5 jobs of this API key are queued (PGS_MAX_QUEUED_JOBS_PER_KEY); retry later"),
     503: _Status("The database is unavailable or busy: retry after Retry-After seconds",
                  "database-unavailable", "the database is unavailable; retry shortly"),
     507: _Status("The server cannot store data now (disk full, quota, read-only); nothing was "
@@ -100,7 +104,7 @@ def problems(*statuses: int | tuple[int, str]) -> Responses:
                 "example": _example(status, meaning.kind, description or meaning.detail),
             }},
         }
-        if status == 503:
+        if status in (429, 503):
             response["headers"] = {"Retry-After": {
                 "description": "Seconds to wait before retrying", "schema": {"type": "integer"}}}
         out[status] = response

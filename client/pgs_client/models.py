@@ -3,9 +3,88 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+
+@dataclass(kw_only=True)
+class AliasEventRead:
+    id: int
+    name: str
+    alias: str
+    model_id: int | None
+    """
+    The model it points to since; null: deleted
+    """
+    previous_model_id: int | None
+    principal: str
+    """
+    Who changed it (the API key's principal)
+    """
+    at: datetime
+
+
+@dataclass(kw_only=True)
+class AliasHistory:
+    items: list[AliasEventRead]
+    """
+    Oldest first
+    """
+
+
+@dataclass(kw_only=True)
+class AliasPut:
+    model_id: int
+    """
+    A version of the alias's model name
+    """
+
+
+@dataclass(kw_only=True)
+class AliasRead:
+    name: str
+    alias: str
+    model_id: int
+    version: int | None
+    """
+    The model's version within the name
+    """
+    updated_at: datetime
+    ref: str
+    """
+    The reference to call: /v1/models/{ref}/predict
+    """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionCreate:
+    dataset_id: int
+    """
+    Predict every row of this data set
+    """
+    extra_features: Literal["fail", "ignore"] | None = "fail"
+    """
+    Features beyond the model's width: fail, or ignore them
+    """
+
+
+@dataclass(kw_only=True)
+class BatchProgress:
+    rows_done: int
+    n_rows: int
+    fraction: float
+
+
+@dataclass(kw_only=True)
+class DatasetPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    task: Literal["classification", "regression"] | None = None
+    """
+    Correct a guessed task; classes are derived from the labels
+    """
 
 
 @dataclass(kw_only=True)
@@ -35,10 +114,20 @@ class DatasetRead:
     Size of the file as uploaded
     """
     created_at: datetime
+    task_source: Literal["guessed", "declared"]
+    """
+    Whether the task was guessed from the labels or declared (upload or PATCH)
+    """
+    task_note: str
+    """
+    How the task was chosen, and how to change it
+    """
     warnings: list[str]
     """
     What the data set cannot be used for (stored all the same)
     """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -73,8 +162,22 @@ class JobCreate:
     """
     time_budget_s: float | None = None
     """
-    Stop after this many solver seconds
+    Stop after this many solver seconds, or as many seconds of wall-clock time
     """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+    """
+    Register the trained model as the next version of this name
+    """
+
+
+@dataclass(kw_only=True)
+class JobPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -104,11 +207,11 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
     """
     stop_reason: str | None
     """
-    completed | target_score | time_budget | cancelled
+    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
     """
     error: str | None
     model_id: int | None
@@ -117,6 +220,14 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    time_limit_s: float | None = None
+    """
+    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
+    waiting_reason: str | None = None
+    """
+    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
+    """
     study_id: int | None = None
     study_run: int | None = None
     """
@@ -131,6 +242,20 @@ class JobRead:
     select_sigma: dict[str, Any] | None = None
     """
     Sigma grid searched on a validation split of the training rows
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+
+
+@dataclass(kw_only=True)
+class ModelPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    """
+    Register as the next version of this name (null: no name)
     """
 
 
@@ -149,6 +274,25 @@ class ModelRead:
     size_bytes: int
     created_at: datetime
     nnz_weights: int | None = None
+    partial: bool | None = False
+    """
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    """
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
+    name: str | None = None
+    """
+    The model name this is a version of
+    """
+    version: int | None = None
+    """
+    Version number within the name
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    training_dataset: dict[str, Any] | None = None
+    """
+    The training data set as it was, kept when it was deleted
+    """
 
 
 @dataclass(kw_only=True)
@@ -397,6 +541,31 @@ class ValidationProblem:
 
 
 @dataclass(kw_only=True)
+class AliasList:
+    items: list[AliasRead]
+
+
+@dataclass(kw_only=True)
+class BatchPredictionRead:
+    id: int
+    model_id: int | None
+    dataset_id: int | None
+    extra_features: Literal["fail", "ignore"]
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress: BatchProgress
+    outputs: list[str] | None
+    """
+    What the result holds: predictions, scores, probabilities
+    """
+    error: str | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(kw_only=True)
 class DatasetList:
     items: list[DatasetRead]
     next_cursor: str | None
@@ -472,7 +641,7 @@ class StudyCreate:
     """
     time_budget_s: float | None = None
     """
-    Per job: stop after this many solver seconds
+    Per job: stop after this many solver seconds, or as many of wall-clock time
     """
     select_sigma: SelectSigma | None = None
     """
@@ -515,6 +684,12 @@ class StudyRead:
     """
     One row per (run, m, target); left out of listings
     """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionList:
+    items: list[BatchPredictionRead]
+    next_cursor: str | None
 
 
 @dataclass(kw_only=True)

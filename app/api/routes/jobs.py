@@ -1,4 +1,4 @@
-"""/v1/jobs: create (validated, idempotent), list, read, cancel, trace."""
+"""/v1/jobs: create (validated, idempotent), list, read, edit labels, cancel, trace."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from app.api.deps import (
     PrincipalDep,
     RunnerDep,
     SessionDep,
+    SettingsDep,
     require_json,
 )
+from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
-from app.schemas import JobCreate, JobList, JobRead, TraceRead
-from app.services import job_requests
+from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
+from app.services import job_requests, registry
 from app.services import jobs as job_service
 from app.services.idempotency import idempotency
 
@@ -34,7 +36,9 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
     dependencies=[Depends(require_json)],
     responses={**example(202, examples.QUEUED_JOB),
                **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
-                          (415, "The body is not JSON"))},
+                          (415, "The body is not JSON"),
+                          (422, "Invalid request, or its model would pass PGS_MAX_MODEL_BYTES"),
+                          (429, "The caller's or the server's queue is full"))},
 )
 def create_job(
     body: JobCreate,
@@ -43,10 +47,11 @@ def create_job(
     session: SessionDep,
     runner: RunnerDep,
     principal: PrincipalDep,
+    settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> Job:
     idem = idempotency(principal, idempotency_key, "POST /v1/jobs", body.model_dump(mode="json"))
-    job, replayed = job_requests.create_job(session, body, idem)
+    job, replayed = job_requests.create_job(session, body, idem, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:
@@ -72,10 +77,14 @@ def list_jobs(
     status: StatusQuery = None,
     dataset_id: DatasetQuery = None,
     solver: SolverQuery = None,
+    name: NameQuery = None,
+    tag: TagsQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    stmt = select(Job)
+    stmt = select(Job).where(*registry.tag_filter(Job.tags, tag or []))
+    if name is not None:
+        stmt = stmt.where(Job.name == name)
     if status is not None:
         stmt = stmt.where(Job.status == status)
     if dataset_id is not None:
@@ -88,7 +97,20 @@ def list_jobs(
 
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
             responses={**example(200, examples.JOB), **problems(404)})
-def get_job(job: JobDep) -> Job:
+def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
+    read = JobRead.model_validate(job)
+    if job.status == JobStatus.QUEUED:
+        read.waiting_reason = runner.waiting_reason()
+    return read
+
+
+@router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
+              summary="Name, describe or tag a job",
+              responses={**example(200, examples.JOB),
+                         **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))})
+def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
+    registry.apply_changes(job, body.changes())
+    session.commit()
     return job
 
 

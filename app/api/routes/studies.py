@@ -17,6 +17,7 @@ from app.api.deps import (
     PrincipalDep,
     RunnerDep,
     SessionDep,
+    SettingsDep,
     StudyDep,
     require_json,
 )
@@ -39,15 +40,18 @@ router = APIRouter(prefix="/v1/studies", tags=["studies"])
     dependencies=[Depends(require_json)],
     responses={**example(202, {**examples.STUDY, "status": "queued"}),
                **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
-                          (415, "The body is not JSON"))},
+                          (415, "The body is not JSON"),
+                          (429, "The caller's or the server's queue cannot take the study's "
+                                "jobs"))},
 )
 def create_study(
     body: StudyCreate, request: Request, response: Response, session: SessionDep,
-    runner: RunnerDep, principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
+    runner: RunnerDep, principal: PrincipalDep, settings: SettingsDep,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> dict[str, Any]:
     idem = idempotency(principal, idempotency_key, "POST /v1/studies",
                        body.model_dump(mode="json"))
-    study, planned, replayed = study_requests.create_study(session, body, idem)
+    study, planned, replayed = study_requests.create_study(session, body, idem, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     # After the commit: a worker must find the rows. Repeat-major order (see plan_jobs).

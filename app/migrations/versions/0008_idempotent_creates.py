@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005_idempotent_creates"
-down_revision: str | Sequence[str] | None = "0004_trace_sparsity"
+revision: str = "0008_idempotent_creates"
+down_revision: str | Sequence[str] | None = "0007_registry"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
