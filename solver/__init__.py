@@ -4,6 +4,7 @@ compiled with Numba, as scikit-learn estimators.
 Public API::
 
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
+    from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
 
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
@@ -32,6 +33,7 @@ from .estimators import (
     load_model,
 )
 from .registry import SOLVERS, SolverSpec, estimator_for
+from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
 
@@ -55,6 +57,7 @@ __all__ = [
     "SGDRegressor",
     "SMIDASClassifier",
     "SMIDASRegressor",
+    "ShardedMatrix",
     "SolverSpec",
     "TracePoint",
     "TruncGradClassifier",
