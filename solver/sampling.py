@@ -265,9 +265,8 @@ class ShardSampler:
     def _next_shard(self) -> None:
         self._block = self._order = None  # drop the shard before the next one opens
         self._visit_pos += 1
-        if self._visit_pos >= len(self._visit):
-            if len(self._visit) > 1:
-                self.rng.shuffle(self._visit)
+        if self._visit_pos >= len(self._visit):  # a new epoch, in a new order
+            self.rng.shuffle(self._visit)
             self._visit_pos = 0
         block = self.shards.block(int(self._visit[self._visit_pos]))
         self._block = block
