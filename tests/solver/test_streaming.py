@@ -3,7 +3,6 @@ order of the samples, and how many shards are resident."""
 
 from __future__ import annotations
 
-import gc
 import weakref
 
 import numpy as np
@@ -110,14 +109,15 @@ def test_several_shards_fit_as_in_memory_on_the_rows_in_visit_order(p, batch_siz
 
 
 def _recording(X, y, shard_rows):
-    """A ShardedMatrix that records the shards it opens and tracks which are still referenced."""
+    """A ShardedMatrix that records the shards it opens and tracks which are still referenced
+    (without a garbage collection: a memory-mapped shard must be unmapped as soon as the solver
+    moves on, by reference counting alone)."""
     bounds = np.concatenate([[0], np.cumsum(shard_rows)])
     opened: list[int] = []
     alive: dict[int, weakref.ref] = {}
     most = [0]
 
     def open_shard(i):
-        gc.collect()
         most[0] = max(most[0], sum(ref() is not None for ref in alive.values()))
         part = X[bounds[i]:bounds[i + 1]].copy()  # its own arrays, to watch them go away
         alive[len(opened)] = weakref.ref(part.data)
