@@ -98,7 +98,6 @@ def test_a_fit_from_mmapped_shards_stays_within_a_few_shards_of_memory(tmp_path)
     finally:
         shutil.rmtree(root)
     result = json.loads(out.stdout)
-    print(result, shard_bytes)
     growth = result["peak"] - result["baseline"]
     # The data is ten shards, over 3x this bound: the fit may hold two at once (one being left,
     # one being opened), plus the engine's state and the objective's scores at checkpoints.
