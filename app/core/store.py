@@ -2,15 +2,16 @@
 directory behind it.
 
 Everything a worker reads (uploaded data sets) or writes (models, batch predictions) goes through
-a :class:`Store` addressed by keys such as ``datasets/<uuid>.npz``, ``models/<uuid>.npz`` and
-``predictions/<uuid>.<output>.npy`` (the database holds the keys). :class:`LocalDirStore` keeps
-them under the data dir; with several hosts that directory is a volume every API process and
-worker mounts at the same path. An object store would implement the same four methods
-(``write`` as a single PUT is atomic there too).
+a :class:`Store` addressed by keys such as ``datasets/<uuid>/manifest.json`` (a data set's
+shards, app/services/shards.py), ``models/<uuid>.npz`` and ``predictions/<uuid>.<output>.npy``
+(the database holds the keys). :class:`LocalDirStore` keeps them under the data dir; with
+several hosts that directory is a volume every API process and worker mounts at the same path.
+An object store would implement the same methods (``write`` as a single PUT is atomic there too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -56,6 +57,11 @@ class Store(Protocol):
         """Remove writes that a crash interrupted; returns how many."""
         ...
 
+    def local_path(self, key: str) -> Path:
+        """A local file holding ``key``'s bytes, for ``np.load(path, mmap_mode="r")``;
+        FileNotFoundError if the key does not exist."""
+        ...
+
 
 def check_key(key: str) -> str:
     if not _KEY.match(key) or key.startswith("/") or "//" in key:
@@ -91,7 +97,18 @@ class LocalDirStore:
         return self._open(key)
 
     def delete(self, *keys: str) -> None:
-        remove_quietly(*(self.path(k) for k in keys))
+        paths = [self.path(k) for k in keys]
+        remove_quietly(*paths)
+        # A data set's directory of shards goes with its last file (top-level ones stay).
+        for d in {p.parent for p in paths if p.parent.parent != self.root and p.parent != self.root}:
+            with contextlib.suppress(OSError):  # not empty, or already gone
+                d.rmdir()
+
+    def local_path(self, key: str) -> Path:
+        p = self.path(key)
+        if not p.is_file():
+            raise FileNotFoundError(errno.ENOENT, "no such key in the store", key)
+        return p
 
     def sweep_partial(self, older_than_s: float) -> int:
         """Temp files of writes a crash interrupted. Only old ones: on a shared volume a live
@@ -99,13 +116,14 @@ class LocalDirStore:
         cutoff = time.time() - older_than_s
         removed = 0
         for sub in ("datasets", "models", "predictions"):
-            d = self.root / sub
-            if not d.is_dir():
-                continue
-            for entry in os.scandir(d):
-                if _PARTIAL.match(entry.name) and entry.stat().st_mtime < cutoff:
-                    remove_quietly(Path(entry.path))
-                    removed += 1
+            # A data set is a directory of shards (datasets/<uuid>/): one level deeper.
+            for d in (self.root / sub, *(self.root / sub).glob("*/")):
+                if not d.is_dir():
+                    continue
+                for entry in os.scandir(d):
+                    if _PARTIAL.match(entry.name) and entry.stat().st_mtime < cutoff:
+                        remove_quietly(Path(entry.path))
+                        removed += 1
         return removed
 
 
