@@ -68,14 +68,15 @@ class Dataset(Base):
     name: Mapped[str] = mapped_column(String(255))
     format: Mapped[str] = mapped_column(String(16))
     compressed: Mapped[bool] = mapped_column(Boolean, default=False)
-    # Path of the CSR .npz relative to the data dir.
+    # The data set's store key: the prefix of its shards' keys (app/services/shards.py), or the
+    # key of the single .npz of a data set stored before shards and not converted yet.
     file_name: Mapped[str] = mapped_column(String(255))
     n_samples: Mapped[int] = mapped_column(Integer)
     n_features: Mapped[int] = mapped_column(Integer)
-    nnz: Mapped[int] = mapped_column(Integer)
+    nnz: Mapped[int] = mapped_column(BigInteger)
     task: Mapped[str] = mapped_column(String(16))
     classes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
-    # "numeric" or "string": how labels are stored in the .npz.
+    # "numeric" or "string": how labels are stored (float64 or fixed-width unicode arrays).
     label_kind: Mapped[str] = mapped_column(String(16))
     # 1 when svmlight feature indices in the file were 1-based (the LIBSVM convention), else 0.
     index_base: Mapped[int] = mapped_column(Integer, default=1)
@@ -88,6 +89,9 @@ class Dataset(Base):
     tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     task_source: Mapped[str] = mapped_column(String(16), default="guessed",
                                              server_default="guessed")
+    # Migration 0010: bytes its shards take in the store (PGS_STORE_QUOTA_BYTES counts them);
+    # NULL until an old .npz data set is converted.
+    stored_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class Job(Base):

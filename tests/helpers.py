@@ -14,6 +14,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
+from app.core.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 # Worker processes inherit this: compiled kernels are loaded, not rebuilt, in every test app.
@@ -83,3 +84,30 @@ def assert_problem(response: Any, status: int, field: str | None = None) -> dict
         fields = [e["field"] for e in body.get("errors", [])]
         assert any(f == field or f.startswith(field + ".") for f in fields), (field, body)
     return body
+
+
+def stored_rows(store: Store, key: str) -> tuple[Any, Any]:
+    """A stored data set's rows as one CSR matrix and its labels (read through the shards)."""
+    from app.services.job_rows import RowSelection
+    from app.services.shards import open_dataset
+
+    data = open_dataset(store, key)
+    return RowSelection(data, data.manifest.n_features).in_memory()
+
+
+def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: Any) -> Any:
+    """Parse the file at ``path`` into small shards under ``store_root`` and read it back: the
+    summary's fields plus ``X``, ``y`` and ``manifest``."""
+    from types import SimpleNamespace
+
+    from app.core.store import LocalDirStore
+    from app.services.parsing import ParseOptions, parse_upload
+    from app.services.shards import ShardWriter, new_dataset_key
+
+    store, key = LocalDirStore(store_root), new_dataset_key()
+    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62,
+                         over_limit=OverflowError)
+    parsed = parse_upload(path, ParseOptions(**options), writer)
+    manifest = writer.finish(parsed.n_features)
+    X, y = stored_rows(store, key)
+    return SimpleNamespace(**vars(parsed), X=X, y=y, manifest=manifest)

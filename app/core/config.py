@@ -49,9 +49,23 @@ class Settings(BaseSettings):
     # An upload is parsed in a child process with these limits: the memory it may allocate
     # beyond the parser's own (an address-space limit) and the wall-clock time (the CPU time is
     # capped a little above it); at most max_concurrent_parses run at once, further uploads wait.
-    parse_memory_bytes: int = Field(default=2048 * MIB, ge=16 * MIB)
+    # The parse holds a block of lines and a shard, whatever the file's size: the memory limit
+    # is a guard against a pathological single line, not a bound on the data.
+    parse_memory_bytes: int = Field(default=1024 * MIB, ge=16 * MIB)
     parse_timeout_s: float = Field(default=300.0, gt=0)
     max_concurrent_parses: int = Field(default=2, ge=1)
+    # Data sets are stored as CSR shards cut at whole rows once their arrays reach shard_bytes
+    # (app/services/shards.py): what a parse holds while it writes and a worker maps at a time.
+    shard_bytes: int = Field(default=64 * MIB, ge=1024)
+    # Disk quotas of the store: what one data set may take (its shards: 12 bytes per non-zero,
+    # 8 per row, plus its labels) and what all data sets together may take (0: no quota). An
+    # upload past either is refused (413 and 507) and leaves nothing stored.
+    max_dataset_bytes: int = Field(default=64 * 1024 * MIB, ge=1)
+    store_quota_bytes: int = Field(default=0, ge=0)
+    # Memory a training worker may use for a job's data. Streaming solvers read one shard at a
+    # time and stay well under it; the others (the registry's streams=False) need the whole CSR
+    # matrix, and a job whose data set's CSR is larger than this is refused (422) at submission.
+    worker_memory_bytes: int = Field(default=4096 * MIB, ge=1)
     # CSV string labels: the longest label (distinct labels are capped at 1000 classes).
     max_label_chars: int = Field(default=256, ge=1)
     max_predict_bytes: int = Field(default=64 * MIB, ge=1)

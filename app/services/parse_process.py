@@ -1,16 +1,20 @@
 """Parse an upload in a child process with a memory limit, a time limit and a lower priority.
 
-Parsing is CPU-bound and its memory grows with the data: done in the API process it held the
-GIL (predictions waited) and a hostile file could take gigabytes. Here each upload is parsed by
+Parsing is CPU-bound: done in the API process it held the GIL (predictions waited). Its memory
+is a block of lines and a shard (the rows go to the store's shards as they come), but a single
+pathological line can still be as large as the file. Here each upload is parsed by
 a process forked from a forkserver that has the parsers imported (a fork costs milliseconds; a
 fresh interpreter would import scikit-learn for seconds). The child lowers its priority, caps its
 address space (``RLIMIT_AS``) and CPU time (``RLIMIT_CPU``), parses, writes the data set to the
 store itself and sends back only a summary; the parent kills it at the wall-clock limit. The
 address-space limit is Linux's ``setrlimit``: the service runs on Linux (see the Dockerfile).
+What the data set may take in the store (PGS_MAX_DATASET_BYTES, the rest of
+PGS_STORE_QUOTA_BYTES) is checked as the shards are written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import resource
@@ -21,8 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.core.store import Store
-from app.services.datasets import csr_writer
 from app.services.parsing import ParsedDataset, ParseError, ParseOptions, TooLargeError, parse_upload
+from app.services.shards import Manifest, ShardWriter, delete_dataset
 
 # The child yields the CPU to the API process (predictions) when both want it.
 NICENESS = 10
@@ -30,10 +34,30 @@ NICENESS = 10
 CPU_SLACK_S = 5
 
 
+class QuotaError(TooLargeError):
+    """The data set does not fit in what is left of the store's quota."""
+
+
+@dataclass(frozen=True)
+class StoredSize:
+    """What a data set may take in the store, and the setting that says so."""
+
+    max_bytes: int
+    setting: str
+    quota: bool = False  # the limit is what is left of PGS_STORE_QUOTA_BYTES
+
+    def exceeded(self, total: int) -> TooLargeError:
+        return (QuotaError if self.quota else TooLargeError)(
+            f"the data set takes more than {self.max_bytes} bytes in the store ({self.setting})"
+            if total > 0 else f"no room is left in the store ({self.setting})")
+
+
 @dataclass(frozen=True)
 class ParseBudget:
     memory_bytes: int
     timeout_s: float
+    shard_bytes: int
+    stored: StoredSize
 
 
 @dataclass(frozen=True)
@@ -49,12 +73,14 @@ class StoredDataset:
     task: Literal["binary", "multiclass", "regression"]
     classes: list[int | float | str] | None
     index_base: int
+    stored_bytes: int
 
 
-def _summary(parsed: ParsedDataset) -> StoredDataset:
+def _summary(parsed: ParsedDataset, manifest: Manifest) -> StoredDataset:
     return StoredDataset(
-        n_samples=parsed.X.shape[0], n_features=parsed.X.shape[1], nnz=int(parsed.X.nnz),
-        format=parsed.format, compressed=parsed.compressed, label_kind=parsed.label_kind,
+        n_samples=manifest.n_samples, n_features=manifest.n_features, nnz=manifest.nnz,
+        stored_bytes=manifest.nbytes, format=parsed.format, compressed=parsed.compressed,
+        label_kind=parsed.label_kind,
         task=parsed.task, classes=parsed.classes, index_base=parsed.index_base,
     )
 
@@ -77,11 +103,15 @@ def _limit_self(budget: ParseBudget) -> None:
 def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget,
            conn: Connection) -> None:
     outcome: tuple[str, Any]
+    writer = ShardWriter(store, key, shard_bytes=budget.shard_bytes,
+                         max_bytes=budget.stored.max_bytes, over_limit=budget.stored.exceeded)
     try:
         _limit_self(budget)
-        parsed = parse_upload(upload, options)
-        store.write(key, csr_writer(parsed.X, parsed.y))
-        outcome = ("stored", _summary(parsed))
+        parsed = parse_upload(upload, options, writer)
+        manifest = writer.finish(parsed.n_features)
+        outcome = ("stored", _summary(parsed, manifest))
+    except QuotaError as exc:
+        outcome = ("quota", str(exc))
     except TooLargeError as exc:
         outcome = ("too-large", str(exc))
     except ParseError as exc:
@@ -92,6 +122,9 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
         outcome = ("os-error", (exc.errno, exc.strerror))
     except Exception as exc:  # a bug, not the file's fault: the parent answers 500 with this
         outcome = ("crashed", f"{type(exc).__name__}: {exc}")
+    if outcome[0] != "stored":
+        with contextlib.suppress(OSError):  # the parent deletes what is left
+            writer.abort()
     conn.send(outcome)
     conn.close()
 
@@ -118,8 +151,9 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
                     budget: ParseBudget) -> StoredDataset:
     """Parse ``upload`` in a child that writes the data set under ``key`` (blocking).
 
-    Raises :class:`ParseError` (422) or :class:`TooLargeError` (413, a size, memory or time
-    limit). On any error nothing is left under ``key``.
+    Raises :class:`ParseError` (422), :class:`QuotaError` (507, the store's quota) or
+    :class:`TooLargeError` (413, a size, memory or time limit). On any error nothing is left
+    under ``key``.
     """
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
@@ -140,7 +174,7 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
                 raise _over_time(budget) from None
             raise _over_memory(budget) from None
     except BaseException:
-        store.delete(key)
+        delete_dataset(store, key)
         raise
     finally:
         if child.is_alive():
@@ -149,11 +183,11 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
         receive.close()
     if status == "stored":
         return detail
-    store.delete(key)  # in case the child failed after writing
+    delete_dataset(store, key)  # in case the child failed after writing
     if status == "memory":
         raise _over_memory(budget)
     if status == "os-error":
         raise OSError(*detail)  # answered by the storage error handler (507 for a full disk)
     if status == "crashed":
         raise RuntimeError(f"the parse process failed: {detail}")
-    raise (TooLargeError if status == "too-large" else ParseError)(detail)
+    raise {"quota": QuotaError, "too-large": TooLargeError}.get(status, ParseError)(detail)

@@ -2,8 +2,10 @@
 and labels.
 
 The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed by
-a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows, so
-neither the text nor a dense form of the data is ever held whole. Every way the input can be
+a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows that
+go straight to a :class:`RowSink` (the shard writer, :mod:`app.services.shards`), so neither the
+text nor the data is ever held whole: the parse's memory is a block and a shard, whatever the
+file's size. Every way the input can be
 wrong ends as :class:`ParseError` naming the line where it can (a 422), or :class:`TooLargeError`
 naming the limit (a 413). The route runs this in a child process with memory and time limits
 (:mod:`app.services.parse_process`).
@@ -21,7 +23,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal, TypeVar, cast
+from typing import IO, Literal, Protocol, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -83,10 +85,21 @@ class ParseOptions:
     n_features: int | None = None
 
 
+class RowSink(Protocol):
+    """Where parsed rows go, block by block (the shard writer)."""
+
+    def add(self, X: sp.csr_matrix, y: np.ndarray) -> None: ...
+
+    def shift_indices(self, delta: int) -> None: ...
+
+    def abort(self) -> None: ...
+
+
 @dataclass
 class ParsedDataset:
-    X: sp.csr_matrix
-    y: np.ndarray
+    """What the parse learned about the rows it gave its sink."""
+
+    n_features: int
     format: Format
     compressed: bool
     label_kind: LabelKind
@@ -220,8 +233,9 @@ def _is_text(line: bytes) -> bool:
     return all(c.isprintable() or c in "\t\r" for c in text)
 
 
-def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
-    """Parse the raw uploaded file at ``path``."""
+def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedDataset:
+    """Parse the raw uploaded file at ``path`` into ``sink``; on an error the sink holds part of
+    the rows (the caller aborts it)."""
     if path.stat().st_size == 0:
         raise ParseError("the file is empty")
     codec = compression_of(path)
@@ -240,32 +254,34 @@ def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
         _sniff_format(head, options.filename, codec) if options.format == "auto"
         else options.format
     )
+    out = _Rows(sink)
     if fmt == "svmlight":
-        X, y, index_base = _decompression_guard(lambda: _parse_svmlight(open_stream, options),
-                                                codec)
+        width, index_base = _decompression_guard(
+            lambda: _parse_svmlight(open_stream, options, out), codec)
         label_kind: LabelKind = "numeric"
     else:
-        X, y, label_kind = _decompression_guard(lambda: _parse_csv(open_stream, options), codec)
+        width, label_kind = _decompression_guard(lambda: _parse_csv(open_stream, options, out),
+                                                 codec)
         index_base = 1
-    if X.shape[0] == 0:
+    if out.rows == 0:
         raise ParseError("the file has no data rows")
-    if X.shape[1] == 0:
+    if width == 0:
         raise ParseError("the file has no features (every row is empty)")
-    _check_width(max(X.shape[1], options.n_features or 0), options)
-    X = _declared_width(X, options.n_features, index_base)
-    task, classes = infer_task(y, label_kind, options.task)
-    return ParsedDataset(X, y, fmt, codec is not None, label_kind, task, classes, index_base)
+    _check_width(max(width, options.n_features or 0), options)
+    task, classes = infer_task(out.labels, label_kind, options.task)
+    return ParsedDataset(_declared_width(width, options.n_features, index_base), fmt,
+                         codec is not None, label_kind, task, classes, index_base)
 
 
-def _declared_width(X: sp.csr_matrix, n_features: int | None, index_base: int) -> sp.csr_matrix:
-    """``X`` with the upload's declared width (trailing features absent from a sparse file)."""
-    if n_features is None or n_features == X.shape[1]:
-        return X
-    if X.shape[1] > n_features:
+def _declared_width(width: int, n_features: int | None, index_base: int) -> int:
+    """The upload's declared width (trailing features may be absent from a sparse file)."""
+    if n_features is None:
+        return width
+    if width > n_features:
         raise ParseError(
-            f"the file has feature index {X.shape[1] - 1 + index_base} ({index_base}-based), "
+            f"the file has feature index {width - 1 + index_base} ({index_base}-based), "
             f"beyond the declared n_features={n_features}")
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    return n_features
 
 
 # -- blocks of whole lines ------------------------------------------------------------------
@@ -322,37 +338,21 @@ def _first_nonfinite_line(X: sp.csr_matrix, y: np.ndarray | None, block: bytes,
 
 
 class _Rows:
-    """CSR rows and labels gathered block by block, joined once at the end.
+    """Rows on their way to the sink, counted, with their distinct labels tallied."""
 
-    Each array is joined and its pieces dropped before the next is joined, so the peak is the
-    data plus one array's pieces (about 1.5x the CSR size), not twice the whole matrix.
-    """
-
-    def __init__(self) -> None:
-        self.data: list[np.ndarray] = []
-        self.indices: list[np.ndarray] = []
-        self.lengths: list[np.ndarray] = []
-        self.labels: list[np.ndarray] = []
-        self.width = 0
+    def __init__(self, sink: RowSink) -> None:
+        self.sink = sink
+        self.rows = 0
+        self.labels = LabelTally()
 
     def add(self, X: sp.csr_matrix, y: np.ndarray) -> None:
-        self.data.append(X.data)
-        self.indices.append(X.indices)
-        self.lengths.append(np.diff(X.indptr))
-        self.labels.append(y)
-        self.width = max(self.width, X.shape[1])
+        self.sink.add(X, y)
+        self.rows += X.shape[0]
+        self.labels.add(y)
 
-    def result(self, n_features: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        def join(pieces: list[np.ndarray], dtype: type) -> np.ndarray:
-            out: np.ndarray = (np.concatenate(pieces).astype(dtype, copy=False) if pieces
-                               else np.empty(0, dtype))
-            pieces.clear()
-            return out
-
-        data, indices = join(self.data, np.float64), join(self.indices, np.int32)
-        indptr = np.concatenate([[0], np.cumsum(join(self.lengths, np.int64))])
-        X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features))
-        return X, join(self.labels, np.float64)
+    def restart(self) -> None:
+        self.sink.abort()
+        self.rows, self.labels = 0, LabelTally()
 
 
 def _check_width(width: int, options: ParseOptions) -> None:
@@ -390,10 +390,11 @@ def _svmlight_error(block: bytes, first_line: int) -> ParseError:
     return ParseError("not a valid svmlight/LIBSVM file")
 
 
-def _parse_svmlight(
-    open_stream: Callable[[], io.BufferedReader], options: ParseOptions
-) -> tuple[sp.csr_matrix, np.ndarray, int]:
-    rows = _Rows()
+def _parse_svmlight(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
+                    out: _Rows) -> tuple[int, int]:
+    """(width, index base) of the rows given to ``out``."""
+    base = _IndexBase(options.zero_based, out.sink)
+    raw_width = 0  # the largest index + 1, as written in the file
     with open_stream() as fh:
         for first_line, block in _blocks(fh, 1):
             try:
@@ -403,30 +404,34 @@ def _parse_svmlight(
             problem = _first_nonfinite_line(X, y, block, first_line, comments=True)
             if problem:
                 raise ParseError(problem)
-            rows.add(X, y)
-            _check_width(rows.width - 1, options)  # stop early; the exact check is at the end
-    X, y = rows.result(rows.width)
-    index_base = _index_base(X, options)
-    return _apply_index_base(X, index_base), y, index_base
+            raw_width = max(raw_width, X.shape[1])
+            out.add(base.apply(X), y)
+            _check_width(raw_width - 1, options)  # stop early; the exact check is at the end
+    return max(raw_width - base.base, 0), base.base
 
 
-def _index_base(X: sp.csr_matrix, options: ParseOptions) -> int:
-    if options.zero_based == "true":
-        return 0
-    if options.zero_based == "false":
-        return 1
-    # scikit-learn's rule for zero_based="auto": 1-based unless some index is 0.
-    return 0 if (X.nnz and X.indices.min() == 0) else 1
+class _IndexBase:
+    """scikit-learn's rule for zero_based="auto" (1-based unless some index is 0), decided as
+    the blocks come: they are taken as 1-based until a 0 appears, then the rows already written
+    get their indices back (rare: LIBSVM files are 1-based)."""
 
+    def __init__(self, zero_based: str, sink: RowSink) -> None:
+        self.base = 0 if zero_based == "true" else 1
+        self.declared = zero_based != "auto"
+        self.sink = sink
 
-def _apply_index_base(X: sp.csr_matrix, index_base: int) -> sp.csr_matrix:
-    if index_base == 0:
-        return X
-    if X.nnz and X.indices.min() == 0:
-        raise ParseError("feature index 0 found, but zero_based=false (indices start at 1)")
-    indices = X.indices
-    indices -= 1  # in place: a copy would be a third of the matrix again
-    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], max(X.shape[1] - 1, 0)))
+    def apply(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        if self.base == 1 and X.nnz and X.indices.min() == 0:
+            if self.declared:
+                raise ParseError("feature index 0 found, but zero_based=false (indices start at 1)")
+            self.base = 0
+            self.sink.shift_indices(1)
+        if self.base == 0:
+            return X
+        indices = X.indices
+        indices -= 1  # in place: a copy would be a third of the block again
+        return sp.csr_matrix((X.data, indices, X.indptr),
+                             shape=(X.shape[0], max(X.shape[1] - 1, 0)))
 
 
 # -- CSV --------------------------------------------------------------------------------------
@@ -524,12 +529,13 @@ class _LabelsAreStrings(Exception):
 class _CsvBlocks:
     """Accumulates CSR rows and labels from CSV blocks, enforcing the layout and label limits."""
 
-    def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions) -> None:
+    def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions,
+                 out: _Rows) -> None:
         self.layout = layout
         self.string_labels = string_labels
         self.options = options
         self.codes: dict[str, int] = {}
-        self.rows = _Rows()
+        self.out = out
 
     def _encode(self, field: str) -> float:
         label = field.strip()
@@ -562,7 +568,12 @@ class _CsvBlocks:
                                         comments=False)
         if problem:
             raise ParseError(problem)
-        self.rows.add(X, y)
+        if self.string_labels:
+            # Codes never change once given, so a block's names are final.
+            names = np.asarray(sorted(self.codes, key=self.codes.__getitem__))
+            self.out.add(X, names[y.astype(np.intp)])
+        else:
+            self.out.add(X, y)
 
     def _explain(self, first_line: int, block: bytes) -> Exception:
         """The first line of a block the fast parser refused, and why (or _LabelsAreStrings)."""
@@ -597,12 +608,6 @@ class _CsvBlocks:
             return ParseError(f"line {line_no}: more than {MAX_CLASSES} distinct labels")
         return None
 
-    def result(self) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
-        X, y = self.rows.result(self.layout.n_cols - 1)
-        if not self.string_labels:
-            return X, y, "numeric"
-        names = np.asarray(sorted(self.codes, key=self.codes.__getitem__))
-        return X, names[y.astype(np.intp)], "string"
 
 
 def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
@@ -619,7 +624,7 @@ def _label_is_text(row: bytes, layout: _CsvLayout, line_no: int) -> bool:
 
 
 def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
-              string_labels: bool | None) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+              string_labels: bool | None, out: _Rows) -> tuple[int, LabelKind]:
     with open_stream() as fh:
         line_no, first = _first_row(fh)
         layout = _csv_layout(_decode(first, line_no).rstrip("\r\n"), line_no, options)
@@ -629,21 +634,22 @@ def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOption
             # Decided by the first data row; a later label that is not a number reads the file
             # again with string labels (_LabelsAreStrings).
             string_labels = _label_is_text(row, layout, data_line)
-        blocks = _CsvBlocks(layout, string_labels, options)
+        blocks = _CsvBlocks(layout, string_labels, options, out)
         if row.strip():
             blocks.add(data_line, row)
         for first_line, block in _blocks(fh, data_line + 1):
             blocks.add(first_line, block)
-    return blocks.result()
+    return layout.n_cols - 1, "string" if string_labels else "numeric"
 
 
-def _parse_csv(
-    open_stream: Callable[[], io.BufferedReader], options: ParseOptions
-) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+def _parse_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
+               out: _Rows) -> tuple[int, LabelKind]:
+    """(width, label kind) of the rows given to ``out``."""
     try:
-        return _read_csv(open_stream, options, None)
+        return _read_csv(open_stream, options, None, out)
     except _LabelsAreStrings:
-        return _read_csv(open_stream, options, True)
+        out.restart()
+        return _read_csv(open_stream, options, True, out)
 
 
 # -- labels -----------------------------------------------------------------------------------
@@ -656,20 +662,47 @@ def json_label(v: object) -> int | float | str:
     return int(f) if f.is_integer() else f
 
 
+class LabelTally:
+    """The distinct labels of a data set, tallied block by block: all of them up to
+    MAX_CLASSES, beyond that only that there are more (all :func:`infer_task` needs)."""
+
+    def __init__(self, y: np.ndarray | None = None) -> None:
+        self.values: np.ndarray | None = None
+        self.more = False  # more than MAX_CLASSES distinct labels
+        self.integral = True  # every numeric label is a whole number
+        if y is not None:
+            self.add(y)
+
+    def add(self, y: np.ndarray) -> None:
+        uniq = np.unique(y)
+        if uniq.dtype.kind == "f":
+            self.integral &= bool(np.all(uniq == np.round(uniq)))
+        merged = uniq if self.values is None else np.union1d(self.values, uniq)
+        self.more |= len(merged) > MAX_CLASSES
+        self.values = merged[:MAX_CLASSES]
+
+    @property
+    def count(self) -> int:
+        """The number of distinct labels (MAX_CLASSES + 1 stands for more)."""
+        n = 0 if self.values is None else len(self.values)
+        return n + int(self.more)
+
+
 def infer_task(
-    y: np.ndarray, label_kind: str, override: str = "auto"
+    labels: LabelTally | np.ndarray, label_kind: str, override: str = "auto"
 ) -> tuple[Literal["binary", "multiclass", "regression"], list[int | float | str] | None]:
     """Classification or regression from the labels (or the upload's ``task`` override)."""
     if override == "regression":
         if label_kind == "string":
             raise ParseError("task=regression needs numeric labels, the labels are strings")
         return "regression", None
-    uniq = np.unique(y)
-    if override == "auto" and label_kind == "numeric" and len(uniq) > 2:
-        integral = bool(np.all(uniq == np.round(uniq)))
-        if not integral or len(uniq) > MAX_AUTO_CLASSES:
+    tally = labels if isinstance(labels, LabelTally) else LabelTally(labels)
+    if override == "auto" and label_kind == "numeric" and tally.count > 2:
+        if not tally.integral or tally.count > MAX_AUTO_CLASSES:
             return "regression", None
-    if len(uniq) > MAX_CLASSES:
-        raise ParseError(f"{len(uniq)} distinct labels is more than the {MAX_CLASSES} classes allowed")
-    task: Literal["binary", "multiclass"] = "binary" if len(uniq) <= 2 else "multiclass"
-    return task, [json_label(v) for v in uniq]
+    if tally.more:
+        raise ParseError(f"more than {MAX_CLASSES} distinct labels; that many classes are not "
+                         "allowed")
+    task: Literal["binary", "multiclass"] = "binary" if tally.count <= 2 else "multiclass"
+    values = tally.values if tally.values is not None else np.empty(0)
+    return task, [json_label(v) for v in values]

@@ -12,10 +12,9 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import load_svmlight_file
 
 from app.core.config import Settings
-from app.core.files import atomic_write
 from app.main import create_app
-from app.services.datasets import csr_writer, held_out_rows, load_csr, split_indices
-from tests.helpers import assert_problem, make_settings, upload
+from app.services.datasets import ShardSplit, held_out_rows, split_indices
+from tests.helpers import assert_problem, make_settings, stored_rows, upload
 
 
 def _stored(settings: Settings, client: TestClient, dataset_id: int):
@@ -23,7 +22,7 @@ def _stored(settings: Settings, client: TestClient, dataset_id: int):
 
     with client.app.state.session_factory() as s:  # type: ignore[attr-defined]
         row = s.get(Dataset, dataset_id)
-        return load_csr(settings.data_dir / row.file_name)
+        return stored_rows(settings.store, row.file_name)
 
 
 def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings, data_dir: Path):
@@ -90,13 +89,17 @@ def test_regression_and_multiclass_are_inferred(client: TestClient, data_dir: Pa
     assert r.json()["task"] == "regression"
 
 
-def test_list_get_delete(client: TestClient, data_dir: Path):
+def test_list_get_delete(client: TestClient, data_dir: Path, tmp_path: Path):
     ids = [upload(client, data_dir / "heart_scale.svm", f"h{i}.svm").json()["id"] for i in range(3)]
     page1 = client.get("/v1/datasets", params={"limit": 2}).json()
     assert [d["id"] for d in page1["items"]] == ids[::-1][:2]
     page2 = client.get("/v1/datasets", params={"limit": 2, "cursor": page1["next_cursor"]}).json()
     assert [d["id"] for d in page2["items"]] == [ids[0]] and page2["next_cursor"] is None
+    stored = sorted(p.name for p in (tmp_path / "var" / "datasets").iterdir())
+    assert len(stored) == 3
     assert client.delete(f"/v1/datasets/{ids[1]}").status_code == 204
+    # Its shards and their directory are gone with it.
+    assert len(list((tmp_path / "var" / "datasets").iterdir())) == 2
     assert_problem(client.get(f"/v1/datasets/{ids[1]}"), 404)
     assert_problem(client.delete(f"/v1/datasets/{ids[1]}"), 404)
     assert [d["id"] for d in client.get("/v1/datasets").json()["items"]] == [ids[2], ids[0]]
@@ -173,18 +176,6 @@ def test_wrong_content_type_and_missing_file(client: TestClient):
     assert_problem(r, 422)
 
 
-def test_datasets_round_trip_without_pickle(tmp_path: Path):
-    import scipy.sparse as sp
-
-    X = sp.random(20, 7, density=0.3, format="csr", random_state=0)
-    for y in (np.arange(20, dtype=float), np.array(["g", "hh"] * 10)):
-        atomic_write(tmp_path / "d.npz", csr_writer(X, y))
-        X2, y2 = load_csr(tmp_path / "d.npz")  # np.load(allow_pickle=False) inside
-        assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
-    with pytest.raises(TypeError, match="float or unicode"):
-        atomic_write(tmp_path / "o.npz", csr_writer(X, np.array([object()] * 20)))
-
-
 @pytest.mark.parametrize(("n", "fraction", "held_out"), [
     (270, 0.3, 81), (270, 0.25, 68), (100, 0.005, None), (10, 0.96, None), (2, 0.5, 1), (1, 0.5, None),
 ])
@@ -200,3 +191,37 @@ def test_one_rule_sizes_every_split(n: int, fraction: float, held_out: int | Non
     assert sorted([*train, *test]) == list(range(n))
     again = split_indices(n, fraction, seed=3)
     assert np.array_equal(again[0], train) and np.array_equal(again[1], test)
+
+
+def test_a_sharded_split_sets_apart_exactly_its_rows_shard_by_shard():
+    shard_rows = [100, 7, 0, 193, 50]
+    split = ShardSplit(shard_rows, 0.3, seed=3)
+    masks = [split.held_out_mask(i) for i in range(len(shard_rows))]
+    assert [len(m) for m in masks] == shard_rows
+    assert sum(int(m.sum()) for m in masks) == held_out_rows(350, 0.3) == 105
+    again = ShardSplit(shard_rows, 0.3, seed=3)
+    assert all(np.array_equal(again.held_out_mask(i), m) for i, m in enumerate(masks))
+    other = ShardSplit(shard_rows, 0.3, seed=4)
+    assert not all(np.array_equal(other.held_out_mask(i), m) for i, m in enumerate(masks))
+    with pytest.raises(ValueError, match="leaves one side of the split empty"):
+        ShardSplit([1], 0.5, seed=0)
+
+
+def test_stored_size_limits_are_a_413_and_a_507(tmp_path: Path, data_dir: Path):
+    heart = data_dir / "heart_scale.svm"  # 270 rows, 3,378 non-zeros: 45,024 bytes as shards
+    settings = make_settings(tmp_path, max_dataset_bytes=40_000, shard_bytes=8192)
+    with TestClient(create_app(settings)) as c:
+        body = assert_problem(upload(c, heart), 413)
+        assert "PGS_MAX_DATASET_BYTES" in body["detail"], body["detail"]
+        assert list(settings.datasets_dir.iterdir()) == []  # its first shards are removed
+    settings = make_settings(tmp_path, store_quota_bytes=100_000, shard_bytes=8192)
+    with TestClient(create_app(settings)) as c:
+        assert upload(c, heart, "a.svm").status_code == 201
+        assert upload(c, heart, "b.svm").status_code == 201
+        body = assert_problem(upload(c, heart, "c.svm"), 507)
+        assert "PGS_STORE_QUOTA_BYTES" in body["detail"], body["detail"]
+        assert len(list(settings.datasets_dir.iterdir())) == 2
+        # A deleted data set gives its room back.
+        first = c.get("/v1/datasets").json()["items"][-1]["id"]
+        assert c.delete(f"/v1/datasets/{first}").status_code == 204
+        assert upload(c, heart, "c.svm").status_code == 201

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from starlette.concurrency import run_in_threadpool
 
 from app.api import examples
@@ -27,10 +27,16 @@ from app.core.config import Settings
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetPatch, DatasetRead
-from app.services import lineage, registry
-from app.services.datasets import new_dataset_key, task_from_labels
+from app.services import lineage, registry, shards
+from app.services.datasets import task_from_labels
 from app.services.idempotency import Idempotency, commit_created, idempotency, replay
-from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
+from app.services.parse_process import (
+    ParseBudget,
+    QuotaError,
+    StoredDataset,
+    StoredSize,
+    parse_and_store,
+)
 from app.services.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
 
@@ -120,6 +126,7 @@ def _insert(factory: Any, idem: Idempotency, form: UploadForm, name: str, key: s
             n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
             task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
             index_base=stored.index_base, sha256=sha256, size_bytes=size,
+            stored_bytes=stored.stored_bytes,
             description=form.description, tags=form.tag_list(),
             task_source="guessed" if form.task == "auto" else "declared",
         )
@@ -132,6 +139,27 @@ def _insert(factory: Any, idem: Idempotency, form: UploadForm, name: str, key: s
 def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
     with factory() as s:
         return replay(s, idem, Dataset)
+
+
+def _stored_size(factory: Any, settings: Settings) -> StoredSize:
+    """What a new data set may take in the store: PGS_MAX_DATASET_BYTES, or less when the rest
+    of PGS_STORE_QUOTA_BYTES is smaller (data sets not yet converted to shards count by their
+    upload's size). Two uploads parsed at once may together pass the quota by up to a data set
+    each (at most PGS_MAX_CONCURRENT_PARSES of them)."""
+    per_dataset = StoredSize(settings.max_dataset_bytes, "PGS_MAX_DATASET_BYTES")
+    if not settings.store_quota_bytes:
+        return per_dataset
+    with factory() as s:
+        used = s.scalar(select(func.coalesce(func.sum(
+            func.coalesce(Dataset.stored_bytes, Dataset.size_bytes)), 0))) or 0
+    left = settings.store_quota_bytes - int(used)
+    if left >= per_dataset.max_bytes:
+        return per_dataset
+    quota = StoredSize(max(left, 0), f"{used} of PGS_STORE_QUOTA_BYTES="
+                       f"{settings.store_quota_bytes} bytes are used", quota=True)
+    if left <= 0:
+        raise quota.exceeded(0)
+    return quota
 
 
 def _dataset_name(form: UploadForm, filename: str) -> str:
@@ -152,8 +180,11 @@ def _dataset_name(form: UploadForm, filename: str) -> str:
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
     responses={**example(201, examples.DATASET),
-               **problems(*BODY_GUARDS, 409, (413, "The file is over a size, memory or time limit"),
-                          (415, "The body is not multipart/form-data"), 507)},
+               **problems(*BODY_GUARDS, 409,
+                          (413, "The file is over a size, memory or time limit, or the data set "
+                                "over PGS_MAX_DATASET_BYTES"),
+                          (415, "The body is not multipart/form-data"),
+                          (507, "The store's quota (PGS_STORE_QUOTA_BYTES) or its disk is full"))},
 )
 async def create_dataset(
     request: Request, response: Response, settings: SettingsDep, factory: FactoryDep,
@@ -161,8 +192,7 @@ async def create_dataset(
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
-    store, key = settings.store, new_dataset_key()
-    budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s)
+    store, key = settings.store, shards.new_dataset_key()
     # The file's hash stands for its content: a retry sends the same bytes.
     idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
                        {"sha256": upload.sha256, "filename": upload.filename,
@@ -177,11 +207,16 @@ async def create_dataset(
         except ValidationError as exc:
             raise _form_problem(exc) from exc
         name = _dataset_name(form, upload.filename)
+        budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s,
+                             settings.shard_bytes,
+                             await run_in_threadpool(_stored_size, factory, settings))
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
         stored = await to_thread.run_sync(
             parse_and_store, upload.path, _parse_options(settings, form, upload.filename),
             store, key, budget, limiter=request.app.state.parse_limiter,
         )
+    except QuotaError as exc:
+        raise ProblemError(507, str(exc), kind="insufficient-storage") from exc
     except TooLargeError as exc:
         raise ProblemError(413, str(exc), kind="payload-too-large") from exc
     except ParseError as exc:
@@ -192,10 +227,10 @@ async def create_dataset(
         ds, replayed = await run_in_threadpool(_insert, factory, idem, form, name, key, stored,
                                                upload.sha256, upload.size)
     except BaseException:
-        store.delete(key)  # the row is the source of truth: no row, no file
+        shards.delete_dataset(store, key)  # the row is the source of truth: no row, no file
         raise
     if replayed:
-        store.delete(key)  # a concurrent retry stored the same data set first
+        shards.delete_dataset(store, key)  # a concurrent retry stored the same data set first
     return _created(request, response, ds, replayed)
 
 
@@ -276,6 +311,6 @@ def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsD
     key = dataset.file_name
     session.delete(dataset)
     session.commit()
-    # File after row: a crash in between leaves an orphan file, never a row without its file.
-    settings.store.delete(key)
+    # Files after row: a crash in between leaves orphan files, never a row without its files.
+    shards.delete_dataset(settings.store, key)
     return Response(status_code=204)
