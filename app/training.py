@@ -3,8 +3,9 @@
 1. :func:`load_job` reads the job and its data sets into a :class:`TrainingJob`; its estimator is
    an :class:`app.solvers.EstimatorSpec`, the one typed form of a job's ``params`` from the
    request to the fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
-2. :func:`load_data` reads the data, makes the evaluation split (or takes the test set), draws a
-   study's subsample and encodes the labels.
+2. :func:`load_data` selects the rows (the evaluation split or the test set, a study's
+   subsample; :mod:`app.services.job_rows`) and encodes the labels. A solver that streams gets
+   them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
 3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
    the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.
 4. :func:`package_model` exports the fitted estimator; :func:`final_metrics` and
@@ -30,12 +31,15 @@ from app.core.db import SessionFactory, is_unavailable, transaction
 from app.core.store import Store
 from app.models import Dataset, Job, Model
 from app.services import jobs
-from app.services.datasets import load_csr, split_indices, widen
+from app.services.job_limits import data_bytes
+from app.services.job_rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.model_store import save_model_files
 from app.services.parsing import json_label
+from app.services.shards import open_dataset
 from app.services.study_phases import select_sigma, subsample_rows
 from app.services.trace_thinning import ThinnedTrace
 from app.solvers import EstimatorSpec
+from solver import SOLVERS, ShardedMatrix
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,8 @@ class DataSpec:
     # A study's job: a seeded subsample of the training part (app/services/study_phases.py).
     train_size: int | None = None
     subsample_seed: int | None = None
+    # What its data sets take in memory as CSR matrices (app/services/job_limits.data_bytes).
+    data_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 test_fraction=job.test_fraction, split_seed=job.split_seed,
                 n_features=train.n_features, train_size=job.train_size,
                 subsample_seed=job.subsample_seed,
+                data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
             ),
             targets=list(job.targets), sigma_search=search, time_limit_s=job.time_limit_s,
         )
@@ -111,60 +118,69 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
 
 @dataclass(frozen=True)
 class TrainingData:
-    """The rows a fit gets: ``y`` as the estimator takes it (class codes for classification),
-    the evaluation rows likewise, and the labels the codes stand for."""
+    """The rows a fit gets: for a solver that streams, ShardedMatrix objects whose shards carry
+    the encoded labels (``y`` and ``y_eval`` are None); for the others, a CSR matrix and ``y``
+    as the estimator takes it (class codes for classification), the evaluation rows likewise.
+    ``classes`` are the labels the codes stand for."""
 
     X: Any
-    y: np.ndarray
+    y: np.ndarray | None
     X_eval: Any | None
     y_eval: np.ndarray | None
     classes: np.ndarray | None
 
     @property
-    def eval_set(self) -> tuple[Any, np.ndarray] | None:
+    def eval_set(self) -> Any:
+        if isinstance(self.X_eval, ShardedMatrix):
+            return self.X_eval
         return None if self.X_eval is None or self.y_eval is None else (self.X_eval, self.y_eval)
 
 
-def load_data(store: Store, spec: DataSpec, classification: bool) -> TrainingData:
-    X, y, X_eval, y_eval = _read_and_split(store, spec)
+def streams(job: TrainingJob, memory_bytes: int) -> bool:
+    """Whether the job trains from shards: its data sets do not fit in ``memory_bytes``
+    (PGS_WORKER_MEMORY_BYTES), its solver streams, and no sigma selection (which fits on
+    in-memory splits of the rows) comes first. Data that fits is read into one CSR matrix: the
+    solver then samples uniformly from all rows, as its paper's guarantee assumes, and faster."""
+    return (job.data.data_bytes > memory_bytes and SOLVERS[job.estimator.solver].streams
+            and job.sigma_search is None)
+
+
+def load_data(store: Store, spec: DataSpec, classification: bool,
+              stream: bool = False) -> TrainingData:
+    train, evaluation = _rows(store, spec)
     if spec.train_size is not None:
         # Never a subsample of the evaluation rows: they were set apart above.
-        rows = subsample_rows(X.shape[0], spec.train_size, spec.subsample_seed or 0)
-        X, y = X[rows], y[rows]
-    if not classification:
-        y_eval = None if y_eval is None else y_eval.astype(np.float64)
-        return TrainingData(X, y.astype(np.float64), X_eval, y_eval, classes=None)
-    classes, codes, eval_codes = encode_labels(y, y_eval)
-    if len(classes) < 2:
-        raise ValueError(f"the training data has a single class ({classes[0]!r}); need two")
-    return TrainingData(X, codes, X_eval, eval_codes, classes)
+        train = train.subsample(subsample_rows(train.n_samples, spec.train_size,
+                                               spec.subsample_seed or 0))
+    classes = None
+    if classification:
+        classes = distinct_labels(train)
+        if len(classes) < 2:
+            raise ValueError(f"the training data has a single class ({classes[0]!r}); need two")
+
+    def encode(y: np.ndarray) -> np.ndarray:
+        return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
+
+    if stream:
+        X_eval = None if evaluation is None else evaluation.matrix(encode)
+        return TrainingData(train.matrix(encode), None, X_eval, None, classes)
+    X, y = train.in_memory()
+    if evaluation is None:
+        return TrainingData(X, encode(y), None, None, classes)
+    X_eval, y_eval = evaluation.in_memory()
+    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes)
 
 
-def _read_and_split(store: Store, spec: DataSpec) -> tuple[Any, np.ndarray, Any, Any]:
-    """(X, y, X_eval, y_eval): the test set, or the seeded ``test_fraction`` split, or none."""
-    with store.open(spec.train_key) as fh:
-        X, y = load_csr(fh)
+def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | None]:
+    """(training rows, evaluation rows): the test set, or the seeded ``test_fraction`` split
+    (:class:`app.services.datasets.ShardSplit`), or no evaluation."""
+    train = open_dataset(store, spec.train_key)
     if spec.test_key is not None:
-        with store.open(spec.test_key) as fh:
-            X_eval, y_eval = load_csr(fh)
-        return X, y, widen(X_eval, spec.n_features), y_eval
+        test = open_dataset(store, spec.test_key)
+        return RowSelection(train, spec.n_features), RowSelection(test, spec.n_features)
     if spec.test_fraction is not None:
-        train_rows, test_rows = split_indices(X.shape[0], spec.test_fraction, spec.split_seed)
-        return X[train_rows], y[train_rows], X[test_rows], y[test_rows]
-    return X, y, None, None
-
-
-def encode_labels(
-    y: np.ndarray, y_eval: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(sorted classes, codes of ``y``, codes of ``y_eval``); an evaluation label the training
-    rows never had gets code -1, which no prediction equals."""
-    classes, codes = np.unique(y, return_inverse=True)
-    eval_codes = None
-    if y_eval is not None:
-        pos = np.clip(np.searchsorted(classes, y_eval), 0, len(classes) - 1)
-        eval_codes = np.where(classes[pos] == y_eval, pos, -1)
-    return classes, codes, eval_codes
+        return split(train, spec.n_features, spec.test_fraction, spec.split_seed)
+    return RowSelection(train, spec.n_features), None
 
 
 # -- the fit and its reporter --------------------------------------------------------------------
@@ -312,6 +328,8 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     search = job.sigma_search
     if search is None:
         return None
+    # A sigma search never streams (see streams()): its rows are in memory.
+    assert data.y is not None
     reporter.extra = {"phase": "select_sigma"}
     selection = select_sigma(
         job.estimator.build, data.X, data.y, classification=job.estimator.classification,
@@ -366,12 +384,12 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
     # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
     metrics["compile_seconds"] = float(estimator.compile_seconds_)
-    if data.X_eval is not None and data.y_eval is not None:
-        predicted = estimator.predict(data.X_eval)
-        if classification:
-            metrics["test_accuracy"] = float(np.mean(predicted == data.y_eval))
-        else:
-            metrics["test_rmse"] = float(np.sqrt(np.mean((predicted - data.y_eval) ** 2)))
+    if data.X_eval is not None:
+        eval_rows = (data.X_eval if isinstance(data.X_eval, ShardedMatrix)
+                     else ShardedMatrix.from_arrays(data.X_eval, data.y_eval,
+                                                    [data.X_eval.shape[0]]))
+        score = evaluate(estimator.predict, eval_rows, classification)
+        metrics["test_accuracy" if classification else "test_rmse"] = score
     if package.meta.get("nnz_weights") is not None:
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
     return metrics
@@ -418,10 +436,14 @@ class Trained:
         return {Stop.CANCEL: "cancelled", Stop.TIME_LIMIT: "time_limit"}.get(self.stop)
 
 
-def train(job: TrainingJob, store: Store, reporter: Reporter) -> Trained | None:
-    """Steps 2-4 for one claimed job; None when the reporter stopped it without a model to keep
-    (see ``reporter.stop``): before the fit began, or for a stop that hands the job on."""
-    data = load_data(store, job.data, job.estimator.classification)
+def train(job: TrainingJob, store: Store, reporter: Reporter,
+          memory_bytes: int) -> Trained | None:
+    """Steps 2-4 for one claimed job (its data read in one piece when it fits in
+    ``memory_bytes``, else a shard at a time); None when the reporter stopped it without a
+    model to keep (see ``reporter.stop``): before the fit began, or for a stop that hands the
+    job on."""
+    data = load_data(store, job.data, job.estimator.classification,
+                     streams(job, memory_bytes))
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None

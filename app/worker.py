@@ -126,7 +126,7 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
         higher_is_better=job.estimator.classification, interrupted=_interrupted,
         max_points=settings.max_trace_points, **_deadline(job, settings),
     )
-    trained = training.train(job, settings.store, reporter)
+    trained = training.train(job, settings.store, reporter, settings.worker_memory_bytes)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
     model = training.store_model(settings.store, job, trained)

@@ -20,7 +20,7 @@ import logging
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,11 @@ from app.core.db import SessionFactory, transaction
 from app.core.errors import ProblemError, field_error, invalid
 from app.core.store import Store
 from app.models import BatchPrediction, Dataset, JobStatus, Model, utcnow
-from app.services.datasets import load_csr
 from app.services.leases import older_than
 from app.services.model_store import LoadedModel
 from app.services.npy_stream import NpyRowWriter
 from app.services.predict import predict
+from app.services.shards import DatasetShards, open_dataset
 
 log = logging.getLogger(__name__)
 
@@ -195,8 +195,8 @@ class _Run:
     def tmp_path(self, output: str) -> Path:
         return self.tmp_dir / f"{TMP_PREFIX}{self.batch_id}-{self.token}-{output}.npy"
 
-    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, sp.csr_matrix] | str:
-        """The model and the data set's rows, or why the run cannot start."""
+    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, DatasetShards] | str:
+        """The model and the data set (read a shard at a time), or why the run cannot start."""
         with self.factory() as s:
             row = s.get(BatchPrediction, self.batch_id)
             assert row is not None  # a running batch prediction is not deleted
@@ -208,27 +208,25 @@ class _Run:
             model = load_model(model_id)
         except ProblemError:
             return "its model was deleted"
-        with self.store.open(key) as fh:
-            X, _ = load_csr(fh)
-        return model, fit_width(X, model.n_features)
+        return model, open_dataset(self.store, key)
 
-    def predict_all(self, model: LoadedModel, X: sp.csr_matrix) -> list[str] | None:
+    def predict_all(self, model: LoadedModel, data: DatasetShards) -> list[str] | None:
         """Predicts into the temp files; the outputs written, or None when the run stops."""
-        n = X.shape[0]
+        n = data.manifest.n_samples
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
         try:
             writers = {name: NpyRowWriter(fh, n, min_dtype if name == "predictions" else None)
                        for name, fh in files.items()}
             last_write = time.monotonic()
-            for start in range(0, n, BLOCK_ROWS):
-                out = predict(model, X[start:start + BLOCK_ROWS])
+            for rows_done, X in _blocks(data, model.n_features):
+                out = predict(model, X)
                 for name in OUTPUTS:
                     if name in out:
                         writers[name].write(np.asarray(out[name]))
                 if time.monotonic() - last_write >= self.progress_interval_s:
                     last_write = time.monotonic()
-                    if not self.keep_going(start + BLOCK_ROWS):
+                    if not self.keep_going(rows_done):
                         return None
             written = [name for name in OUTPUTS if writers[name].rows]
             for name in written:
@@ -264,6 +262,18 @@ class _Run:
                 self.tmp_path(name).unlink()
 
 
+def _blocks(data: DatasetShards, width: int) -> Iterator[tuple[int, sp.csr_matrix]]:
+    """The data set's rows, BLOCK_ROWS at a time (one shard mapped at a time), at the model's
+    width, each with the number of rows up to its end."""
+    done = 0
+    for i in range(data.manifest.n_shards):
+        X, _ = data.shard(i)
+        for start in range(0, X.shape[0], BLOCK_ROWS):
+            block = fit_width(X[start:start + BLOCK_ROWS], width)
+            done += block.shape[0]
+            yield done, block
+
+
 def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, token: int,
         load_model: ModelLoader, progress_interval_s: float,
         stopping: Callable[[], bool] = lambda: False) -> None:
@@ -275,12 +285,12 @@ def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, tok
         if isinstance(inputs, str):
             finish(factory, batch_id, token, JobStatus.FAILED, error=inputs)
             return
-        model, X = inputs
+        model, data = inputs
         if not r.keep_going(0):
             return
-        outputs = r.predict_all(model, X)
+        outputs = r.predict_all(model, data)
         if outputs is not None:
-            r.publish(outputs, X.shape[0])
+            r.publish(outputs, data.manifest.n_samples)
     except Exception as exc:  # the run ends failed, never stays running
         log.exception("batch prediction %d failed", batch_id)
         finish(factory, batch_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")

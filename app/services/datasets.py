@@ -1,46 +1,15 @@
-"""Data sets in the store: CSR arrays in a .npz (no pickle); seeded splits."""
+"""Data sets in the store (their shards: app/services/shards.py): seeded splits, the task."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from pathlib import Path
-from typing import IO
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from app.core.store import Store
-from app.services.parsing import infer_task
-
-
-def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
-    """A writer of ``X`` as its CSR arrays plus labels ``y`` (for atomic_write or a Store)."""
-    X = sp.csr_matrix(X)
-    arrays = {
-        "data": np.ascontiguousarray(X.data, dtype=np.float64),
-        "indices": np.ascontiguousarray(X.indices),
-        "indptr": np.ascontiguousarray(X.indptr),
-        "shape": np.asarray(X.shape, dtype=np.int64),
-        # Fixed-width unicode or float64: both load with allow_pickle=False.
-        "y": np.asarray(y),
-    }
-    if arrays["y"].dtype.kind not in "fU":
-        raise TypeError(f"labels must be float or unicode, got dtype {arrays['y'].dtype}")
-    return lambda fh: np.savez(fh, **arrays)  # type: ignore[arg-type]
-
-
-def load_csr(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Read a data set written by :func:`csr_writer` from a path or a binary file (a store)."""
-    with np.load(source, allow_pickle=False) as f:
-        shape = tuple(int(v) for v in f["shape"])
-        X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
-        return X, f["y"]
-
-
-def new_dataset_key() -> str:
-    """A fresh store key for a data set (the name the database keeps)."""
-    return f"datasets/{uuid.uuid4().hex}.npz"
+from app.services.parsing import LabelTally, infer_task
+from app.services.shards import open_dataset
 
 
 def widen(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:
@@ -69,10 +38,35 @@ def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, 
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
+class ShardSplit:
+    """A seeded split of a sharded data set that never needs all its rows at once: how many of
+    the held-out rows fall in each shard is one multivariate hypergeometric draw (exactly the
+    counts of a uniformly random set of ``held_out_rows(n, fraction)`` rows), then each shard
+    draws its own with a generator seeded by (seed, shard). The same (shard sizes, fraction,
+    seed) always give the same rows."""
+
+    def __init__(self, shard_rows: Sequence[int], fraction: float, seed: int) -> None:
+        self.seed = seed
+        self.shard_rows = list(shard_rows)
+        n_held_out = held_out_rows(sum(self.shard_rows), fraction)
+        self.held_out = np.random.default_rng(seed).multivariate_hypergeometric(
+            self.shard_rows, n_held_out)
+
+    def held_out_mask(self, shard: int) -> np.ndarray:
+        """Which rows of shard ``shard`` are held out (boolean, one per row)."""
+        rows = self.shard_rows[shard]
+        chosen = np.random.default_rng([self.seed, shard]).choice(
+            rows, size=int(self.held_out[shard]), replace=False)
+        mask = np.zeros(rows, dtype=bool)
+        mask[chosen] = True
+        return mask
+
+
 def task_from_labels(store: Store, key: str, label_kind: str,
                      task: str) -> tuple[str, list[int | float | str] | None]:
     """The task and classes of the stored data set ``key`` once declared ``task``
     ("classification" or "regression"): ParseError when its labels cannot be that."""
-    with store.open(key) as fh:
-        _, y = load_csr(fh)
-    return infer_task(y, label_kind, task)
+    tally = LabelTally()
+    for y in open_dataset(store, key).labels():
+        tally.add(y)
+    return infer_task(tally, label_kind, task)

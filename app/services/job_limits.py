@@ -1,5 +1,6 @@
 """The server's limits on what a job may cost, checked before a job is queued: the size of the
-model it could write, and how many jobs may wait in the queue (per API key and in all).
+model it could write, the memory its data takes when its solver cannot stream it, and how many
+jobs may wait in the queue (per API key and in all).
 
 Both are answers to hostile or careless requests: a 40-byte svmlight file with the feature index
 16,777,216 makes every linear model 134 MB per class, and a loop of POSTs fills the queue faster
@@ -51,6 +52,37 @@ def check_model_size(estimator: Any, train: Dataset, limit: int) -> None:
            f"({size} bytes), more than the limit of {_mib(limit)} ({limit} bytes, "
            "PGS_MAX_MODEL_BYTES); use fewer features (renumber the svmlight indices) or classes")
     raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+
+
+def data_bytes(dataset: Dataset) -> int:
+    """What the data set takes in memory as one CSR matrix with its labels: its shards' bytes
+    (the manifest's arrays), estimated from its counts for one not yet converted to shards."""
+    if dataset.stored_bytes is not None:
+        return dataset.stored_bytes
+    return 12 * dataset.nnz + 16 * dataset.n_samples + 8
+
+
+def check_data_memory(solver: str, datasets: list[Dataset], in_memory: bool, limit: int) -> None:
+    """422 when the job would hold its data sets whole in memory (its solver does not stream,
+    or ``in_memory``: a study's sigma selection) and they take more than ``limit`` bytes
+    (PGS_WORKER_MEMORY_BYTES); the detail names the solvers that stream instead."""
+    from solver import SOLVERS
+
+    if SOLVERS[solver].streams and not in_memory:
+        return
+    size = sum(data_bytes(d) for d in datasets)
+    if size <= limit:
+        return
+    names = ", ".join(sorted(name for name, spec in SOLVERS.items() if spec.streams))
+    what = (f"solver {solver!r} needs every row in memory at once" if not SOLVERS[solver].streams
+            else "a sigma selection (select_sigma) fits on rows held in memory")
+    ids = " and ".join(f"dataset {d.id}" for d in datasets)
+    takes = "takes" if len(datasets) == 1 else "take"
+    msg = (f"{what}: {ids} {takes} {_mib(size)} ({size} bytes) as a CSR matrix, more than the "
+           f"worker memory budget of {_mib(limit)} ({limit} bytes, PGS_WORKER_MEMORY_BYTES); "
+           f"train on it with a solver that streams from its shards: {names}"
+           + ("" if not SOLVERS[solver].streams else ", without select_sigma"))
+    raise invalid(msg, [field_error(["body", "solver"], msg)])
 
 
 def _mib(n: int) -> str:

@@ -35,14 +35,19 @@ class JobPlan:
     estimator: Any
 
 
-def check_job_request(session: Session, body: JobCreate, settings: Settings) -> JobPlan:
+def check_job_request(session: Session, body: JobCreate, settings: Settings,
+                      in_memory: bool = False) -> JobPlan:
+    """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
+    selection)."""
     train = _dataset(session, body.dataset_id, "dataset_id")
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
         msg = f"dataset {train.id} has a single class; a classifier needs two or more"
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    datasets = [train]
     if body.test_dataset_id is not None:
-        _check_test_dataset(train, _dataset(session, body.test_dataset_id, "test_dataset_id"))
+        datasets.append(_dataset(session, body.test_dataset_id, "test_dataset_id"))
+        _check_test_dataset(train, datasets[-1])
     has_test = body.test_dataset_id is not None or body.test_fraction is not None
     check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
     n_train = train.n_samples
@@ -51,6 +56,7 @@ def check_job_request(session: Session, body: JobCreate, settings: Settings) -> 
     estimator = checked_estimator(EstimatorSpec(body.solver, task, body.params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
     job_limits.check_model_size(estimator, train, settings.max_model_bytes)
+    job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
     target_score = getattr(estimator, "target_score", None)
     if target_score is not None:
         check_test_scores([target_score], "params.target_score", task, has_test,

@@ -70,7 +70,8 @@ def _check_run(session: Session, body: StudyCreate, index: int,
         params=run.params, targets=body.targets, time_budget_s=body.time_budget_s,
     )
     try:
-        plan = job_requests.check_job_request(session, request, settings)
+        plan = job_requests.check_job_request(session, request, settings,
+                                              in_memory=body.select_sigma is not None)
     except ProblemError as exc:
         raise _in_run(exc, index) from exc
     if body.select_sigma is not None:

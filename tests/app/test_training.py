@@ -1,5 +1,5 @@
 """app/training.py, the steps a worker runs: the rows a job's fit gets (evaluation split or test
-set, a study's subsample, label codes), and the model it stores."""
+set, a study's subsample, label codes) in memory or as shards, and the model it stores."""
 
 from __future__ import annotations
 
@@ -11,21 +11,24 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from app.core.store import LocalDirStore
-from app.services.datasets import csr_writer, split_indices
+from app.services.datasets import ShardSplit
+from app.services.job_rows import codes_of
 from app.services.model_store import load_model_files
+from app.services.shards import write_dataset
 from app.services.study_phases import subsample_rows
 from app.solvers import EstimatorSpec
 from app.training import (
     DataSpec,
     Trained,
     TrainingJob,
-    encode_labels,
     final_metrics,
     load_data,
     package_model,
     store_model,
 )
-from solver import load_model
+from solver import ShardedMatrix, load_model
+
+SHARD_BYTES = 2048  # heart_scale's 270 rows in 23 shards
 
 
 @pytest.fixture
@@ -33,12 +36,12 @@ def heart(tmp_path: Path, data_dir: Path) -> tuple[LocalDirStore, sp.csr_matrix,
     """heart_scale (270 rows, labels -1/+1) in a store, as an upload leaves it."""
     X, y = load_svmlight_file(str(data_dir / "heart_scale.svm"))
     store = LocalDirStore(tmp_path)
-    store.write("datasets/heart.npz", csr_writer(X, y))
+    write_dataset(store, "datasets/heart", X, y, shard_bytes=SHARD_BYTES)
     return store, sp.csr_matrix(X), y
 
 
 def _spec(**changes) -> DataSpec:
-    values = {"train_key": "datasets/heart.npz", "test_key": None, "test_fraction": None,
+    values = {"train_key": "datasets/heart", "test_key": None, "test_fraction": None,
               "split_seed": 0, "n_features": 13} | changes
     return DataSpec(**values)
 
@@ -47,7 +50,10 @@ def test_a_study_job_trains_on_a_subsample_of_the_training_part(heart):
     store, X, y = heart
     data = load_data(store, _spec(test_fraction=0.3, split_seed=5, train_size=50,
                                   subsample_seed=7), classification=True)
-    train, test = split_indices(270, 0.3, 5)
+    split = ShardSplit(store_shard_rows(store), 0.3, 5)
+    held_out = np.concatenate([split.held_out_mask(i) for i in range(len(split.shard_rows))])
+    train, test = np.flatnonzero(~held_out), np.flatnonzero(held_out)
+    assert len(test) == 81
     rows = train[subsample_rows(len(train), 50, 7)]
     assert (data.X != X[rows]).nnz == 0 and (data.X_eval != X[test]).nnz == 0
     assert list(data.classes) == [-1.0, 1.0]
@@ -56,10 +62,30 @@ def test_a_study_job_trains_on_a_subsample_of_the_training_part(heart):
     assert data.eval_set is not None and data.eval_set[0] is data.X_eval
 
 
+def store_shard_rows(store: LocalDirStore) -> tuple[int, ...]:
+    from app.services.shards import read_manifest
+
+    return read_manifest(store, "datasets/heart").shard_rows
+
+
+def test_a_streaming_job_gets_the_same_rows_as_shards(heart):
+    store, X, y = heart
+    spec = _spec(test_fraction=0.3, split_seed=5, train_size=50, subsample_seed=7)
+    whole = load_data(store, spec, classification=True)
+    shards = load_data(store, spec, classification=True, stream=True)
+    assert isinstance(shards.X, ShardedMatrix) and shards.y is None and shards.y_eval is None
+    assert shards.X.n_shards == 23 and shards.X.shape == (50, 13)
+    for streamed, in_memory, codes in ((shards.X, whole.X, whole.y),
+                                       (shards.eval_set, whole.X_eval, whole.y_eval)):
+        pieces = list(streamed.shards())
+        assert (sp.vstack([p[0] for p in pieces]) != in_memory).nnz == 0
+        assert np.array_equal(np.concatenate([p[1] for p in pieces]), codes)
+
+
 def test_a_test_set_is_widened_and_regression_labels_stay_numbers(heart, tmp_path: Path):
     store, X, y = heart
-    store.write("datasets/narrow.npz", csr_writer(X[:20, :10], y[:20]))
-    data = load_data(store, _spec(test_key="datasets/narrow.npz"), classification=False)
+    write_dataset(store, "datasets/narrow", X[:20, :10], y[:20], shard_bytes=SHARD_BYTES)
+    data = load_data(store, _spec(test_key="datasets/narrow"), classification=False)
     assert data.X.shape == (270, 13) and data.X_eval.shape == (20, 13)
     assert data.classes is None and data.y.dtype == data.y_eval.dtype == np.float64
     assert np.array_equal(data.y, y)
@@ -68,16 +94,17 @@ def test_a_test_set_is_widened_and_regression_labels_stay_numbers(heart, tmp_pat
 
 
 def test_labels_become_codes_and_unseen_evaluation_labels_match_nothing():
-    classes, codes, eval_codes = encode_labels(np.array(["h", "g", "h"]), np.array(["g", "x", "h"]))
-    assert list(classes) == ["g", "h"] and list(codes) == [1, 0, 1]
-    assert list(eval_codes) == [0, -1, 1]
+    classes = np.array(["g", "h"])
+    assert list(codes_of(classes, np.array(["h", "g", "h"]))) == [1, 0, 1]
+    assert list(codes_of(classes, np.array(["g", "x", "h"]))) == [0, -1, 1]
 
 
 def test_a_single_class_is_refused(tmp_path: Path):
     store = LocalDirStore(tmp_path)
-    store.write("datasets/one.npz", csr_writer(sp.identity(4, format="csr"), np.ones(4)))
+    write_dataset(store, "datasets/one", sp.identity(4, format="csr"), np.ones(4),
+                  shard_bytes=SHARD_BYTES)
     with pytest.raises(ValueError, match="single class"):
-        load_data(store, _spec(train_key="datasets/one.npz", n_features=4), classification=True)
+        load_data(store, _spec(train_key="datasets/one", n_features=4), classification=True)
 
 
 def test_the_stored_model_is_the_fitted_one(heart):
