@@ -47,6 +47,7 @@ from app.runner import JobRunner
 from app.services import jobs as job_service
 from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
 from app.services.model_store import ModelCache, load_for_prediction
+from app.services.shard_migration import convert_npz_datasets
 
 log = logging.getLogger("app")
 
@@ -82,6 +83,8 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
     await to_thread.run_sync(run_migrations, engine, settings.db_wait_s)
     factory = make_session_factory(engine)
+    # Data sets stored before shards, converted before any job of this server can read them.
+    await to_thread.run_sync(convert_npz_datasets, factory, settings.store, settings.shard_bytes)
     runner = JobRunner(settings)
     supervisor = PoolSupervisor(runner, factory, settings)
     sweeper = LeaseSweeper(runner, factory, settings)
