@@ -170,11 +170,11 @@ def test_an_unreachable_service_is_retried_then_raised():
 def test_a_failed_job_raises_job_failed_with_the_reason(strict_service: ApiServer, heart: Path):
     """A real failure: the data set's file is gone from the store when the job runs."""
     store = Path(strict_service.env["PGS_DATA_DIR"]) / "datasets"
-    before = set(store.glob("*.npz"))
+    before = set(store.iterdir())
     with Client(strict_service.base, api_key=API_KEY) as c:
         ds = c.datasets.upload(heart)
-        (new_file,) = set(store.glob("*.npz")) - before
-        new_file.unlink()
+        (new_dataset,) = set(store.iterdir()) - before
+        (new_dataset / "manifest.json").unlink()
         with pytest.raises(JobFailed) as caught:
             c.jobs.wait(c.jobs.create(ds, params={"n_iter": 10}))
     assert caught.value.job.status == "failed" and caught.value.job.error
