@@ -73,7 +73,8 @@ class Dataset(Base):
     file_name: Mapped[str] = mapped_column(String(255))
     n_samples: Mapped[int] = mapped_column(Integer)
     n_features: Mapped[int] = mapped_column(Integer)
-    nnz: Mapped[int] = mapped_column(BigInteger)
+    # 64-bit on PostgreSQL (migration 0010); SQLite's INTEGER is 64-bit already.
+    nnz: Mapped[int] = mapped_column(Integer().with_variant(BigInteger(), "postgresql"))
     task: Mapped[str] = mapped_column(String(16))
     classes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     # "numeric" or "string": how labels are stored (float64 or fixed-width unicode arrays).
