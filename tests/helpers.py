@@ -111,3 +111,14 @@ def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: 
     manifest = writer.finish(parsed.n_features)
     X, y = stored_rows(store, key)
     return SimpleNamespace(**vars(parsed), X=X, y=y, manifest=manifest)
+
+
+def one_shard_split(n: int, fraction: float, seed: int) -> tuple[Any, Any]:
+    """(training rows, held-out rows) of the service's seeded split of a data set stored in one
+    shard (app.services.datasets.ShardSplit), as sorted indices."""
+    import numpy as np
+
+    from app.services.datasets import ShardSplit
+
+    held_out = ShardSplit([n], fraction, seed).held_out_mask(0)
+    return np.flatnonzero(~held_out), np.flatnonzero(held_out)

@@ -94,11 +94,11 @@ def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
     # Same split seed and random_state: the same model.
     assert again["metrics"]["test_rmse"] == m["test_rmse"]
     assert m["time_to_target"]["0.5"] is None
-    # The service's split, redone here: 25 % held out by a seeded permutation.
-    from app.services.datasets import split_indices
+    # The service's split, redone here: 25 % held out, seeded (abalone is one shard).
+    from tests.helpers import one_shard_split
 
     X, y = load_svmlight_file(str(data_dir / "abalone.svm"))
-    tr, te = split_indices(X.shape[0], 0.25, 3)
+    tr, te = one_shard_split(X.shape[0], 0.25, 3)
     est = PGSRegressor(loss="squared", sigma=1e-4, n_iter=8000, random_state=1).fit(X[tr], y[tr])
     rmse = float(np.sqrt(np.mean((est.predict(X[te]) - y[te]) ** 2)))
     assert m["test_rmse"] == pytest.approx(rmse, rel=1e-12)

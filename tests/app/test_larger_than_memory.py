@@ -99,7 +99,8 @@ def _insert(client: TestClient, key: str, manifest: Manifest) -> int:
 def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Path,
                                                                   data_dir: Path):
     budget = _baseline_rss(tmp_path, data_dir) + HEADROOM
-    n_rows = -(-3 * budget // (NNZ_PER_ROW * 12 + 16))
+    # 5% over 3x: a few of a row's 40 random columns coincide and are summed into one.
+    n_rows = int(3.15 * budget) // (NNZ_PER_ROW * 12 + 16)
     settings = make_settings(tmp_path / "big", workers=1, worker_memory_bytes=budget)
     settings.datasets_dir.mkdir(parents=True)
     key = new_dataset_key()

@@ -105,10 +105,10 @@ def test_study_fans_out_into_seeded_subsample_jobs(finished: dict[str, Any], dat
 
     # The documented sampling, redone here: the same split as a job, then the first m rows of a
     # permutation seeded with subsample_seed; the same fit gives the job's accuracy exactly.
-    from app.services.datasets import split_indices
+    from tests.helpers import one_shard_split
 
     X, y = load_svmlight_file(str(data_dir / "heart_scale.svm"))
-    train, test = split_indices(X.shape[0], 0.3, SEED)
+    train, test = one_shard_split(X.shape[0], 0.3, SEED)
     for j in (cells[(0, 40)][1], cells[(1, 180)][0]):
         rows = train[np.sort(np.random.default_rng(j["subsample_seed"]).permutation(len(train))
                              [:j["train_size"]])]

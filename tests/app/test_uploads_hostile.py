@@ -84,11 +84,18 @@ def test_blank_lines_cost_no_parsing_time(tmp_path: Path):
     assert parsed.X.shape == (2, 2) and parsed.y.tolist() == [1, -1]
 
 
-def test_a_parse_over_its_memory_budget_is_a_413(tmp_path: Path):
-    settings = make_settings(tmp_path, parse_memory_bytes=64 * MIB)
+def test_a_parse_streams_and_only_a_single_huge_line_meets_its_memory_budget(tmp_path: Path):
+    settings = make_settings(tmp_path, parse_memory_bytes=64 * MIB, shard_bytes=8 * MIB)
     with TestClient(create_app(settings)) as client:
-        # 18 MB of text whose CSR form needs about 90 MB.
-        body = assert_problem(upload(client, b"1 1:1\n" * 3_000_000, "rows.svm"), 413)
+        # 18 MB of text whose CSR form takes 84 MB: parsed under a 64 MiB budget, a block of
+        # lines and an 8 MiB shard at a time.
+        r = upload(client, b"1 1:1\n" * 3_000_000, "rows.svm")
+        assert r.status_code == 201, r.text
+        assert r.json()["n_samples"] == 3_000_000
+        client.delete(f"/v1/datasets/{r.json()['id']}")
+        # One line is never split: 3 million features on a single line is parsed whole.
+        line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 3_000_001)) + b"\n"
+        body = assert_problem(upload(client, line, "one-line.svm"), 413)
         assert "PGS_PARSE_MEMORY_BYTES" in body["detail"], body["detail"]
         _nothing_stored(client, tmp_path)
         # The API process is unharmed and the next upload is parsed.
