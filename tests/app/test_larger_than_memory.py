@@ -31,6 +31,10 @@ N_FEATURES = 2**16
 NNZ_PER_ROW = 40
 BLOCK_ROWS = 100_000
 HEADROOM = 256 * MIB
+# A streaming job holds about four shards above the worker's baseline (the shard it maps, the
+# copy of its selected rows, the next one while the sampler hands over, an evaluation shard):
+# 32 MiB shards keep that well inside the headroom (64 MiB ones reach it).
+SHARD_BYTES = 32 * MIB
 PARAMS = {"n_iter": 1_000_000, "sigma": 1e-5, "random_state": 0}
 
 
@@ -39,7 +43,7 @@ def write_rcv1_like(store: Store, key: str, n_rows: int, seed: int = 0) -> Manif
     sign of a sparse random linear rule, 5% of the labels flipped; written block by block."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(N_FEATURES) * (rng.random(N_FEATURES) < 0.1)
-    writer = ShardWriter(store, key, shard_bytes=64 * MIB, max_bytes=2**62,
+    writer = ShardWriter(store, key, shard_bytes=SHARD_BYTES, max_bytes=2**62,
                          over_limit=OverflowError)
     for start in range(0, n_rows, BLOCK_ROWS):
         rows = min(BLOCK_ROWS, n_rows - start)

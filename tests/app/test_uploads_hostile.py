@@ -85,16 +85,16 @@ def test_blank_lines_cost_no_parsing_time(tmp_path: Path):
 
 
 def test_a_parse_streams_and_only_a_single_huge_line_meets_its_memory_budget(tmp_path: Path):
-    settings = make_settings(tmp_path, parse_memory_bytes=64 * MIB, shard_bytes=8 * MIB)
+    settings = make_settings(tmp_path, parse_memory_bytes=128 * MIB, shard_bytes=8 * MIB)
     with TestClient(create_app(settings)) as client:
-        # 18 MB of text whose CSR form takes 84 MB: parsed under a 64 MiB budget, a block of
+        # 36 MB of text whose CSR form takes 168 MB: parsed under a 128 MiB budget, a block of
         # lines and an 8 MiB shard at a time.
-        r = upload(client, b"1 1:1\n" * 3_000_000, "rows.svm")
+        r = upload(client, b"1 1:1\n" * 6_000_000, "rows.svm")
         assert r.status_code == 201, r.text
-        assert r.json()["n_samples"] == 3_000_000
+        assert r.json()["n_samples"] == 6_000_000
         client.delete(f"/v1/datasets/{r.json()['id']}")
-        # One line is never split: 3 million features on a single line is parsed whole.
-        line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 3_000_001)) + b"\n"
+        # One line is never split: 5 million features on a single line is parsed whole.
+        line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 5_000_001)) + b"\n"
         body = assert_problem(upload(client, line, "one-line.svm"), 413)
         assert "PGS_PARSE_MEMORY_BYTES" in body["detail"], body["detail"]
         _nothing_stored(client, tmp_path)
