@@ -9,6 +9,7 @@ deployment would: through the usual ``AWS_*`` variables.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ def moto_server() -> Iterator[S3Server]:
 
     for name, value in CREDENTIALS.items():
         os.environ.setdefault(name, value)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
