@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import fsspec
 
-from app.core.store import check_key
+from app.core.store import StoreUnavailable, check_key
 from app.core.store_cache import LocalCache
 
 log = logging.getLogger(__name__)
@@ -81,32 +81,43 @@ class FsspecStore:
 
     def write(self, key: str, write: Callable[[IO[bytes]], None]) -> int:
         remote = self._remote(key)
-        if self.fs.exists(remote):
+        with self._reaching("write", key):
+            exists = self.fs.exists(remote)
+        if exists:
             raise FileExistsError(f"store keys are write-once: {key!r} exists")
         tmp = self.cache.temp_path(key)
         try:
             with open(tmp, "wb") as fh:
                 write(fh)
             size = tmp.stat().st_size
-            if self.is_object_store:
-                self.fs.put_file(str(tmp), remote)
-            else:
-                partial = f"{remote}.{secrets.token_hex(4)}{_PARTIAL_SUFFIX}"
-                try:
-                    self.fs.put_file(str(tmp), partial)
-                    self.fs.mv(partial, remote)
-                except BaseException:
-                    self._remove(partial)
-                    raise
+            with self._reaching("write", key):
+                self._send(tmp, remote)
             self.cache.adopt(key, tmp)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         return size
 
+    def _send(self, tmp: Path, remote: str) -> None:
+        if self.is_object_store:
+            self.fs.put_file(str(tmp), remote)
+            return
+        partial = f"{remote}.{secrets.token_hex(4)}{_PARTIAL_SUFFIX}"
+        try:
+            self.fs.put_file(str(tmp), partial)
+            self.fs.mv(partial, remote)
+        except BaseException:
+            self._remove(partial)
+            raise
+
     def local_path(self, key: str) -> Path:
         remote = self._remote(key)
-        return self.cache.get(key, lambda tmp: self.fs.get_file(remote, str(tmp)))
+
+        def fetch(tmp: Path) -> None:
+            with self._reaching("read", key):
+                self.fs.get_file(remote, str(tmp))
+
+        return self.cache.get(key, fetch)
 
     @contextmanager
     def _open(self, key: str) -> Iterator[IO[bytes]]:
@@ -118,7 +129,8 @@ class FsspecStore:
 
     def delete(self, *keys: str) -> None:
         for key in keys:
-            self._remove(self._remote(key))
+            with self._reaching("delete", key):
+                self._remove(self._remote(key))
             self.cache.discard(key)
 
     def sweep_partial(self, older_than_s: float) -> int:
@@ -152,6 +164,18 @@ class FsspecStore:
         self.fs.pipe_file(remote, b"pgs-service store\n")
 
     # -- helpers -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _reaching(self, what: str, key: str) -> Iterator[None]:
+        """Errors of the backend other than a missing or existing key mean the store cannot
+        serve now (unreachable, credentials refused, no bucket): StoreUnavailable (503)."""
+        try:
+            yield
+        except (FileNotFoundError, FileExistsError):
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self!r} could not {what} {key!r}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
 
     def _remove(self, remote: str) -> None:
         try:

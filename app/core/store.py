@@ -41,6 +41,11 @@ class InvalidKey(ValueError):
     pass
 
 
+class StoreUnavailable(RuntimeError):
+    """A remote store did not answer, or refused the request (credentials, a missing bucket):
+    the request may succeed later (503), unlike a full disk (507)."""
+
+
 class Store(Protocol):
     def write(self, key: str, write: Callable[[IO[bytes]], None]) -> int:
         """Create ``key`` atomically (readers see no object or all of it); FileExistsError if
@@ -171,8 +176,9 @@ STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCE
 
 
 def install_storage_error_handler(app: FastAPI) -> None:
-    """507 Insufficient Storage (problem+json) for OSErrors with a storage errno; the writes
-    are atomic, so such a failure leaves nothing behind (no partial data set or model)."""
+    """507 Insufficient Storage (problem+json) for OSErrors with a storage errno, 503 when a
+    remote store is unavailable; the writes are atomic, so such a failure leaves nothing behind
+    (no partial data set or model)."""
 
     async def handler(request: Request, exc: Exception) -> JSONResponse:
         code = getattr(exc, "errno", None)
@@ -187,4 +193,12 @@ def install_storage_error_handler(app: FastAPI) -> None:
         return problem_response(request, 500, "internal error; see the server log",
                                 kind="internal")
 
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        log.error("store unavailable on %s %s: %s", request.method, request.url.path, exc)
+        return problem_response(
+            request, 503, f"the store is unavailable ({exc}); nothing was stored, retry later",
+            kind="store-unavailable", headers={"Retry-After": "30"},
+        )
+
     app.add_exception_handler(OSError, handler)
+    app.add_exception_handler(StoreUnavailable, unavailable)

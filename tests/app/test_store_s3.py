@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.core.remote_store import FsspecStore
 from app.main import create_app
-from tests.helpers import create_job, make_settings, poll, upload, wait_for
+from tests.helpers import assert_problem, create_job, make_settings, poll, upload, wait_for
 from tests.s3 import S3Server
 
 
@@ -53,10 +53,13 @@ def test_upload_train_predict_and_batch_predict_on_s3(tmp_path: Path, s3: S3Serv
         assert left == [], left
 
 
-def test_readiness_says_when_the_store_is_unreachable(tmp_path: Path):
+def test_an_unreachable_store_is_not_ready_and_uploads_get_503(tmp_path: Path):
     settings = make_settings(tmp_path, store_url="s3://nowhere/x",
                              s3_endpoint_url="http://127.0.0.1:9")
     with TestClient(create_app(settings)) as c:
         r = c.get("/readyz")
         assert r.status_code == 503, r.text
         assert "store" in r.json()["detail"], r.json()
+        body = assert_problem(upload(c, b"1 1:1\n-1 2:1\n", "t.svm"), 503)
+        assert body["type"].endswith("store-unavailable"), body
+        assert c.get("/v1/datasets").json()["items"] == []  # no row without its data
