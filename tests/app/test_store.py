@@ -1,9 +1,12 @@
-"""The Store contract (app/core/store.py), run against the local directory and a real
-S3-compatible server (moto on 127.0.0.1): the same behaviour whichever store is configured."""
+"""The Store contract (app/core/store.py), run against the local directory, a real
+S3-compatible server (moto on 127.0.0.1), and fsspec's in-memory file system (a back end with
+renames: the temp-name-then-rename write path): the same behaviour whichever store is
+configured."""
 
 from __future__ import annotations
 
 import io
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,10 +20,12 @@ from tests.helpers import make_settings
 from tests.s3 import S3Server
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "memory"])
 def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     if request.param == "local":
         return make_settings(tmp_path)
+    if request.param == "memory":
+        return make_settings(tmp_path, store_url=f"memory://{uuid.uuid4().hex}/store")
     s3: S3Server = request.getfixturevalue("s3")
     return make_settings(tmp_path, **s3.settings())
 

@@ -117,3 +117,15 @@ def test_interrupted_multipart_uploads_are_aborted(tmp_path: Path, s3: S3Server)
     # filter that spares live uploads cannot be seen here.)
     assert store.sweep_partial(older_than_s=0) == 1
     assert store.fs.list_multipart_uploads(bucket) == []
+
+
+def test_interrupted_renames_are_swept_where_the_backend_renames(tmp_path: Path):
+    store = make_settings(tmp_path, store_url="memory://sweep-test/store").store
+    assert isinstance(store, FsspecStore) and not store.is_object_store
+    store.ensure()
+    store.write("models/whole.npz", lambda fh: fh.write(b"whole"))
+    store.fs.pipe_file(f"{store.root}/models/half.npz.1a2b3c4d.tmp", b"half")
+    assert store.sweep_partial(older_than_s=3600) == 0  # young: maybe a live write
+    assert store.sweep_partial(older_than_s=0) == 1
+    assert sorted(p.rsplit("/", 1)[1] for p in store.fs.find(store.root)) == ["pgs-store",
+                                                                              "whole.npz"]
