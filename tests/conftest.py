@@ -18,7 +18,7 @@ from app.core.config import Settings
 from app.main import create_app
 from tests.contract import RECORDER, Report, install_httpx_recording, live_spec
 from tests.helpers import make_settings
-from tests.s3 import S3Server, moto_server
+from tests.s3 import S3Server, moto_server, set_test_credentials
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -27,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Starlette's TestClient warns that it prefers a newer httpx; irrelevant to these tests.
     config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
     install_httpx_recording()
+    set_test_credentials()  # before any test starts a process that keeps its environment
 
 
 _contract: list[Report] = []

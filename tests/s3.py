@@ -1,9 +1,11 @@
 """A real S3-compatible server for the store tests: moto in server mode on 127.0.0.1.
 
 Started by the tests that ask for it (the ``s3`` fixture of tests/conftest.py) and stopped by them.
-Each test gets a bucket of its own; the credentials are moto's throwaway ones, set in the
-environment so that every process the tests start (the API, Dask workers) finds them the way a
-deployment would: through the usual ``AWS_*`` variables.
+Each test gets a bucket of its own; the credentials are throwaway ones (moto takes any), set in
+the environment when the run starts (:func:`set_test_credentials`, from tests/conftest.py) so that
+every process the tests start finds them the way a deployment would, through the usual ``AWS_*``
+variables: the API and Dask workers, and the upload parser's forkserver, which keeps the
+environment it started with.
 """
 
 from __future__ import annotations
@@ -33,12 +35,16 @@ class S3Server:
         return {"store_url": self.new_store_url(), "s3_endpoint_url": self.endpoint_url}
 
 
+def set_test_credentials() -> None:
+    for name, value in CREDENTIALS.items():
+        os.environ.setdefault(name, value)
+
+
 @contextmanager
 def moto_server() -> Iterator[S3Server]:
     from moto.server import ThreadedMotoServer
 
-    for name, value in CREDENTIALS.items():
-        os.environ.setdefault(name, value)
+    set_test_credentials()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

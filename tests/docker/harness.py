@@ -109,6 +109,9 @@ class ComposeProject:
         self.base = [*command, "-p", name, *(a for p in profiles for a in ("--profile", p))]
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "docker-compose.yml", workdir / "docker-compose.yml")
+        # The build contexts the file names besides ".": docker-compose 1.29 checks that they
+        # exist before any command, even one that builds nothing.
+        shutil.copytree(REPO / "docker", workdir / "docker")
         self.write_env(env)
 
     def write_env(self, overrides: dict[str, str]) -> None:
