@@ -31,6 +31,7 @@ from .estimators import (
     TruncGradRegressor,
     load_model,
 )
+from .preprocessing import export_preprocessor, load_preprocessor, make_preprocessor
 from .registry import SOLVERS, SolverSpec, estimator_for
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
@@ -57,6 +58,9 @@ __all__ = [
     "SMIDASRegressor",
     "SolverSpec",
     "TracePoint",
+    "export_preprocessor",
+    "load_preprocessor",
+    "make_preprocessor",
     "TruncGradClassifier",
     "TruncGradRegressor",
     "estimator_for",

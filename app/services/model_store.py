@@ -48,6 +48,19 @@ def load_model_files(
     return meta, arrays
 
 
+def stored_preprocessing(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The LoadedModel fields of a model's preprocessing and names, rebuilt from its files."""
+    from solver import load_preprocessor
+
+    service = meta.get("service", {})
+    settings = service.get("preprocessing")
+    prefix = "preprocessing."
+    preprocessor = None if settings is None else load_preprocessor(
+        settings, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+    return {"preprocessor": preprocessor, "preprocessing": settings,
+            "feature_names": service.get("feature_names")}
+
+
 def delete_model_files(store: Store | Path, stem: str) -> None:
     as_store(store).delete(f"{stem}.json", f"{stem}.npz")
 
@@ -63,6 +76,16 @@ class LoadedModel:
     index_base: int
     # Original labels indexed by the integer codes the estimator was trained on.
     classes: np.ndarray | None
+    # The fitted preprocessing (solver.make_preprocessor) and its settings; None: raw features.
+    preprocessor: Any = None
+    preprocessing: dict[str, Any] | None = None
+    # The raw features' names (a CSV header): prediction rows may be keyed by them.
+    feature_names: list[str] | None = None
+
+    @property
+    def dense_input(self) -> bool:
+        """Its preprocessing takes dense rows (CSV data): text, missing values, named columns."""
+        return self.preprocessing is not None and not self.preprocessing["sparse"]
 
     @property
     def has_proba(self) -> bool:

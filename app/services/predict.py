@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -61,8 +62,9 @@ def _sparse_row(row: dict[str, Any], i: int, n_features: int,
     return idx, val
 
 
-def instances_to_matrix(payload: Any, n_features: int) -> np.ndarray | sp.csr_matrix:
+def instances_to_matrix(payload: Any, model: LoadedModel) -> Any:
     """Validate ``{"instances": [...]}``; every bad row is named in the 422 problem."""
+    n_features = model.n_features
     if not isinstance(payload, dict) or "instances" not in payload:
         raise invalid("the JSON body must be an object with an 'instances' list",
                       [field_error(["body", "instances"], "Field required", "missing")])
@@ -76,6 +78,8 @@ def instances_to_matrix(payload: Any, n_features: int) -> np.ndarray | sp.csr_ma
         raise invalid("'instances' must be a non-empty list",
                       [field_error(["body", "instances"], "must be a non-empty list")])
     errors: list[dict[str, Any]] = []
+    if model.dense_input or any(_is_named(r) for r in rows):
+        return typed_rows(rows, model)
     if all(isinstance(r, list) for r in rows):
         dense = _dense_rows(rows, n_features, errors)
         if errors:
@@ -86,6 +90,88 @@ def instances_to_matrix(payload: Any, n_features: int) -> np.ndarray | sp.csr_ma
     if fast is not None:
         return fast
     return _mixed_rows(rows, n_features)
+
+
+def _is_named(row: Any) -> bool:
+    return isinstance(row, dict) and set(row) != {"indices", "values"}
+
+
+def _named_to_list(row: dict[str, Any], i: int, model: LoadedModel,
+                   errors: list[dict[str, Any]]) -> list[Any] | None:
+    names = model.feature_names
+    loc: list[str | int] = ["body", "instances", i]
+    if names is None:
+        errors.append(field_error(loc, "this model has no feature names (its data had no "
+                                  "header): send lists or {indices, values}"))
+        return None
+    unknown = sorted(set(row) - set(names))
+    if unknown:
+        errors.append(field_error([*loc, unknown[0]], f"unknown feature {unknown[0]!r}; the "
+                                  f"model's features are {', '.join(names)}"))
+        return None
+    # An absent feature is missing: imputed when the model imputes, refused otherwise.
+    return [row.get(name) for name in names]
+
+
+def _cell(value: Any, j: int, kinds: dict[int, str], impute: bool) -> tuple[Any, str | None]:
+    """A raw feature value for column ``j`` and None, or None and what is wrong with it."""
+    kind = kinds.get(j, "numeric")
+    if kind == "ignored":
+        return 0.0, None
+    if kind == "text":
+        return (value, None) if isinstance(value, str) else (None, "must be a string (a text "
+                                                                   "column)")
+    if value is None:
+        return (np.nan, None) if impute else (None, "is missing and this model does not impute")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None, "must be a finite number" + (" or null (missing)" if impute else "")
+    return float(value), None
+
+
+def typed_rows(rows: list[Any], model: LoadedModel) -> np.ndarray:
+    """Rows for a model whose preprocessing takes dense input: lists of n_features values,
+    objects keyed by feature name, or {indices, values}; text columns take strings and numeric
+    ones numbers or null (missing, imputed). An object array when the model has text columns."""
+    prep = model.preprocessing or {"categorical": [], "ignore": [], "impute": False}
+    kinds = {j: "text" for j in prep["categorical"]} | {j: "ignored" for j in prep["ignore"]}
+    n = model.n_features
+    out = np.zeros((len(rows), n), dtype=object if prep["categorical"] else np.float64)
+    errors: list[dict[str, Any]] = []
+    for i, row in enumerate(rows):
+        if len(errors) >= MAX_REPORTED_ERRORS:
+            break
+        values = _row_values(row, i, model, errors)
+        if values is None:
+            continue
+        if len(values) != n:
+            errors.append(field_error(["body", "instances", i],
+                                      f"expected {n} values, got {len(values)}"))
+            continue
+        for j, v in enumerate(values):
+            cell, problem = _cell(v, j, kinds, prep["impute"])
+            if problem is not None:
+                name = model.feature_names[j] if model.feature_names else j
+                errors.append(field_error(["body", "instances", i, name], f"feature {name!r} "
+                                          f"{problem}"))
+                break
+            out[i, j] = cell
+    if errors:
+        raise invalid(_summary(errors), errors[:MAX_REPORTED_ERRORS])
+    return out
+
+
+def _row_values(row: Any, i: int, model: LoadedModel,
+                errors: list[dict[str, Any]]) -> list[Any] | None:
+    if isinstance(row, list):
+        return row
+    if _is_named(row):
+        return _named_to_list(row, i, model, errors)
+    piece = _one_row(row, i, model.n_features, errors)
+    if piece is None:
+        return None
+    dense = np.zeros(model.n_features)
+    dense[piece[0]] = piece[1]
+    return dense.tolist()
 
 
 def _one_row(row: Any, i: int, n_features: int,
@@ -260,6 +346,10 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     tests/app/test_predict.py checks the results equal the estimator's methods.
     """
     est = model.estimator
+    if model.preprocessor is not None:
+        if model.dense_input and isinstance(X, sp.csr_matrix):
+            X = X.toarray()
+        X = model.preprocessor.transform(X)
     if not hasattr(est, "coef_"):
         return _predict_with_methods(model, X)  # not a linear model: ask the estimator
     coef = np.atleast_2d(est.coef_)

@@ -22,6 +22,7 @@ from app.services.model_store import (
     ModelCache,
     delete_model_files,
     load_model_files,
+    stored_preprocessing,
 )
 from app.services.predict import (
     check_row_count,
@@ -81,6 +82,7 @@ def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
         model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
         n_features=n_features, index_base=index_base,
         classes=None if classes is None else np.asarray(classes),
+        **stored_preprocessing(meta, arrays),
     )
 
 
@@ -122,7 +124,7 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
         # (Python's int_max_str_digits); RecursionError: nesting deeper than the parser's stack.
         raise invalid(f"the body is not valid JSON: {exc}",
                       [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
-    return instances_to_matrix(payload, model.n_features)
+    return instances_to_matrix(payload, model)
 
 
 def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int) -> bytes:
