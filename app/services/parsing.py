@@ -522,7 +522,7 @@ class _CsvBlocks:
         self.rows = _Rows()
 
     def _converters(self) -> dict[int | str, Callable[[str], float]]:
-        conv: dict[int | str, Callable[[str], float]] = dict(self.text)
+        conv: dict[int | str, Callable[[str], float]] = {c: codes for c, codes in self.text.items()}
         if self.string_labels:
             conv[self.layout.label_col] = self.labels
         return conv
