@@ -80,6 +80,7 @@ class TrainingJob:
     targets: list[float]
     sigma_search: SigmaSearch | None = None
     feature_names: list[str] | None = None
+    label_name: str | None = None
 
 
 def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
@@ -107,6 +108,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 text_columns=list(train.text_columns or []),
             ),
             targets=list(job.targets), sigma_search=search, feature_names=train.feature_names,
+            label_name=train.label_name,
         )
 
 
@@ -375,6 +377,7 @@ def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> Model
     service = {
         "preprocessing": preprocessing,
         "feature_names": job.feature_names,
+        "label_name": job.label_name,
         "solver": job.estimator.solver,
         "task": job.estimator.task,
         "n_features": job.data.n_features,

@@ -58,7 +58,7 @@ def stored_preprocessing(meta: dict[str, Any], arrays: dict[str, np.ndarray]) ->
     preprocessor = None if settings is None else load_preprocessor(
         settings, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
     return {"preprocessor": preprocessor, "preprocessing": settings,
-            "feature_names": service.get("feature_names")}
+            "feature_names": service.get("feature_names"), "label_name": service.get("label_name")}
 
 
 def delete_model_files(store: Store | Path, stem: str) -> None:
@@ -81,6 +81,8 @@ class LoadedModel:
     preprocessing: dict[str, Any] | None = None
     # The raw features' names (a CSV header): prediction rows may be keyed by them.
     feature_names: list[str] | None = None
+    # The training CSV's label column: a CSV prediction body may carry it (it is left out).
+    label_name: str | None = None
 
     @property
     def dense_input(self) -> bool:

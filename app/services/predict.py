@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import itertools
 import math
@@ -310,6 +311,74 @@ def svmlight_to_matrix(body: bytes, n_features: int, index_base: int) -> sp.csr_
     return X
 
 
+def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
+    """A text/csv body (a header, then one row per instance) as the JSON payload it stands for:
+    rows keyed by the header when the model knows its feature names (the label column, if
+    present, is left out), else positional rows of n_features values. Empty cells are missing."""
+    try:
+        lines = list(csv.reader(io.StringIO(body.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise invalid(f"not valid CSV text: {exc}", [field_error(["body"], str(exc))]) from exc
+    lines = [row for row in lines if any(cell.strip() for cell in row)]
+    if len(lines) < 2:
+        msg = "a text/csv body has a header row and at least one data row"
+        raise invalid(msg, [field_error(["body"], msg)])
+    header = [h.strip() for h in lines[0]]
+    text = set((model.preprocessing or {}).get("categorical", []))
+    if model.feature_names is None:
+        rows: list[Any] = [[_csv_cell(c, j in text) for j, c in enumerate(r)] for r in lines[1:]]
+        return {"instances": rows}
+    position = {name: j for j, name in enumerate(model.feature_names)}
+    unknown = sorted(set(header) - set(position) - {model.label_name})
+    if unknown:
+        msg = (f"unknown column(s) {', '.join(map(repr, unknown))}; the model's features are "
+               f"{', '.join(model.feature_names)}")
+        raise invalid(msg, [field_error(["body", "header"], msg)])
+    rows = []
+    for i, r in enumerate(lines[1:]):
+        if len(r) != len(header):
+            msg = f"row {i + 1} has {len(r)} fields; the header has {len(header)}"
+            raise invalid(msg, [field_error(["body", "instances", i], msg)])
+        rows.append({h: _csv_cell(c, position[h] in text) for h, c in zip(header, r, strict=True)
+                     if h in position})
+    return {"instances": rows}
+
+
+def _csv_cell(cell: str, is_text: bool) -> Any:
+    value = cell.strip()
+    if is_text:
+        return value
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value  # named as not a number by the row checks
+
+
+def predictions_csv(out: dict[str, Any], classes: np.ndarray | None) -> bytes:
+    """The answer as CSV: prediction, the score(s) (score_<class> per class when there are
+    several) and probability_<class> for logistic models."""
+    names = [] if classes is None else [str(c) for c in classes]
+    scores = np.asarray(out["scores"], dtype=np.float64)
+    header = ["prediction"]
+    columns = [np.asarray(out["predictions"], dtype=object)[:, None]]
+    if scores.ndim == 2:
+        header += [f"score_{c}" for c in names]
+        columns.append(scores)
+    else:
+        header.append("score")
+        columns.append(scores[:, None])
+    if out.get("probabilities") is not None:
+        header += [f"probability_{c}" for c in names]
+        columns.append(np.asarray(out["probabilities"], dtype=np.float64))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(np.hstack([c.astype(object) for c in columns]).tolist())
+    return buf.getvalue().encode()
+
+
 def too_many_rows(rows: int, max_rows: int, at_least: bool = False) -> ProblemError:
     return ProblemError(
         413, f"{'at least ' if at_least else ''}{rows} rows in one request; the limit is "
@@ -325,7 +394,7 @@ def check_row_count(body: bytes, media_type: str, max_rows: int) -> None:
     valid JSON body has one "[" per dense row and one "{" and two "[" per sparse row, plus the
     outer object and array, so it has at least (brackets - 2) / 3 rows.
     """
-    if media_type == "text/plain":
+    if media_type in ("text/plain", "text/csv"):
         ends = body.count(b"\n") + body.count(b"\r") - body.count(b"\r\n")
         rows = ends + (0 if body.endswith((b"\n", b"\r")) else 1)
         if rows > max_rows:
@@ -392,6 +461,7 @@ def _predict_with_methods(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> 
 
 def unsupported_media_type() -> ProblemError:
     return ProblemError(
-        415, "send application/json {\"instances\": [...]} or text/plain svmlight lines",
+        415, "send application/json {\"instances\": [...]}, text/csv with a header, or "
+        "text/plain svmlight lines",
         kind="unsupported-media-type",
     )

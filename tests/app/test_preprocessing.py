@@ -144,3 +144,53 @@ def test_bad_named_rows_are_a_422_naming_the_feature(client: TestClient, data_di
     r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": [row]})
     body = assert_problem(r, 422)
     assert words in body["detail"], body
+
+
+# -- names: feature names in, class names out, CSV both ways -------------------------------------
+
+
+def test_csv_in_with_a_header_and_csv_out_when_asked(client: TestClient, data_dir: Path):
+    csv_file = _mixed_csv(data_dir, rows=400)
+    ds = upload(client, csv_file, "names.csv").json()
+    job = _train(client, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    url = f"/v1/models/{job['model_id']}/predict"
+    # The training file itself, label column included (left out), columns in its own order.
+    lines = csv_file.decode().splitlines()[:6]
+    body = "\n".join(lines).encode()
+    as_json = client.post(url, content=body, headers={"content-type": "text/csv"})
+    assert as_json.status_code == 200, as_json.text
+    as_csv = client.post(url, content=body,
+                         headers={"content-type": "text/csv", "accept": "text/csv"})
+    assert as_csv.status_code == 200 and as_csv.headers["content-type"].startswith("text/csv")
+    table = [row.split(",") for row in as_csv.text.splitlines()]
+    assert table[0] == ["prediction", "score", "probability_g", "probability_h"]
+    assert [r[0] for r in table[1:]] == as_json.json()["predictions"]
+    assert [float(r[1]) for r in table[1:]] == pytest.approx(as_json.json()["scores"])
+    # Columns reordered: the same answer (rows are keyed by the header, not by position).
+    header = lines[0].split(",")
+    order = list(reversed(range(len(header))))
+    shuffled = "\n".join(",".join(line.split(",")[k] for k in order) for line in lines)
+    again = client.post(url, content=shuffled.encode(), headers={"content-type": "text/csv"})
+    assert again.json()["scores"] == pytest.approx(as_json.json()["scores"])
+    bad = client.post(url, content=b"fLength,colour\n1,red\n", headers={"content-type": "text/csv"})
+    assert "unknown column(s) 'colour'" in assert_problem(bad, 422, "body.header")["detail"]
+
+
+def test_predictions_are_the_labels_of_the_file_not_class_codes(client: TestClient, data_dir: Path):
+    # abalone's ages 1..29 as 28 classes: a prediction is an age, never a 0-based code.
+    ds = upload(client, data_dir / "abalone.svm", "abalone.svm", task="classification").json()
+    assert ds["task"] == "multiclass" and ds["classes"][0] == 1 and 29 in ds["classes"]
+    job = _train(client, dataset_id=ds["id"], **LOGISTIC)
+    r = client.post(f"/v1/models/{job['model_id']}/predict", content=b"1:0.5 2:0.4 3:0.1\n"
+                    b"1:0.7 2:0.55 3:0.18 4:1.1 5:0.5 6:0.2 7:0.3", headers={
+                        "content-type": "text/plain", "accept": "text/csv"})
+    assert r.status_code == 200, r.text
+    table = [row.split(",") for row in r.text.splitlines()]
+    assert table[0][:3] == ["prediction", "score_1", "score_2"]
+    assert all(int(row[0]) in ds["classes"] for row in table[1:])
+
+
+def test_the_openapi_document_shows_csv_in_and_out(client: TestClient):
+    op = client.get("/openapi.json").json()["paths"]["/v1/models/{model_id}/predict"]["post"]
+    assert {"application/json", "text/csv", "text/plain"} <= set(op["requestBody"]["content"])
+    assert {"application/json", "text/csv"} <= set(op["responses"]["200"]["content"])

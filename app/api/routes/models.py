@@ -26,8 +26,10 @@ from app.services.model_store import (
 )
 from app.services.predict import (
     check_row_count,
+    csv_to_payload,
     instances_to_matrix,
     predict,
+    predictions_csv,
     svmlight_to_matrix,
     too_many_rows,
     unsupported_media_type,
@@ -116,7 +118,12 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
     if media_type == "text/plain":
+        if (model.preprocessing or {}).get("categorical"):
+            msg = "this model has text columns, which svmlight lines cannot carry: send JSON or CSV"
+            raise invalid(msg, [field_error(["body"], msg)])
         return svmlight_to_matrix(body, model.n_features, model.index_base)
+    if media_type == "text/csv":
+        return instances_to_matrix(csv_to_payload(body, model), model)
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -127,14 +134,17 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
     return instances_to_matrix(payload, model)
 
 
-def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int) -> bytes:
+def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool) -> bytes:
     check_row_count(body, media_type, max_rows)
     X = _to_matrix(body, media_type, model)
     if X.shape[0] > max_rows:
         raise too_many_rows(X.shape[0], max_rows)
     try:
+        out = predict(model, X)
+        if as_csv:
+            return predictions_csv(out, model.classes)
         # allow_nan=False: NaN is not JSON; a client would fail to parse the answer.
-        return json.dumps(predict(model, X), allow_nan=False).encode()
+        return json.dumps(out, allow_nan=False).encode()
     except ValueError as exc:
         msg = "the instances' values are so large that the model's scores are not finite"
         raise invalid(msg, [field_error(["body", "instances"], msg)]) from exc
@@ -148,8 +158,13 @@ _PREDICT_DOC: dict[str, Any] = {
                 "type": "object",
                 "required": ["instances"],
                 "properties": {"instances": {"type": "array", "minItems": 1, "items": {"anyOf": [
-                    {"type": "array", "items": {"type": "number"},
-                     "description": "dense: n_features numbers"},
+                    {"type": "array", "items": {"type": ["number", "string", "null"]},
+                     "description": "dense: n_features values (strings for text columns, null "
+                     "for a missing value the model imputes)"},
+                    {"type": "object", "additionalProperties": {
+                        "type": ["number", "string", "null"]},
+                     "description": "named: keyed by the model's feature_names (an absent "
+                     "feature is missing)"},
                     {"type": "object", "required": ["indices", "values"], "properties": {
                         "indices": {"type": "array", "items": {"type": "integer"}},
                         "values": {"type": "array", "items": {"type": "number"}}},
@@ -158,19 +173,30 @@ _PREDICT_DOC: dict[str, Any] = {
                 "description": PredictRequest.__doc__,
             },
             "example": {"instances": [[0.1, 0.0, 1.0], {"indices": [0, 2], "values": [0.1, 1]}]}},
+            "text/csv": {"schema": {"type": "string"},
+                         "description": "A header row, then one row per instance: columns named "
+                         "by the model's feature_names (the label column may be present and is "
+                         "left out; empty cells are missing), or positional without names",
+                         "example": "fLength,fWidth,colour\n28.8,16.0,red\n"},
             "text/plain": {"schema": {"type": "string"},
                            "example": "1:0.5 3:1.25\n2:1 7:-0.5"},
         },
-    }
+    },
+    "responses": {"200": {"content": {"text/csv": {
+        "schema": {"type": "string"},
+        "description": "With Accept: text/csv: prediction, score (or score_<class>), "
+        "probability_<class> (logistic)",
+        "example": "prediction,score,probability_g,probability_h\ng,-1.2,0.77,0.23\n"}}}},
 }
 
 
 @router.post(
     "/{model_id}/predict",
     response_model=PredictResponse,
-    summary="Predict: JSON dense or sparse rows, or text/plain svmlight lines",
+    summary="Predict: JSON rows (lists, objects keyed by feature name, or sparse), CSV with a "
+    "header, or svmlight lines; answered as JSON or, with Accept: text/csv, as CSV",
     openapi_extra=_PREDICT_DOC,
-    responses={415: {"description": "Neither application/json nor text/plain"}},
+    responses={415: {"description": "Not application/json, text/csv or text/plain"}},
 )
 async def predict_route(
     request: Request,
@@ -178,11 +204,12 @@ async def predict_route(
     model: Annotated[LoadedModel, Depends(_cached_model)],
 ) -> Response:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if ctype not in ("application/json", "text/plain"):
+    if ctype not in ("application/json", "text/plain", "text/csv"):
         raise unsupported_media_type()
+    as_csv = "text/csv" in request.headers.get("accept", "")
     body = await _read_body(request, settings.max_predict_bytes)
     if len(body) <= INLINE_BYTES:
-        out = _run(body, ctype, model, settings.max_predict_rows)
+        out = _run(body, ctype, model, settings.max_predict_rows, as_csv)
     else:
-        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows)
-    return Response(out, media_type="application/json")
+        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows, as_csv)
+    return Response(out, media_type="text/csv" if as_csv else "application/json")
