@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from sqlalchemy import select, update
 from starlette.concurrency import run_in_threadpool
 
@@ -17,13 +17,24 @@ from app.core.db import transaction
 from app.core.errors import ProblemError, field_error, invalid, not_found
 from app.models import Job, Model
 from app.schemas import ModelList, ModelRead, PredictRequest, PredictResponse
+from app.services.model_export import (
+    checked_import,
+    document,
+    facts_of,
+    from_json,
+    from_npz,
+    to_json,
+    to_npz,
+)
 from app.services.model_store import (
     LoadedModel,
     ModelCache,
     delete_model_files,
     load_model_files,
+    save_model_files,
     stored_preprocessing,
 )
+from app.services.onnx_export import NotExportable, to_onnx
 from app.services.predict import (
     check_row_count,
     csv_to_payload,
@@ -46,6 +57,84 @@ INLINE_BYTES = 16 * 1024
 def list_models(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     items, next_cursor = paginate(session, select(Model), Model.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
+
+
+EXPORT_TYPES = {"npz": "application/octet-stream", "json": "application/json",
+                "onnx": "application/octet-stream"}
+
+
+@router.get(
+    "/{model_id}/export",
+    summary="Download the model: npz or json (imported back by POST /v1/models), or onnx "
+    "(preprocessing and decision in one graph, for onnxruntime)",
+    responses={200: {"content": {"application/octet-stream": {}, "application/json": {}}},
+               422: {"description": "ONNX export of a model it does not cover"}},
+)
+async def export_model(
+    model_id: Annotated[int, Path(ge=1)], settings: SettingsDep, factory: FactoryDep,
+    cache: CacheDep,
+    format: Annotated[Literal["npz", "json", "onnx"], Query(description="File format")] = "npz",
+) -> Response:
+    model = await _cached_model(model_id, settings, factory, cache)
+    body = await run_in_threadpool(_export, model, format, settings, factory)
+    return Response(body, media_type=EXPORT_TYPES[format], headers={
+        "content-disposition": f'attachment; filename="model-{model_id}.{format}"'})
+
+
+def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -> bytes:
+    if format == "onnx":
+        try:
+            return to_onnx(model)
+        except NotExportable as exc:
+            raise invalid(str(exc), [field_error(["query", "format"], str(exc))]) from exc
+    with transaction(factory) as s:
+        row = s.get(Model, model.model_id)
+        if row is None:
+            raise not_found("model", model.model_id)
+        stem, facts = row.file_stem, facts_of(row)
+    try:
+        meta, arrays = load_model_files(settings.store, stem)
+    except FileNotFoundError:
+        raise not_found("model", model.model_id) from None
+    doc = document(facts, meta)
+    return to_npz(doc, arrays) if format == "npz" else to_json(doc, arrays)
+
+
+@router.post(
+    "", response_model=ModelRead, status_code=201,
+    summary="Import a model exported as npz (application/octet-stream) or json "
+    "(application/json) by GET /v1/models/{id}/export",
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        "application/json": {"schema": {"type": "object"}}}}},
+    responses={415: {"description": "Neither application/json nor application/octet-stream"}},
+)
+async def import_model(request: Request, settings: SettingsDep, factory: FactoryDep) -> Any:
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype not in ("application/json", "application/octet-stream"):
+        raise ProblemError(415, "send an npz export as application/octet-stream or a json "
+                           "export as application/json", kind="unsupported-media-type")
+    body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
+    return await run_in_threadpool(_import, body, ctype, settings, factory)
+
+
+def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
+    doc, arrays = from_json(body) if ctype == "application/json" else from_npz(body)
+    parsed, _ = checked_import(doc, arrays)
+    stem, size = save_model_files(settings.store, parsed.files, arrays)
+    facts = parsed.model
+    with transaction(factory) as s:
+        row = Model(
+            job_id=None, dataset_id=None, solver=facts.solver, task=facts.task,
+            estimator=facts.estimator, params=facts.params, n_features=facts.n_features,
+            classes=facts.classes, index_base=facts.index_base, metrics=facts.metrics,
+            file_stem=stem, size_bytes=size, preprocessing=facts.preprocessing,
+            feature_names=facts.feature_names,
+        )
+        s.add(row)
+        s.flush()
+        s.expunge(row)
+    return row
 
 
 @router.get("/{model_id}", response_model=ModelRead, summary="One model")
@@ -101,17 +190,18 @@ async def _cached_model(
     )
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int,
+                     setting: str = "PGS_MAX_PREDICT_BYTES") -> bytes:
+    too_large = ProblemError(413, f"the body exceeds {limit} bytes ({setting})",
+                             kind="payload-too-large")
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
-                           kind="payload-too-large")
+        raise too_large
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
-                               kind="payload-too-large")
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 
