@@ -39,41 +39,21 @@ class DatasetRead:
     """
     What the data set cannot be used for (stored all the same)
     """
-
-
-@dataclass(kw_only=True)
-class JobCreate:
-    dataset_id: int
+    feature_names: list[str] | None = None
     """
-    Training data set
+    The CSV header's feature columns (null without a header)
     """
-    test_dataset_id: int | None = None
+    label_name: str | None = None
     """
-    Evaluation data set
+    The CSV header's label column
     """
-    test_fraction: float | None = None
+    text_columns: list[int] | None = None
     """
-    Hold out this fraction of the training set
+    0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)
     """
-    split_seed: int | None = 0
+    n_missing: int | None = 0
     """
-    Seed of the test_fraction split
-    """
-    solver: str | None = "pgs"
-    """
-    Training algorithm (see the registry)
-    """
-    params: dict[str, Any] | None = None
-    """
-    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
-    """
-    targets: list[float] | None = None
-    """
-    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
-    """
-    time_budget_s: float | None = None
-    """
-    Stop after this many solver seconds
+    Empty numeric CSV cells (imputed by a job's preprocessing)
     """
 
 
@@ -117,6 +97,10 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
+    """
     study_id: int | None = None
     study_run: int | None = None
     """
@@ -149,6 +133,14 @@ class ModelRead:
     size_bytes: int
     created_at: datetime
     nnz_weights: int | None = None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The fitted preprocessing's settings (as the job's); applied to every prediction
+    """
+    feature_names: list[str] | None = None
+    """
+    Names a prediction row may be keyed by (the CSV header)
+    """
 
 
 @dataclass(kw_only=True)
@@ -161,6 +153,22 @@ class PredictResponse:
     probabilities: list[list[float]] | None = None
     """
     Class probabilities (logistic models only), columns = classes
+    """
+
+
+@dataclass(kw_only=True)
+class Preprocessing:
+    scaling: Literal["auto", "standard", "maxabs", "none"] | None = "auto"
+    """
+    auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps sparsity) for svmlight data
+    """
+    impute: bool | None = True
+    """
+    Missing numeric CSV values become the training mean
+    """
+    ignore: list[int | str] | None = None
+    """
+    Columns left out (an id column): CSV header names or 0-based feature indices
     """
 
 
@@ -294,6 +302,46 @@ class DatasetList:
 @dataclass(kw_only=True)
 class HTTPValidationError:
     detail: list[ValidationError] | None = None
+
+
+@dataclass(kw_only=True)
+class JobCreate:
+    dataset_id: int
+    """
+    Training data set
+    """
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the training set
+    """
+    split_seed: int | None = 0
+    """
+    Seed of the test_fraction split
+    """
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    """
+    targets: list[float] | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    """
+    time_budget_s: float | None = None
+    """
+    Stop after this many solver seconds
+    """
+    preprocessing: Preprocessing | None = None
+    """
+    Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
+    """
 
 
 @dataclass(kw_only=True)

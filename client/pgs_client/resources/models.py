@@ -1,4 +1,4 @@
-"""``/v1/models``: list, read, delete, and predict in batches."""
+"""``/v1/models``: list, read, delete, export and import, and predict in batches."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import builtins
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from pgs_client import data
 from pgs_client.convert import from_json
@@ -66,6 +67,25 @@ class Models:
 
     def delete(self, model: int | ModelRead) -> None:
         self._t.request("DELETE", f"/v1/models/{ident(model)}", safe=True)
+
+    def export(self, model: int | ModelRead, format: Literal["npz", "json", "onnx"],
+               path: str | Path) -> Path:
+        """Download the model to ``path``: npz or json (for :meth:`import_file` in another
+        installation) or onnx (its preprocessing and decision, for onnxruntime)."""
+        response = self._t.request("GET", f"/v1/models/{ident(model)}/export", safe=True,
+                                   params={"format": format})
+        target = Path(path)
+        target.write_bytes(response.content)
+        return target
+
+    def import_file(self, path: str | Path) -> ModelRead:
+        """Create a model from an npz or json file written by :meth:`export`."""
+        target = Path(path)
+        content_type = ("application/json" if target.suffix.lower() == ".json"
+                        else "application/octet-stream")
+        response = self._t.request("POST", "/v1/models", safe=False, content=target.read_bytes(),
+                                   headers={"Content-Type": content_type})
+        return from_json(ModelRead, response.json())
 
     def predict(self, model: int | ModelRead, X: Any, *, batch_rows: int = BATCH_ROWS,
                 batch_bytes: int = BATCH_BYTES) -> Prediction:
