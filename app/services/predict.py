@@ -416,8 +416,11 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     """
     est = model.estimator
     if model.preprocessor is not None:
+        # The preprocessing takes the input kind it was fitted on (dense CSV, sparse svmlight).
         if model.dense_input and isinstance(X, sp.csr_matrix):
             X = X.toarray()
+        elif not model.dense_input and isinstance(X, np.ndarray):
+            X = sp.csr_matrix(X)
         X = model.preprocessor.transform(X)
     if not hasattr(est, "coef_"):
         return _predict_with_methods(model, X)  # not a linear model: ask the estimator

@@ -81,4 +81,4 @@ def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
         assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
         applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
     # 0004 merges the studies and leases branches: being at the head means 0002 was applied.
-    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0004_trace_sparsity"}
+    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0006_preprocessing_and_names"}
