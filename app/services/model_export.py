@@ -91,8 +91,15 @@ def _refuse(message: str) -> Exception:
     return invalid(f"not a model export: {message}", [field_error(["body"], message)])
 
 
-def from_npz(body: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def from_npz(body: bytes, max_bytes: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The document and arrays of an npz export; its members may inflate to ``max_bytes`` in
+    all (a small compressed file could otherwise claim gigabytes)."""
     try:
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            inflated = sum(info.file_size for info in archive.infolist())
+        if inflated > max_bytes:
+            raise _refuse(f"its arrays inflate to {inflated} bytes; the limit is {max_bytes} "
+                          "(PGS_MAX_DECOMPRESSED_BYTES)")
         with np.load(io.BytesIO(body), allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:

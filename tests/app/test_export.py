@@ -33,11 +33,15 @@ def _model(c: TestClient, **body: Any) -> int:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, Any]]:
-    settings = make_settings(tmp_path_factory.mktemp("export"))
+    settings = make_settings(tmp_path_factory.mktemp("export"),
+                             max_decompressed_bytes=64 * 1024 * 1024)
     with TestClient(create_app(settings)) as c:
         magic = upload(c, data_dir / "magic04.csv", "magic04.csv").json()["id"]
         abalone = upload(c, data_dir / "abalone.svm", "abalone.svm", task="classification")
+        ages = upload(c, data_dir / "abalone.svm", "ages.svm").json()["id"]  # regression
         yield {
+            "regressor": _model(c, dataset_id=ages, solver="lbfgs",
+                                params={"loss": "squared", "sigma": 1e-4, "n_iter": 200}),
             "client": c,
             "magic": _model(c, dataset_id=magic, test_fraction=0.25, **LOGISTIC),
             "abalone": _model(c, dataset_id=abalone.json()["id"], **LOGISTIC),
@@ -84,6 +88,16 @@ def test_onnx_one_vs_rest_agrees_with_predict_on_sparse_data(served: dict[str, A
     assert label.tolist() == want["predictions"]
 
 
+def test_onnx_regressor_agrees_with_predict(served: dict[str, Any], data_dir: Path):
+    c, model_id = served["client"], served["regressor"]
+    X, _ = load_svmlight_file(str(data_dir / "abalone.svm"))
+    dense = X[:300].toarray()
+    want = c.post(f"/v1/models/{model_id}/predict", json={"instances": dense.tolist()}).json()
+    scores, label = _onnx(c, model_id).run(["scores", "label"], {"X": dense.astype(np.float32)})
+    np.testing.assert_allclose(label, want["predictions"], atol=1e-5)
+    np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
+
+
 @pytest.mark.parametrize("fmt", ["npz", "json"])
 def test_an_export_imported_elsewhere_predicts_the_same(served: dict[str, Any], data_dir: Path,
                                                        tmp_path: Path, fmt: str):
@@ -123,6 +137,8 @@ def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str]
     bad_prep["arrays"]["preprocessing.scale.scale_"]["data"][0] = "x"
     npz = io.BytesIO()
     np.savez(npz, coef=np.zeros(3))
+    bomb = io.BytesIO()
+    np.savez_compressed(bomb, __model__=np.asarray("{}"), coef=np.zeros(2**28 // 8))
     J, B = "application/json", "application/octet-stream"
     return [
         ("not json", b"{not json", J), ("a list", b"[1, 2]", J),
@@ -133,6 +149,7 @@ def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str]
         ("a string in a float array", json.dumps(bad_prep).encode(), J),
         ("random bytes", b"\x00\x01garbage" * 10, B),
         ("an npz without the document", npz.getvalue(), B),
+        ("an npz that inflates past the limit", bomb.getvalue(), B),
     ]
 
 

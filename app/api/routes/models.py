@@ -119,7 +119,8 @@ async def import_model(request: Request, settings: SettingsDep, factory: Factory
 
 
 def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
-    doc, arrays = from_json(body) if ctype == "application/json" else from_npz(body)
+    doc, arrays = (from_json(body) if ctype == "application/json"
+                   else from_npz(body, settings.max_decompressed_bytes))
     parsed, _ = checked_import(doc, arrays)
     stem, size = save_model_files(settings.store, parsed.files, arrays)
     facts = parsed.model
