@@ -102,7 +102,9 @@ def from_npz(body: bytes, max_bytes: int) -> tuple[dict[str, Any], dict[str, np.
                           "(PGS_MAX_DECOMPRESSED_BYTES)")
         with np.load(io.BytesIO(body), allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, NotImplementedError,
+            RuntimeError) as exc:
+        # RuntimeError: an encrypted member; NotImplementedError: an unknown compression.
         raise _refuse(f"not a readable .npz file ({exc})") from exc
     text = arrays.pop(DOC_KEY, None)
     if text is None or text.dtype.kind != "U" or text.ndim != 0:
