@@ -4,6 +4,7 @@ compiled with Numba, as scikit-learn estimators.
 Public API::
 
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
+    from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
 
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
@@ -58,13 +59,13 @@ __all__ = [
     "SMIDASRegressor",
     "SolverSpec",
     "TracePoint",
-    "export_preprocessor",
-    "load_preprocessor",
-    "make_preprocessor",
     "TruncGradClassifier",
     "TruncGradRegressor",
     "estimator_for",
+    "export_preprocessor",
     "load_model",
+    "load_preprocessor",
+    "make_preprocessor",
     "time_to_target",
     "warm_up",
 ]
