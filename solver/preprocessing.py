@@ -28,7 +28,8 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, OneHotEncoder, StandardScaler
 
-__all__ = ["SCALINGS", "export_preprocessor", "load_preprocessor", "make_preprocessor"]
+__all__ = ["SCALINGS", "export_preprocessor", "load_preprocessor", "make_preprocessor",
+           "transform_rows"]
 
 SCALINGS = ("standard", "maxabs", "none")
 FORMAT = 1
@@ -94,6 +95,25 @@ def make_preprocessor(
             dtype=np.float64), sorted(categorical)))
     return ColumnTransformer(parts, remainder="drop", sparse_threshold=1.0 if sparse else 0.0,
                              verbose_feature_names_out=False)
+
+
+def transform_rows(ct: ColumnTransformer, X: Any) -> Any:
+    """``ct.transform(X)`` for a fitted :func:`make_preprocessor` result, each part's own
+    ``transform`` called in this thread.
+
+    ``ColumnTransformer.transform`` sends every part through joblib and checks the input again,
+    which on the one row of a prediction request costs several times what the parts do; the parts
+    and their order are the same, so the result is too (tests/solver/test_preprocessing.py).
+    """
+    blocks = []
+    for name, part, columns in ct.transformers_:
+        if name == "remainder" or part == "drop" or len(columns) == 0:
+            continue
+        block = X if list(columns) == list(range(X.shape[1])) else X[:, columns]
+        blocks.append(block if part == "passthrough" else part.transform(block))
+    if ct.sparse_output_:
+        return sp.hstack(blocks, format="csr") if len(blocks) > 1 else sp.csr_matrix(blocks[0])
+    return np.hstack(blocks) if len(blocks) > 1 else np.asarray(blocks[0], dtype=np.float64)
 
 
 def _settings(ct: ColumnTransformer) -> dict[str, Any]:

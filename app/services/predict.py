@@ -416,12 +416,15 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     """
     est = model.estimator
     if model.preprocessor is not None:
+        # Imported here: importing the web app does not load the solver (and Numba).
+        from solver.preprocessing import transform_rows
+
         # The preprocessing takes the input kind it was fitted on (dense CSV, sparse svmlight).
         if model.dense_input and isinstance(X, sp.csr_matrix):
             X = X.toarray()
         elif not model.dense_input and isinstance(X, np.ndarray):
             X = sp.csr_matrix(X)
-        X = model.preprocessor.transform(X)
+        X = transform_rows(model.preprocessor, X)
     if not hasattr(est, "coef_"):
         return _predict_with_methods(model, X)  # not a linear model: ask the estimator
     coef = np.atleast_2d(est.coef_)

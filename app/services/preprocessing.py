@@ -33,6 +33,9 @@ def resolve(options: Preprocessing | None, train: Dataset) -> dict[str, Any] | N
         msg = f"dataset {train.id} has {train.n_missing} missing values: impute must be true"
         raise invalid(msg, [field_error([*LOC, "impute"], msg)])
     ignore = sorted({_column_index(c, k, train) for k, c in enumerate(options.ignore)})
+    if len(ignore) == train.n_features:
+        msg = f"ignore leaves none of dataset {train.id}'s {train.n_features} columns"
+        raise invalid(msg, [field_error([*LOC, "ignore"], msg)])
     sparse = train.format == "svmlight"
     scaling = options.scaling
     if scaling == "auto":

@@ -122,6 +122,7 @@ def test_sparse_data_get_max_abs_scaling(client: TestClient, data_dir: Path):
     ({"impute": False}, "body.preprocessing.impute", "missing values"),
     (None, "body.preprocessing", "text columns or missing values"),
     ({"scaling": "minmax"}, "body.preprocessing.scaling", ""),
+    ({"ignore": list(range(11))}, "body.preprocessing.ignore", "leaves none"),
 ])
 def test_preprocessing_that_does_not_fit_the_data_is_a_422(
     client: TestClient, data_dir: Path, preprocessing: Any, field: str, words: str

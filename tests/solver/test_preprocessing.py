@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 
 from solver import PGSClassifier, export_preprocessor, load_preprocessor, make_preprocessor
+from solver.preprocessing import transform_rows
 
 
 def _mixed(rng: np.random.Generator, n: int = 120) -> np.ndarray:
@@ -31,6 +32,7 @@ def test_a_mixed_table_round_trips_without_pickle():
     assert all(a.dtype.kind in "fU" for a in arrays.values())
     again = load_preprocessor(meta, arrays)
     np.testing.assert_array_equal(again.transform(X), pre.transform(X))
+    np.testing.assert_array_equal(transform_rows(again, X), pre.transform(X))
     out = pre.transform(X)
     assert out.shape == (120, 3 + 3) and not np.isnan(out).any()
     np.testing.assert_allclose(out[:, :3].mean(axis=0), 0.0, atol=1e-12)
@@ -43,6 +45,7 @@ def test_sparse_input_stays_sparse_through_max_abs_scaling():
     out = load_preprocessor(meta, arrays).transform(X)
     assert sp.issparse(out) and out.nnz == X.nnz
     assert abs(out - pre.transform(X)).max() == 0.0
+    assert abs(transform_rows(pre, X) - out).max() == 0.0
 
 
 def test_in_a_pipeline_with_a_pgs_classifier():
