@@ -4,9 +4,10 @@ The preprocessing (scikit-learn transformers) is converted by skl2onnx, the conv
 maintainers keep in step with scikit-learn; the linear decision is the service's own
 (:func:`app.services.predict.predict`) written with ``onnx.helper``: scores ``X W^T + b``, the
 label by sign (binary) or argmax (one-vs-rest), probabilities by sigmoid or softmax for logistic
-models. Input ``X``: raw features, float32 ``[N, n_features]``; outputs ``scores`` (float64),
-``label`` (a class, or the prediction of a regressor) and, for logistic models,
-``probabilities``.
+models. Inputs ``X``: raw features, float32 ``[N, n_features]`` (a text column's place is
+not read) and, for a model with text columns, ``text``: their values, strings
+``[N, n_text_columns]``; outputs ``scores`` (float64), ``label`` (a class, or the prediction of a
+regressor) and, for logistic models, ``probabilities``.
 """
 
 from __future__ import annotations
@@ -33,14 +34,9 @@ def to_onnx(model: LoadedModel) -> bytes:
     if not hasattr(est, "coef_"):
         raise NotExportable(f"{type(est).__name__} is not linear (a kernel expansion): export "
                             "it as npz or json")
-    if (model.preprocessing or {}).get("categorical"):
-        raise NotExportable("the model one-hot encodes text columns, which need string inputs "
-                            "this export does not build: export it as npz or json")
     graph = _preprocessing_graph(model)
-    features = graph.output[0].name
-    del graph.output[:]
     coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
-    nodes, inits, outputs = _decision(model, coef, np.atleast_1d(est.intercept_), features)
+    nodes, inits, outputs = _decision(model, coef, np.atleast_1d(est.intercept_), "features")
     graph.node.extend(nodes)
     graph.initializer.extend(inits)
     graph.output.extend(outputs)
@@ -52,28 +48,53 @@ def to_onnx(model: LoadedModel) -> bytes:
 
 
 def _preprocessing_graph(model: LoadedModel) -> Any:
-    """The graph from input X (float32) to the features (float64): the converted
-    preprocessing, or a cast alone."""
-    from onnx import TensorProto, helper
+    """A graph from the inputs to ``features`` (float64, no outputs yet): ``X`` (float32, every
+    raw column) and, for a model with text columns, ``text`` (strings, its text columns in
+    order). The numeric columns are gathered from X and go through the converted numeric part
+    (imputation, scaling), the text ones through the converted one-hot encoder; as in the
+    ColumnTransformer, numeric features come first."""
+    from onnx import TensorProto, helper, numpy_helper
 
-    if model.preprocessor is None:
-        graph = helper.make_graph(
-            [helper.make_node("Cast", ["X"], ["features"], to=TensorProto.DOUBLE)], "pgs-model",
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, model.n_features])],
-            [helper.make_tensor_value_info("features", TensorProto.DOUBLE, [None, None])])
-        return graph
+    prep = model.preprocessing
+    numeric = list(range(model.n_features)) if prep is None else list(prep["numeric"])
+    categorical = [] if prep is None else list(prep["categorical"])
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, model.n_features])]
+    nodes = [helper.make_node("Gather", ["X", "numeric_columns"], ["numeric_raw"], axis=1)]
+    inits = [numpy_helper.from_array(np.asarray(numeric, dtype=np.int64), "numeric_columns")]
+    parts = ["numeric_raw"]
+    if model.preprocessor is not None:
+        numeric_part = model.preprocessor.named_transformers_["numeric"]
+        if numeric_part != "passthrough":
+            parts = [_embed(numeric_part, "numeric_raw", "numeric_", len(numeric), nodes, inits)]
+    if categorical:
+        inputs.append(helper.make_tensor_value_info("text", TensorProto.STRING,
+                                                    [None, len(categorical)]))
+        encoder = model.preprocessor.named_transformers_["categorical"]
+        parts.append(_embed(encoder, "text", "text_", len(categorical), nodes, inits))
+    casts = []
+    for k, part in enumerate(parts):
+        nodes.append(helper.make_node("Cast", [part], [f"part_{k}"], to=TensorProto.DOUBLE))
+        casts.append(f"part_{k}")
+    nodes.append(helper.make_node("Concat", casts, ["features"], axis=1))
+    return helper.make_graph(nodes, "pgs-model", inputs, [], initializer=inits)
+
+
+def _embed(part: Any, source: str, prefix: str, width: int, nodes: list[Any],
+           inits: list[Any]) -> str:
+    """Convert a fitted scikit-learn ``part`` with skl2onnx, rename its graph under ``prefix``,
+    feed it from ``source`` and add its nodes; returns its output's name."""
+    from onnx import compose, helper
     from skl2onnx import convert_sklearn
-    from skl2onnx.common.data_types import FloatTensorType
+    from skl2onnx.common.data_types import FloatTensorType, StringTensorType
 
-    converted = convert_sklearn(
-        model.preprocessor, initial_types=[("X", FloatTensorType([None, model.n_features]))],
-        target_opset={"": OPSET, "ai.onnx.ml": ML_OPSET})
-    graph = converted.graph
-    out = graph.output[0].name
-    graph.node.append(helper.make_node("Cast", [out], ["features"], to=TensorProto.DOUBLE))
-    del graph.output[:]
-    graph.output.append(helper.make_tensor_value_info("features", TensorProto.DOUBLE, None))
-    return graph
+    kind = StringTensorType if source == "text" else FloatTensorType
+    converted = convert_sklearn(part, initial_types=[("input", kind([None, width]))],
+                                target_opset={"": OPSET, "ai.onnx.ml": ML_OPSET})
+    graph = compose.add_prefix(converted, prefix).graph
+    nodes.append(helper.make_node("Identity", [source], [graph.input[0].name]))
+    nodes.extend(graph.node)
+    inits.extend(graph.initializer)
+    return str(graph.output[0].name)
 
 
 def _decision(model: LoadedModel, coef: np.ndarray, intercept: np.ndarray,

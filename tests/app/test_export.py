@@ -165,13 +165,38 @@ def test_malformed_imports_are_422_and_store_nothing(served: dict[str, Any]):
     assert len(c.get("/v1/models", params={"limit": 200}).json()["items"]) == before
 
 
-def test_onnx_export_says_what_it_does_not_cover(served: dict[str, Any], data_dir: Path):
+def test_onnx_of_a_model_with_text_columns_and_missing_values(served: dict[str, Any],
+                                                              data_dir: Path):
+    """magic04 with a header, an id column (ignored), a text column and empty cells."""
+    from tests.app.test_preprocessing import _mixed_csv
+
     c = served["client"]
-    csv = b"colour,size,label\nred,1,a\nblue,2,b\nred,3,a\nblue,1,b\n"
-    ds = upload(c, csv, "colours.csv").json()
-    model_id = _model(c, dataset_id=ds["id"], **LOGISTIC)
+    ds = upload(c, _mixed_csv(data_dir, rows=2000), "mixed.csv").json()
+    model_id = _model(c, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    names = ds["feature_names"]
+    rows = [dict(zip(names, line.split(","), strict=False))
+            for line in _mixed_csv(data_dir, rows=300).decode().splitlines()[1:]]
+    numeric = [[float(r[n]) if r[n] and n not in ("id", "alpha_band") else np.nan for n in names]
+               for r in rows]
+    instances = [{n: (r[n] if n == "alpha_band" else (float(r[n]) if r[n] else None))
+                  for n in names if n != "id"} for r in rows]
+    want = c.post(f"/v1/models/{model_id}/predict", json={"instances": instances}).json()
+    session = _onnx(c, model_id)
+    assert [i.name for i in session.get_inputs()] == ["X", "text"]
+    scores, label, proba = session.run(["scores", "label", "probabilities"], {
+        "X": np.asarray(numeric, dtype=np.float32),
+        "text": np.asarray([[r["alpha_band"]] for r in rows], dtype=object)})
+    np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
+    np.testing.assert_allclose(proba, want["probabilities"], atol=1e-5)
+    assert label.tolist() == want["predictions"]
+
+
+def test_onnx_export_of_a_kernel_model_is_a_422(served: dict[str, Any]):
+    c = served["client"]
+    ds = upload(c, b"a,b,label\n1,2,x\n2,1,y\n3,3,x\n1,1,y\n", "tiny.csv").json()
+    model_id = _model(c, dataset_id=ds["id"], solver="kernel_pgs", params={"n_iter": 50})
     r = c.get(f"/v1/models/{model_id}/export", params={"format": "onnx"})
-    assert "text columns" in assert_problem(r, 422, "query.format")["detail"]
+    assert "not linear" in assert_problem(r, 422, "query.format")["detail"]
     r = c.get(f"/v1/models/{model_id}/export", params={"format": "pickle"})
     assert_problem(r, 422, "query.format")
 
