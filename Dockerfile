@@ -26,12 +26,13 @@ RUN python -m pip install --upgrade pip \
     && rm /tmp/requirements.txt
 
 # The solver and its compiled kernels before the service's code, so that a change to app/ alone
-# keeps them. Warm-up at build: every kernel signature is compiled into the image's cache, so a
-# new worker process loads it in milliseconds instead of compiling for seconds.
+# keeps them. Warm-up at build: every kernel signature is compiled into the image's cache (one
+# process per solver family), so a job's fit loads its kernels in milliseconds instead of compiling
+# them for seconds.
 # (.dockerignore keeps the rest of the repository, the venv and var/ out of the context.)
 COPY solver ./solver
 RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
-    && python -c "from solver import warm_up; warm_up()" \
+    && python -m solver.warmup \
     && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
 
 COPY README.md ./

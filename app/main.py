@@ -12,7 +12,18 @@ from typing import IO, Any
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
-from app.api.routes import datasets, health, jobs, models, plots, studies
+from app.api.routes import (
+    aliases,
+    batch_predictions,
+    datasets,
+    health,
+    jobs,
+    models,
+    plots,
+    solvers,
+    studies,
+)
+from app.background.batch_predictor import BatchPredictor
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
 from app.console import install_console
@@ -31,7 +42,8 @@ from app.core.security import NetworkGuardMiddleware, require_api_key
 from app.core.store import install_storage_error_handler
 from app.runner import JobRunner
 from app.services import jobs as job_service
-from app.services.model_store import ModelCache
+from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
+from app.services.model_store import ModelCache, load_for_prediction
 
 log = logging.getLogger("app")
 
@@ -42,8 +54,9 @@ def _prepare_dirs(settings: Settings) -> None:
     for d in (settings.data_dir, settings.datasets_dir, settings.models_dir, settings.tmp_dir):
         d.mkdir(parents=True, exist_ok=True)
     # Uploads interrupted by a crash leave parts behind; nothing else lives in tmp/.
-    for stale in settings.tmp_dir.glob("upload-*.part"):
-        stale.unlink(missing_ok=True)
+    for pattern in ("upload-*.part", f"{BATCH_TMP_PREFIX}*.npy"):
+        for stale in settings.tmp_dir.glob(pattern):
+            stale.unlink(missing_ok=True)
     # Temp files of data set and model writes a crash interrupted (old ones only: on a shared
     # store another host may be writing one now).
     settings.store.sweep_partial(older_than_s=3600)
@@ -69,15 +82,20 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     runner = JobRunner(settings)
     supervisor = PoolSupervisor(runner, factory, settings)
     sweeper = LeaseSweeper(runner, factory, settings)
+    cache = ModelCache(settings.model_cache_bytes)
+    batch_predictor = BatchPredictor(factory, settings, lambda model_id: cache.get_or_load(
+        model_id, lambda: load_for_prediction(settings.store, factory, model_id)))
     app.state.engine = engine
     app.state.session_factory = factory
     app.state.runner = runner
-    app.state.model_cache = ModelCache(settings.model_cache_size)
+    app.state.model_cache = cache
+    app.state.batch_predictor = batch_predictor
     # Import the solver now (Numba takes a moment) rather than in the first request.
     await to_thread.run_sync(__import__, "solver")
     await to_thread.run_sync(runner.start)
     supervisor.start()
     await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
+    await to_thread.run_sync(batch_predictor.start)
     log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
              runner.backend_name, runner.worker_count())
     try:
@@ -86,6 +104,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
         log.info("shutting down: stopping running jobs (they return to the queue)")
         # Sweeper first (it submits), supervisor last (it settles what the stop ends).
         await to_thread.run_sync(sweeper.stop)
+        await to_thread.run_sync(batch_predictor.stop)
         await to_thread.run_sync(runner.stop)
         await to_thread.run_sync(supervisor.stop)
         engine.dispose()
@@ -127,6 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "in_flight": app.state.runner.in_flight(),
             "workers": app.state.runner.worker_count(),
             "cache_size": len(app.state.model_cache),
+            "cache_bytes": app.state.model_cache.nbytes,
         }
 
     metrics.add_state_collector(snapshot)
@@ -138,7 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     auth = [Depends(require_api_key)]
     app.include_router(health.router)
-    for module in (datasets, jobs, models, studies, plots):
+    for module in (datasets, jobs, models, batch_predictions, aliases, studies, plots, solvers):
         app.include_router(module.router, dependencies=auth)
     install_console(app)
     return app

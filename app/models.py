@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -81,7 +82,7 @@ class Dataset(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # A CSV file's header (migration 0006): its feature columns' and its label column's names;
+    # A CSV file's header (migration 0009): its feature columns' and its label column's names;
     # null without a header (svmlight, or a CSV whose first row is data).
     feature_names: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     label_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
@@ -90,11 +91,19 @@ class Dataset(Base):
     text_columns: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
     # Empty numeric CSV cells, stored as NaN: a job must impute them.
     n_missing: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Migration 0007: labels, and whether the task was "declared" by the upload (or a PATCH) or
+    # "guessed" from the labels.
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    task_source: Mapped[str] = mapped_column(String(16), default="guessed",
+                                             server_default="guessed")
 
 
 class Job(Base):
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_status", "status"), {"sqlite_autoincrement": True})
+    __table_args__ = (Index("ix_jobs_status", "status"),
+                      Index("ix_jobs_owner_status", "owner", "status"),
+                      {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
@@ -111,7 +120,7 @@ class Job(Base):
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     targets: Mapped[list[float]] = mapped_column(JSON, default=list)
     time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # The resolved preprocessing (app/services/preprocessing.py); null: raw features (migration 0006).
+    # The resolved preprocessing (app/services/preprocessing.py); null: raw features (migration 0009).
     preprocessing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
     # Studies (migration 0002): a job of a time-to-accuracy study trains on a seeded subsample of
@@ -149,6 +158,17 @@ class Job(Base):
     # the API process holding a queued job in its executor refreshes dispatched_at.
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     dispatched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Limits (migration 0005; services/job_limits.py): who queued the job (the principal of
+    # its API key, for the queue quota) and the wall-clock seconds its run may take (its own
+    # time_budget_s, or the server's PGS_MAX_JOB_SECONDS when it gave none).
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    time_limit_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Migration 0007: labels, and the model name the job's model is registered under (as the
+    # next version of that name).
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    model_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
     @property
     def progress(self) -> dict[str, Any]:
@@ -183,7 +203,8 @@ class TracePoint(Base):
 
 class Model(Base):
     __tablename__ = "models"
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__ = (Index("ux_models_name_version", "name", "version", unique=True),
+                      {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     job_id: Mapped[int | None] = mapped_column(
@@ -205,9 +226,24 @@ class Model(Base):
     size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The fitted preprocessing's settings (its arrays are in the model's .npz) and the names of
-    # the raw features a prediction row may be keyed by (migration 0006).
+    # the raw features a prediction row may be keyed by (migration 0009).
     preprocessing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     feature_names: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0007 (services/registry.py): a name groups versions 1, 2, ... of a model; both
+    # are null for a model without a name.
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    # What the model was trained on, kept when that data set was deleted (services/lineage.py).
+    training_dataset: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Why the model is the last iterate of a run that did not finish (migration 0005):
+    # "cancelled" or "time_limit"; null for a finished run.
+    partial_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+    @property
+    def partial(self) -> bool:
+        return self.partial_reason is not None
 
     @property
     def nnz_weights(self) -> int | None:
@@ -260,3 +296,69 @@ class Study(Base):
     time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ModelAlias(Base):
+    """``name@alias`` -> one version of the model ``name`` (services/registry.py)."""
+
+    __tablename__ = "model_aliases"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    alias: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # No ON DELETE: a model an alias points to cannot be deleted (the route answers 409).
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AliasEvent(Base):
+    """One change of an alias: set or moved (model_id) or deleted (model_id null)."""
+
+    __tablename__ = "alias_events"
+    __table_args__ = (Index("ix_alias_events_name_alias", "name", "alias"),
+                      {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    alias: Mapped[str] = mapped_column(String(64))
+    # Plain ids, not foreign keys: the history outlives the models it names.
+    model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    previous_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    principal: Mapped[str] = mapped_column(String(64))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class BatchPrediction(Base):
+    """Predictions of a model for every row of a stored data set, run in the background
+    (services/batch_predictions.py); the result lives in the store under ``result_key``."""
+
+    __tablename__ = "batch_predictions"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int | None] = mapped_column(
+        ForeignKey("models.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+    )
+    # "fail" or "ignore": what to do with features beyond the model's width.
+    extra_features: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED, index=True)
+    # The fencing token of the current run, as for jobs (services/jobs.py).
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    n_rows: Mapped[int] = mapped_column(Integer)
+    rows_done: Mapped[int] = mapped_column(Integer, default=0)
+    # Store key prefix of the result: <result_key>.<output>.npy for each of ``outputs``.
+    result_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    outputs: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    @property
+    def progress(self) -> dict[str, Any]:
+        fraction = min(self.rows_done / self.n_rows, 1.0) if self.n_rows else 1.0
+        return {"rows_done": self.rows_done, "n_rows": self.n_rows, "fraction": fraction}

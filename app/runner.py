@@ -15,6 +15,7 @@ import queue
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -49,6 +50,12 @@ class JobRunner:
         # broken pool tells which of its workers died on its own (services: the supervisor).
         self._generation = 0
         self._workers: dict[int, tuple[int, Any]] = {}
+        # The pool generation of each future, and the generations whose workers were seen
+        # working (a warm-up ping or a job came back): a job that only waited in such a pool
+        # when it broke is a bystander, not the cause (pool_was_ready).
+        self._future_generation: weakref.WeakKeyDictionary[Future[Any], int] = (
+            weakref.WeakKeyDictionary())
+        self._ready_generations: set[int] = set()
         self.closed = False
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -57,7 +64,7 @@ class JobRunner:
         self._backend = make_backend(self.settings, self._ctx, self._shutdown_event)
         self._executor = self._backend.new_executor()
         if self.settings.prestart_workers:
-            self._warm = self._executor.submit(ping)
+            self._warm = self._track(self._executor.submit(ping))
             self._note_workers()
 
     def stop(self) -> None:
@@ -95,6 +102,7 @@ class JobRunner:
                 self._new_executor()
                 future = self._executor.submit(run_job, job_id, self.settings)
                 self._warm = None
+            self._track(future)
             self._note_workers()
             self._futures[job_id] = future
         future.add_done_callback(functools.partial(self._done, job_id))
@@ -144,9 +152,27 @@ class JobRunner:
             old = self._executor
             self._new_executor()
             if self.settings.prestart_workers:
-                self._warm = self._executor.submit(ping)
+                self._warm = self._track(self._executor.submit(ping))
                 self._note_workers()
         old.shutdown(wait=False, cancel_futures=True)
+
+    def _track(self, future: Future[Any]) -> Future[Any]:
+        """Note the generation of a future of the current pool (under the lock)."""
+        generation = self._generation
+        self._future_generation[future] = generation
+
+        def came_back(f: Future[Any]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                self._ready_generations.add(generation)
+        future.add_done_callback(came_back)
+        return future
+
+    def pool_was_ready(self, future: Future[Any]) -> bool:
+        """Whether the pool that ran ``future`` had working workers (one answered its warm-up
+        ping or finished a job): then a broken pool is a worker's death, not a pool that cannot
+        start, and a job that was only waiting in it is not to blame."""
+        generation = self._future_generation.get(future)
+        return generation is not None and generation in self._ready_generations
 
     def _new_executor(self) -> None:
         """A fresh executor (under the lock); workers of pools older than the last are forgotten."""
@@ -209,6 +235,16 @@ class JobRunner:
             if warm.exception() is not None:
                 return False, f"a worker failed to start: {warm.exception()!r}"
         return True, "ok"
+
+    def waiting_reason(self) -> str:
+        """Why a queued job has not started yet, as its reader sees it (GET /v1/jobs/{id})."""
+        ok, why = self.ready()
+        if not ok:
+            return f"waiting for the workers: {why}"
+        busy, workers = self.in_flight(), self.worker_count()
+        if workers and busy >= workers:
+            return f"waiting for a free worker: {busy} job(s) held by {workers} worker(s)"
+        return "handed to a worker, starting"
 
     def in_flight(self) -> int:
         with self._lock:

@@ -4,12 +4,77 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 Task = Literal["binary", "multiclass", "regression"]
 Label = int | float | str
+
+# -- names, descriptions, tags (services/registry.py) -------------------------------------------
+
+# Tags are plain tokens ("team=nlp", "prod", "v1.2"): no quotes or spaces, so a list filter can
+# match one inside the stored JSON list exactly.
+Tag = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:=/+-]{0,63}$")]
+# A model name is a path segment of name@alias: no "@", "/" or spaces, and not all digits (an
+# all-digit reference is a model id).
+def _not_all_digits(name: str) -> str:
+    if name.isdigit():
+        raise ValueError("a model name is not all digits (that is a model id)")
+    return name
+
+
+ModelName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"),
+                      AfterValidator(_not_all_digits)]
+AliasName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
+Description = Annotated[str, StringConstraints(max_length=4000)]
+
+
+def _distinct_tags(tags: list[str] | None) -> list[str] | None:
+    if tags is not None and len(set(tags)) != len(tags):
+        raise ValueError("tags must be distinct")
+    return tags
+
+
+Tags = Annotated[list[Tag], Field(max_length=32), AfterValidator(_distinct_tags)]
+
+
+def _printable(value: str | None) -> str | None:
+    from app.services.uploads import name_problem
+
+    problem = None if value is None else name_problem(value)
+    if problem:
+        raise ValueError(f"the name {problem}")
+    return value
+
+
+PrintableName = Annotated[str, StringConstraints(min_length=1, max_length=255),
+                          AfterValidator(_printable)]
+
+
+class LabelsPatch(BaseModel):
+    """What every PATCH may change; a field left out stays as it is, null clears it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: Description | None = None
+    tags: Tags | None = None
+
+    def changes(self) -> dict[str, Any]:
+        """The fields the request set (null tags mean no tags)."""
+        out = self.model_dump(exclude_unset=True)
+        if "tags" in out and out["tags"] is None:
+            out["tags"] = []
+        return out
 
 
 class DatasetRead(BaseModel):
@@ -36,6 +101,21 @@ class DatasetRead(BaseModel):
         "by a job's preprocessing)")
     n_missing: int = Field(default=0, description="Empty numeric CSV cells (imputed by a job's "
                            "preprocessing)")
+    description: str | None = None
+    tags: list[str] = []
+    task_source: Literal["guessed", "declared"] = Field(
+        description="Whether the task was guessed from the labels or declared (upload or PATCH)")
+
+    @computed_field(description="How the task was chosen, and how to change it")
+    def task_note(self) -> str:
+        change = f"PATCH /v1/datasets/{self.id} with {{\"task\": \"%s\"}} if they are %s"
+        if self.task_source == "declared":
+            return f"{self.task}, as declared"
+        if self.task == "regression":
+            return ("regression, guessed: the labels are not all integers, or there are more "
+                    "than 20 distinct ones; " + change % ("classification", "classes"))
+        return (f"{self.task}, guessed from {len(self.classes or [])} distinct label(s); "
+                + change % ("regression", "values to regress"))
 
     @computed_field(description="What the data set cannot be used for (stored all the same)")
     def warnings(self) -> list[str]:
@@ -44,6 +124,12 @@ class DatasetRead(BaseModel):
             return [f"the data set has a single class ({(self.classes or ['?'])[0]!r}): no "
                     "classifier can be trained on it; it can serve as evaluation data"]
         return []
+
+
+class DatasetPatch(LabelsPatch):
+    name: PrintableName | None = None
+    task: Literal["classification", "regression"] | None = Field(
+        default=None, description="Correct a guessed task; classes are derived from the labels")
 
 
 class DatasetList(BaseModel):
@@ -104,13 +190,19 @@ class JobCreate(BaseModel):
         description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
     )
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=7 * 86400, description="Stop after this many solver seconds"
+        default=None, gt=0.0, le=7 * 86400,
+        description="Stop after this many solver seconds, or as many seconds of wall-clock time"
     )
     preprocessing: Preprocessing | None = Field(
         default_factory=Preprocessing,
         description="Scaling, imputation, one-hot encoding of text columns and ignored columns, "
         "fitted on the training rows; null: the raw features as they are",
     )
+    name: PrintableName | None = None
+    description: Description | None = None
+    tags: Tags = []
+    model_name: ModelName | None = Field(
+        default=None, description="Register the trained model as the next version of this name")
 
     @field_validator("targets")
     @classmethod
@@ -152,11 +244,19 @@ class JobRead(BaseModel):
         "(one-hot encoded columns), ignore (column indices), sparse; null: raw features")
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
-        description="solver_seconds, objective, test_accuracy (classification) or test_rmse "
+        description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
+        "clock started), objective, test_accuracy (classification) or test_rmse "
         "(regression), time_to_target: {target: solver seconds or null}"
     )
+    time_limit_s: float | None = Field(
+        default=None,
+        description="Wall-clock seconds the run may take: time_budget_s, or the server's "
+        "PGS_MAX_JOB_SECONDS when the job gave none",
+    )
     stop_reason: str | None = Field(
-        description="completed | target_score | time_budget | cancelled"
+        description="completed | converged | target_score | time_budget (the job's own budget "
+        "ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) "
+        "| cancelled"
     )
     error: str | None
     model_id: int | None
@@ -164,6 +264,10 @@ class JobRead(BaseModel):
     cancel_requested: bool
     created_at: dt.datetime
     started_at: dt.datetime | None
+    waiting_reason: str | None = Field(
+        default=None,
+        description="Why a queued job has not started: the worker processes are starting, or "
+        "every worker is busy (null once it runs)")
     finished_at: dt.datetime | None
     # Set for the jobs of a study (null otherwise); see StudyCreate.
     study_id: int | None = None
@@ -176,6 +280,14 @@ class JobRead(BaseModel):
     select_sigma: dict[str, Any] | None = Field(
         default=None, description="Sigma grid searched on a validation split of the training rows"
     )
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+    model_name: str | None = None
+
+
+class JobPatch(LabelsPatch):
+    name: PrintableName | None = None
 
 
 class JobList(BaseModel):
@@ -216,12 +328,28 @@ class ModelRead(BaseModel):
     metrics: dict[str, Any] | None
     nnz_weights: int | None = None
     size_bytes: int
+    partial: bool = Field(
+        default=False, description="The last iterate of a run that was cancelled or reached "
+        "the server's time limit, not a finished fit"
+    )
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
     created_at: dt.datetime
     preprocessing: dict[str, Any] | None = Field(
         default=None, description="The fitted preprocessing's settings (as the job's); applied "
         "to every prediction")
     feature_names: list[str] | None = Field(
         default=None, description="Names a prediction row may be keyed by (the CSV header)")
+    name: str | None = Field(default=None, description="The model name this is a version of")
+    version: int | None = Field(default=None, description="Version number within the name")
+    description: str | None = None
+    tags: list[str] = []
+    training_dataset: dict[str, Any] | None = Field(
+        default=None, description="The training data set as it was, kept when it was deleted")
+
+
+class ModelPatch(LabelsPatch):
+    name: ModelName | None = Field(
+        default=None, description="Register as the next version of this name (null: no name)")
 
 
 class ModelList(BaseModel):
@@ -325,7 +453,8 @@ class StudyCreate(BaseModel):
     )
     seed: int = Field(default=0, ge=0, le=2**31 - 1, description="Seed of the split and subsamples")
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=86400, description="Per job: stop after this many solver seconds"
+        default=None, gt=0.0, le=86400,
+        description="Per job: stop after this many solver seconds, or as many of wall-clock time"
     )
     select_sigma: SelectSigma | None = Field(
         default=None, description="Choose sigma per job on a validation split of its m rows"
@@ -423,4 +552,158 @@ class StudyRead(BaseModel):
 
 class StudyList(BaseModel):
     items: list[StudyRead]
+    next_cursor: str | None
+
+
+# -- the solver catalogue ------------------------------------------------------------------------
+
+
+class SolverParamRange(BaseModel):
+    min: float = Field(description="Lower bound")
+    max: float = Field(description="Upper bound")
+    min_inclusive: bool
+    max_inclusive: bool
+
+
+class SolverParamRead(BaseModel):
+    name: str
+    type: Literal["number", "integer", "boolean", "string"] = Field(
+        description="JSON type of its values (besides null and the choices)"
+    )
+    nullable: bool = Field(description="Whether null is accepted (the description says what it means)")
+    default: Any = Field(description="The value when params leaves it out")
+    range: SolverParamRange | None = Field(
+        description="Interval of its numbers: the solver's own, within the service's bounds"
+    )
+    choices: list[str] | None = Field(
+        description="The strings it accepts: all its values, or keywords beside its numbers"
+    )
+    description: str
+
+
+class SolverTaskRead(BaseModel):
+    task: Literal["classification", "regression"] = Field(
+        description="classification: binary and multiclass data sets"
+    )
+    estimator: str = Field(description="The estimator class that trains it")
+    losses: list[str] = Field(description="The values of params.loss")
+    params: list[SolverParamRead] = Field(description="Everything a job's params may set")
+
+
+class SolverRead(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "gcd",
+                    "title": "Greedy coordinate descent, L1-regularised",
+                    "paper": "Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss "
+                             "Minimization (JMLR 2011)",
+                    "algorithm": "Section 4.2 (baseline)",
+                    "tasks": [
+                        {"task": "classification", "estimator": "GCDClassifier",
+                         "losses": ["logistic", "smooth_hinge", "squared", "squared_hinge"],
+                         "params": [{"name": "sigma", "type": "number", "nullable": False,
+                                     "default": 1e-5,
+                                     "range": {"min": 0.0, "max": 1e12, "min_inclusive": False,
+                                               "max_inclusive": True},
+                                     "choices": None, "description": "Regularisation weight."}]},
+                    ],
+                }
+            ]
+        },
+    )
+
+    name: str = Field(description="The value of a job's solver")
+    title: str
+    paper: str = Field(description="The paper it implements")
+    algorithm: str = Field(description="Where in the paper")
+    tasks: list[SolverTaskRead] = Field(description="Per task it trains: its losses and parameters")
+
+
+class SolverList(BaseModel):
+    solvers: list[SolverRead]
+# -- aliases -------------------------------------------------------------------------------------
+
+
+class AliasPut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model_id: int = Field(ge=1, description="A version of the alias's model name")
+
+
+class AliasRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    alias: str
+    model_id: int
+    version: int | None = Field(description="The model's version within the name")
+    updated_at: dt.datetime
+
+    @computed_field(description="The reference to call: /v1/models/{ref}/predict")
+    def ref(self) -> str:
+        return f"{self.name}@{self.alias}"
+
+
+class AliasList(BaseModel):
+    items: list[AliasRead]
+
+
+class AliasEventRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    alias: str
+    model_id: int | None = Field(description="The model it points to since; null: deleted")
+    previous_model_id: int | None
+    principal: str = Field(description="Who changed it (the API key's principal)")
+    at: dt.datetime
+
+
+class AliasHistory(BaseModel):
+    items: list[AliasEventRead] = Field(description="Oldest first")
+
+
+# -- batch predictions ---------------------------------------------------------------------------
+
+ExtraFeatures = Literal["fail", "ignore"]
+
+
+class BatchPredictionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset_id: int = Field(ge=1, description="Predict every row of this data set")
+    extra_features: ExtraFeatures = Field(
+        default="fail", description="Features beyond the model's width: fail, or ignore them")
+
+
+class BatchProgress(BaseModel):
+    rows_done: int
+    n_rows: int
+    fraction: float
+
+
+class BatchPredictionRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    model_id: int | None
+    dataset_id: int | None
+    extra_features: ExtraFeatures
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress: BatchProgress
+    outputs: list[str] | None = Field(
+        description="What the result holds: predictions, scores, probabilities")
+    error: str | None
+    attempts: int
+    cancel_requested: bool
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+
+
+class BatchPredictionList(BaseModel):
+    items: list[BatchPredictionRead]
     next_cursor: str | None

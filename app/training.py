@@ -35,6 +35,7 @@ from app.services.model_store import save_model_files
 from app.services.parsing import json_label
 from app.services.preprocessing import raw_matrix
 from app.services.study_phases import select_sigma, subsample_rows
+from app.services.trace_thinning import ThinnedTrace
 from app.solvers import EstimatorSpec
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,8 @@ class TrainingJob:
     sigma_search: SigmaSearch | None = None
     feature_names: list[str] | None = None
     label_name: str | None = None
+    # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
+    time_limit_s: float | None = None
 
 
 def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
@@ -108,7 +111,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 text_columns=list(train.text_columns or []),
             ),
             targets=list(job.targets), sigma_search=search, feature_names=train.feature_names,
-            label_name=train.label_name,
+            label_name=train.label_name, time_limit_s=job.time_limit_s,
         )
 
 
@@ -221,6 +224,8 @@ class Stop(enum.Enum):
     """Why a run stopped before the end of its fit."""
 
     CANCEL = "cancel"  # the user asked
+    TIME_BUDGET = "time_budget"  # the job's own time_budget_s ran out, in wall-clock time
+    TIME_LIMIT = "time_limit"  # the server's PGS_MAX_JOB_SECONDS ran out (the job gave no budget)
     SHUTDOWN = "shutdown"  # the server is stopping gracefully: the job goes back to the queue
     ORPHANED = "orphaned"  # the server died: its successor re-queues the job
     LOST = "lost"  # another process settled the job (the lease expired): this run is void
@@ -257,10 +262,17 @@ def running_metrics(points: list[Any], targets: list[float], higher_is_better: b
     }
 
 
+# Stops that end the job with the fit's last iterate as its model (the others leave the job to
+# the queue or to another process).
+KEEPS_MODEL = (Stop.CANCEL, Stop.TIME_BUDGET, Stop.TIME_LIMIT)
+
+
 @dataclass
 class Reporter:
-    """The fit callback: buffers trace points, writes progress every ``interval`` seconds, and
-    stops the fit (returns False) on a cancel request, a lost claim or ``interrupted()``."""
+    """The fit callback: thins and buffers trace points, writes progress every ``interval``
+    seconds, and stops the fit (returns False) on a cancel request, a lost claim,
+    ``interrupted()``, or at the wall-clock ``deadline`` (``time.monotonic()``; the stop is
+    ``deadline_stop``)."""
 
     factory: SessionFactory
     job_id: int
@@ -270,36 +282,56 @@ class Reporter:
     higher_is_better: bool
     # The process's own reasons to stop (a shutdown, a dead parent); see app/worker.py.
     interrupted: Callable[[], Stop | None] = lambda: None
-    points: list[Any] = field(default_factory=list)
-    written: int = 0
+    max_points: int = 10_000
+    deadline: float = math.inf
+    deadline_stop: Stop = Stop.TIME_LIMIT
+    trace: ThinnedTrace = field(init=False)
+    # Points of the current fit seen so far (a study's sigma selection runs fits before it).
+    fit_points: int = 0
     last_write: float = 0.0
     stop: Stop | None = None
     last: Any = None
     # Metrics of the job beyond the trace's (a study's sigma selection).
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.trace = ThinnedTrace(self.max_points, self.targets, self.higher_is_better)
+
     def progress(self) -> jobs.Progress:
         p = self.last
-        new = [trace_row(pt) for pt in self.points[self.written:]]
+        new, dropped = self.trace.take()
         return jobs.Progress(
             iteration=p.iteration if p else 0,
             n_iter=p.n_iter if p else None,
             samples_seen=p.samples_seen if p else 0,
-            metrics={**running_metrics(self.points, self.targets, self.higher_is_better),
+            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better),
                      **self.extra},
-            points=new,
-            first_seq=self.written,
+            points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
+            dropped=dropped,
         )
 
     def stopped(self) -> bool:
         return self.stop is not None
 
+    def start_fit(self) -> None:
+        """The job's real fit begins: progress is its own from here on."""
+        self.last = None
+        self.fit_points = 0
+
+    def add_points(self, points: list[Any]) -> None:
+        for point in points:
+            self.trace.add(point)
+        self.fit_points += len(points)
+
     def __call__(self, progress: Any) -> bool | None:
         self.last = progress
-        self.points.extend(progress.new_points)
+        self.add_points(progress.new_points)
         if self.stop is None:
-            self.stop = self.interrupted() or self._write_when_due()
+            self.stop = self.interrupted() or self._out_of_time() or self._write_when_due()
         return False if self.stop is not None else None
+
+    def _out_of_time(self) -> Stop | None:
+        return self.deadline_stop if time.monotonic() >= self.deadline else None
 
     def _write_when_due(self) -> Stop | None:
         now = time.monotonic()
@@ -314,9 +346,9 @@ class Reporter:
             # A database outage is not the job's fault: keep training; the points not written
             # go with the next write.
             log.warning("job %d: progress not written: database unavailable", self.job_id)
+            self.trace.put_back([pt["seq"] for pt in p.points], p.dropped)
             self.last_write = now
             return None
-        self.written += len(p.points)
         self.last_write = now
         if not owned:
             return Stop.LOST
@@ -336,7 +368,6 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
         grid=search.grid, validation_fraction=search.validation_fraction, seed=search.seed,
         callback=reporter, stopped=reporter.stopped,
     )
-    reporter.last = None  # progress is the real fit's from here on
     if selection is None:
         return None
     reporter.extra = selection.metrics()
@@ -346,6 +377,7 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
 def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
     """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
     estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
+    reporter.start_fit()
     if not reporter.stopped():
         estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
     return estimator
@@ -394,6 +426,8 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
     classification = job.estimator.classification
     metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
+    # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
+    metrics["compile_seconds"] = float(estimator.compile_seconds_)
     if data.X_eval is not None and data.y_eval is not None:
         predicted = estimator.predict(data.X_eval)
         if classification:
@@ -406,11 +440,12 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
 
 
 def final_progress(estimator: Any, reporter: Reporter, metrics: dict[str, Any]) -> jobs.Progress:
+    # The estimator's own trace has the points the reporter did not see (a fit that stops at its
+    # very first checkpoint never calls back); the last point is kept whatever the thinning.
+    reporter.add_points(estimator.trace_[reporter.fit_points:])
+    reporter.trace.finish()
     progress = reporter.progress()
     progress.iteration = int(estimator.n_iter_)
-    # The estimator's own trace is authoritative for the points not yet written (a fit that stops
-    # at its very first checkpoint never calls back).
-    progress.points = [trace_row(p) for p in estimator.trace_[reporter.written:]]
     final = estimator.trace_[-1] if estimator.trace_ else None
     if final is not None and final.iteration == estimator.n_iter_:
         progress.samples_seen = int(final.samples_seen)
@@ -420,39 +455,61 @@ def final_progress(estimator: Any, reporter: Reporter, metrics: dict[str, Any]) 
 
 @dataclass(frozen=True)
 class Trained:
-    """A finished fit: what the job's final write records."""
+    """A fit that ended with a model: what the job's final write records. ``stop`` is the
+    reporter's when it stopped the fit (a cancel or a time limit: the model is the last
+    iterate), None when the fit ended by itself."""
 
     estimator: Any
     package: ModelPackage
     metrics: dict[str, Any]
     progress: jobs.Progress
+    stop: Stop | None = None
 
     @property
     def stop_reason(self) -> str:
-        return str(self.estimator.stop_reason_)
+        if self.stop is Stop.CANCEL:
+            return "cancelled"
+        return self.stop.value if self.stop is not None else str(self.estimator.stop_reason_)
+
+    @property
+    def partial_reason(self) -> str | None:
+        """Why the model is not a finished fit: cancelled, or the server's time limit (a job's
+        own time budget is a finish it asked for)."""
+        if self.stop is None:
+            return None
+        return {Stop.CANCEL: "cancelled", Stop.TIME_LIMIT: "time_limit"}.get(self.stop)
 
 
 def train(job: TrainingJob, store: Store, reporter: Reporter) -> Trained | None:
-    """Steps 2-4 for one claimed job; None when the reporter stopped it (see ``reporter.stop``)."""
+    """Steps 2-4 for one claimed job; None when the reporter stopped it without a model to keep
+    (see ``reporter.stop``): before the fit began, or for a stop that hands the job on."""
     data = load_data(store, job.data, job.estimator.classification)
     estimator = fit(job, data, reporter)
-    if reporter.stopped():
+    if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
     package = package_model(estimator, job, data)
     metrics = final_metrics(estimator, job, data, package, reporter.extra)
-    return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics))
+    return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics),
+                   stop=reporter.stop)
 
 
-def store_model(store: Store, job: TrainingJob, package: ModelPackage,
-                metrics: dict[str, Any]) -> Model:
+def _fitted(estimator: Any) -> bool:
+    """Whether the fit began (a stop returns its last iterate as a fitted estimator)."""
+    return hasattr(estimator, "n_iter_")
+
+
+def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
     """Write the model files; returns the (unsaved) row that makes them a model."""
-    stem, size = save_model_files(store, {"estimator": package.meta, "service": package.service},
+    package, metrics, partial_reason = trained.package, trained.metrics, trained.partial_reason
+    service = {**package.service, "partial": partial_reason is not None,
+               "partial_reason": partial_reason}
+    stem, size = save_model_files(store, {"estimator": package.meta, "service": service},
                                   package.arrays)
     return Model(
         job_id=job.job_id, dataset_id=job.dataset_id, solver=job.estimator.solver,
         task=job.estimator.task, estimator=package.meta["estimator"],
         params=package.meta["params"], n_features=job.data.n_features,
         classes=package.service["classes"], index_base=job.index_base,
-        metrics=metrics, file_stem=stem, size_bytes=size,
+        metrics=metrics, file_stem=stem, size_bytes=size, partial_reason=partial_reason,
         preprocessing=package.service["preprocessing"], feature_names=job.feature_names,
     )

@@ -38,7 +38,13 @@ _factories: dict[str, SessionFactory] = {}
 
 
 def init_worker(settings: Settings, shutdown_event: Any) -> None:
-    """Process-pool initializer: signals, logging, Numba cache and the kernel warm-up."""
+    """Process-pool initializer: signals, logging, the Numba cache and the solver's imports.
+
+    No kernel is compiled here: a job's fit loads from the Numba cache (filled by ``make install``
+    or the image build) or compiles only the kernels it needs, before its solver clock starts
+    (``solver.tracing``). A cold warm-up of every kernel took 120-390 s of a loaded 2-core machine,
+    during which the worker could run no job and /readyz said not ready.
+    """
     global _shutdown_event, _parent_pid
     _shutdown_event = shutdown_event
     _parent_pid = os.getppid()
@@ -51,17 +57,11 @@ def init_worker(settings: Settings, shutdown_event: Any) -> None:
     if settings.numba_cache_dir is not None:
         # Before the first import of numba (the solver is imported lazily for this reason).
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
-    from numba.core.event import install_recorder
-
-    from solver import warm_up
-
     started = time.perf_counter()
-    # Numba announces a "numba:compile" event only for a kernel it did not find in the cache.
-    with install_recorder("numba:compile") as compiles:
-        warm_up()
-    compiled = sum(1 for _, event in compiles.buffer if event.is_start)
-    log.info("worker ready (warm-up %.2f s, %s)", time.perf_counter() - started,
-             f"{compiled} Numba compilations" if compiled else "every kernel from the Numba cache")
+    import solver  # noqa: F401 - numba, scipy and scikit-learn, imported once per worker
+
+    log.info("worker ready (imports %.2f s; kernels load or compile when a job needs them)",
+             time.perf_counter() - started)
 
 
 def ping() -> int:
@@ -124,22 +124,35 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
     reporter = training.Reporter(
         factory, job_id, token, settings.progress_interval_s, job.targets,
         higher_is_better=job.estimator.classification, interrupted=_interrupted,
+        max_points=settings.max_trace_points, **_deadline(job, settings),
     )
     trained = training.train(job, settings.store, reporter)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
-    model = training.store_model(settings.store, job, trained.package, trained.metrics)
-    if not _finish(settings, factory, job_id, token, JobStatus.SUCCEEDED,
-                   progress=trained.progress, stop_reason=trained.stop_reason, model=model):
+    model = training.store_model(settings.store, job, trained)
+    status = JobStatus.CANCELLED if trained.stop is training.Stop.CANCEL else JobStatus.SUCCEEDED
+    if not _finish(settings, factory, job_id, token, status, progress=trained.progress,
+                   stop_reason=trained.stop_reason, model=model):
         delete_model_files(settings.store, model.file_stem)
         return None
-    log.info("job %d: succeeded (%s), model %d", job_id, trained.stop_reason, model.id)
-    return JobStatus.SUCCEEDED
+    log.info("job %d: %s (%s), model %d%s", job_id, status, trained.stop_reason, model.id,
+             f" (partial: {trained.partial_reason})" if trained.partial_reason else "")
+    return status
+
+
+def _deadline(job: training.TrainingJob, settings: Settings) -> dict[str, Any]:
+    """The run's wall-clock deadline, from now: the job's own time budget (its stop is
+    "time_budget"), or the server's PGS_MAX_JOB_SECONDS ("time_limit")."""
+    own = job.estimator.time_budget_s is not None
+    limit = job.time_limit_s if job.time_limit_s is not None else settings.max_job_seconds
+    return {"deadline": time.monotonic() + limit,
+            "deadline_stop": training.Stop.TIME_BUDGET if own else training.Stop.TIME_LIMIT}
 
 
 def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactory,
              reporter: training.Reporter) -> str | None:
-    """The outcome of a run its reporter stopped; None when the run is no longer the job's."""
+    """The outcome of a run its reporter stopped with no model to keep; None when the run is no
+    longer the job's."""
     stop = reporter.stop
     assert stop is not None
     if stop is training.Stop.SHUTDOWN:
@@ -147,11 +160,19 @@ def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactor
         log.info("job %d: interrupted by shutdown, back in the queue", job_id)
         return JobStatus.QUEUED
     if stop is training.Stop.CANCEL:
+        # Before the fit began (a study's sigma selection): no iterate to keep.
         progress = reporter.progress()
         _finish(settings, factory, job_id, token, JobStatus.CANCELLED, progress=progress,
                 stop_reason="cancelled")
         log.info("job %d: cancelled at iteration %d", job_id, progress.iteration)
         return JobStatus.CANCELLED
+    if stop in (training.Stop.TIME_BUDGET, training.Stop.TIME_LIMIT):
+        limit = reporter.deadline_stop.value
+        _finish(settings, factory, job_id, token, JobStatus.FAILED, progress=reporter.progress(),
+                stop_reason=limit, error=f"the wall-clock limit ({limit}) ran out before the fit "
+                "began (during the study's sigma selection)")
+        log.info("job %d: %s before the fit began", job_id, limit)
+        return JobStatus.FAILED
     # Lost, or orphaned: another process settles the job (or already did).
     log.warning("job %d: run abandoned (%s)", job_id, stop.value)
     return None

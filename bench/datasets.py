@@ -69,3 +69,19 @@ def rcv1_like(n_samples=200_000, n_features=47_236, nnz_per_row=75, n_test=20_00
     y[flip] = -y[flip]
     X = X.tocsr()
     return X[:n_samples], y[:n_samples], X[n_samples:], y[n_samples:]
+
+
+def kdd_like(m: int = 494_021, n: int = 119, nnz_per_row: int = 20, seed: int = 0):
+    """A synthetic set shaped like KDD Cup 99's 10% (494k rows, 119 one-hot and scaled features):
+    ``nnz_per_row`` values in [0, 1) per row, labels from a linear rule with 5% noise; 20% of the
+    rows held out as the test set. Canonical CSR, labels in {-1, +1}."""
+    rng = np.random.default_rng(seed)
+    cols = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz_per_row], axis=1)
+    X = sp.csr_matrix((rng.random(m * nnz_per_row), cols.ravel().astype(np.int32),
+                       np.arange(0, m * nnz_per_row + 1, nnz_per_row)), shape=(m, n))
+    score = X @ rng.normal(size=n)
+    y = np.where(score > np.median(score), 1.0, -1.0)
+    flip = rng.random(m) < 0.05
+    y[flip] = -y[flip]
+    cut = int(0.8 * m)
+    return X[:cut], y[:cut], X[cut:], y[cut:]

@@ -169,7 +169,7 @@ def _big_svmlight(path: Path, mb: int) -> Path:
     return path
 
 
-def _gzip_of(path: Path, first: bytes, filler: bytes, total: int) -> Path:
+def gzip_of(path: Path, first: bytes, filler: bytes, total: int) -> Path:
     if not path.exists():
         with gzip.open(path, "wb", compresslevel=9) as fh:
             fh.write(first)
@@ -177,6 +177,15 @@ def _gzip_of(path: Path, first: bytes, filler: bytes, total: int) -> Path:
             for _ in range(total // len(chunk)):
                 fh.write(chunk)
     return path
+
+
+def gzip_bombs(cache: Path) -> dict[str, Callable[[], Path]]:
+    """The two compressed uploads of the issue, each made (once, into ``cache``) when called."""
+    return {
+        "bomb": lambda: gzip_of(cache / "bomb.svm.gz", b"", b"0 1:0\n", 150 * MIB),
+        "newlines": lambda: gzip_of(cache / "newlines.svm.gz", b"1 1:1\n-1 2:1\n", b"\n",
+                                    3072 * MIB),
+    }
 
 
 def _gzipped(path: Path) -> Path:
@@ -228,12 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         big = _gzipped(big)
                     results[case] = _upload_while_predicting(server, one, big)
                     print(case, json.dumps(results[case]), flush=True)
-            files = {
-                "bomb": lambda: _gzip_of(cache / "bomb.svm.gz", b"", b"0 1:0\n", 150 * MIB),
-                "newlines": lambda: _gzip_of(cache / "newlines.svm.gz", b"1 1:1\n-1 2:1\n", b"\n",
-                                             3072 * MIB),
-            }
-            for name, make_file in files.items():
+            for name, make_file in gzip_bombs(cache).items():
                 if name in args.cases:
                     path = make_file()
                     print(name, f"{path.stat().st_size / 1e6:.2f} MB compressed", flush=True)

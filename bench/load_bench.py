@@ -89,8 +89,10 @@ class _Connection:
             self.writer.close()
 
 
-async def _clients(base: str, model_id: int, n_features: int, n_clients: int,
-                   stop_at: float) -> dict[str, Any]:
+async def prediction_clients(base: str, model_id: int, n_features: int, n_clients: int,
+                             stop_at: float) -> dict[str, Any]:
+    """``n_clients`` keep-alive clients sending single-row sparse predictions back to back until
+    ``stop_at`` (``time.monotonic()``): requests, latency percentiles and errors."""
     latencies: list[float] = []
     errors: dict[str, int] = {}
     rng = np.random.default_rng(0)
@@ -174,7 +176,7 @@ def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> di
         async def both() -> tuple[dict[str, Any], dict[str, Any]]:
             stop_at = time.monotonic() + duration
             return await asyncio.gather(
-                _clients(api.base, first["model_id"], ds["n_features"], n_clients, stop_at),
+                prediction_clients(api.base, first["model_id"], ds["n_features"], n_clients, stop_at),
                 _training_stream(api.base, ds["id"], in_flight, stop_at),
             )
 

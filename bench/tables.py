@@ -304,11 +304,16 @@ def inverse_time(r: dict) -> str:
 
     def cell(row: dict) -> str:
         its = "-" if row["median_iterations"] is None else f"{row['median_iterations']:,.0f}"
-        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e})"
+        floor = ("" if row.get("optimum_error") is None
+                 else f", exact optimum {row['optimum_error']:.3f}")
+        return f"{its} ({row['reached']}/{row['runs']}, sigma {row['sigma']:.0e}{floor})"
 
     rows = [[f"{m:,}"] + [cell(by_m[m]) for _, by_m in columns] for m in sizes]
+    setting = ("PGS defaults" if r.get("setting", "defaults") == "defaults"
+               else f"Figure 1 as printed, output {r['output']}")
     return (f"Median iterations to ||w/||w|| - w*|| < {r['target']:g} over {r['runs']} seeds "
-            f"(reached/runs, sigma(m) by {r['sigma_rule']}); figure `{r['figure']}`.\n\n"
+            f"(reached/runs, sigma(m) by {r['sigma_rule']}; {setting}); figure "
+            f"`{r['figure']}`.\n\n"
             + _table(["m"] + [f"{n} features" for n, _ in columns], rows))
 
 
@@ -316,13 +321,52 @@ def inverse_time(r: dict) -> str:
 
 
 def l1_paths(r: dict) -> str:
-    rows = [[row["dataset"], f"{row['lambda']:g}", row["method"],
-             f"{row['accesses'] / row['budget']:.2f}", f"{row['gap']:.2e}",
-             f"{row['nnz']} ({row['nnz_star']})", row["nnz_above_1e-3_max_at_end"],
-             "" if row["eta"] is None else f"{row['eta']:.3g}", f"{row['seconds']:.0f}"]
-            for row in r["rows"]]
-    return _table(["data set", "lambda", "method", "accesses / budget", "(P - P*)/P*",
-                   "nnz (optimum)", "nnz > 1e-3 max", "eta", "s"], rows)
+    def spread(values, fmt):
+        low, mid, high = min(values), statistics.median(values), max(values)
+        return format(mid, fmt) if low == high else f"{mid:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+    rows = []
+    for panel in r["panels"]:
+        for row in panel["rows"]:
+            head = [f"{panel['dataset']} (Fig. {panel['figure']})", f"{panel['lambda']:g}",
+                    row["method"], "" if row["eta"] is None else f"{row['eta']:.3g}"]
+            if "diverged" in row:
+                rows.append(head + ["diverged", "", "", "", "", ""])
+                continue
+            rows.append(head + [
+                f"{row['accesses'] / panel['budget']:.2f}", spread(row["gap"], ".2e"),
+                f"{spread(row['nnz'], '.0f')} ({panel['nnz_star']})",
+                spread(row["nnz_above_1e-3_max"], ".0f"), f"{row['iterations_per_s']:,.0f}",
+                f"{row['seconds']:.0f}"])
+    return _table(["data set", "lambda", "method", "eta", "accesses / budget",
+                   "(P - P*)/P*", "exact nnz (optimum)", "nnz > 1e-3 max", "iterations/s", "s"],
+                  rows)
+
+
+def l1_paths_survival(r: dict) -> str:
+    def value(panel, key, fmt):
+        v = panel["zero_survival"][key]
+        return "-" if v is None else format(v, fmt)
+
+    rows = [[panel["dataset"], f"{panel['lambda']:g}", f"{panel['d']:,}", panel["nnz_star"],
+             panel["zero_survival"]["irrelevant_features"], value(panel, "fraction", ".3f"),
+             value(panel, "median_ratio", ".3g"), value(panel, "stationary_nonzero", ",.0f")]
+            for panel in r["panels"]]
+    return _table(["data set", "lambda", "features", "nnz of w*", "features with w*_j = 0",
+                   "share of their x_ij != 0 with abs(l'(z*_i) x_ij) <= lambda",
+                   "median abs(l'(z*_i) x_ij) / lambda",
+                   "their duals non-zero under Algorithm 3's truncation at w*"], rows)
+
+
+def l1_paths_speed(r: dict) -> str:
+    rows = [[row["dataset"], f"{row['m']:,} x {row['d']:,}", f"{row['row_nnz']:.0f}",
+             row["method"], row["dual_exponent"], f"{row['eta']:.3g}", f"{row['iterations']:,}",
+             f"{row['iterations_per_s']:,.0f}",
+             ", ".join(f"{n:,}" for _, n in row["nnz_weights"][-3:]),
+             f"{row['test_accuracy']:.3f}"]
+            for row in r["speed"]]
+    return _table(["data set", "m x d", "nnz per row", "method", "p", "eta (auto)", "iterations",
+                   "iterations/s", "nnz(w) at the last 3 checkpoints", "test accuracy"], rows)
 
 
 # -- the service -------------------------------------------------------------------------------------
@@ -427,12 +471,102 @@ def hostile_bench(r: dict) -> str:
     return "\n".join(lines)
 
 
+def soak(r: dict) -> str:
+    quiet, loaded, jobs, rss = r["quiet"], r["soak"], r["jobs"], r["api_rss_mb"]
+    rows = [[what, f"{p['requests']:,}", f"{p['requests_per_s']:.0f}", f"{p['p50_ms']:.0f} ms",
+             f"{p['p99_ms']:.0f} ms", f"{p['max_ms']:.0f} ms", p["errors"]]
+            for what, p in (("quiet", quiet), ("soak", loaded))]
+    lines = [f"{r['clients']} prediction clients, {r['quiet_seconds']:.0f} s alone, then "
+             f"{r['seconds']:.0f} s with hostile uploads, a job every {r['job_interval_s']:.0f} s "
+             f"and a worker killed every {r['kill_every_s']:.0f} s ({r['workers_killed']} killed, "
+             f"{r['idle_workers_killed']} of them idle; "
+             f"{r['workers']} workers, `PGS_MAX_JOB_SECONDS={r['max_job_seconds']:.0f}`).", "",
+             _table(["run", "predictions", "per s", "p50", "p99", "max", "failed"], rows), "",
+             _table(["job kind: final state (reason)", "jobs"], jobs["outcomes"].items()), ""]
+    slowest = r["slowest_answer_s"]
+    uploads = [[f"`{name}`", ", ".join(f"{status} x{n}" for status, n in sorted(answers.items())),
+                f"{slowest[name]:.1f} s"] for name, answers in sorted(r["uploads"].items())]
+    lines += [_table(["hostile upload", "answers", "slowest answer"], uploads), ""]
+    refused = ", ".join(f"{k} x{n}" for k, n in jobs["refused"].items()) or "none"
+    lines.append(f"Jobs submitted: {jobs['submitted']} (refused before queueing: {refused}); "
+                 f"not final after the drain: {len(jobs['not_final'])}; with a reason other than "
+                 f"the true one: {len(jobs['untrue_reasons'])}. API resident memory: "
+                 f"{rss['start']:.0f} MB at the start of the soak, peak {rss['peak']:.0f} MB, "
+                 f"{rss['end']:.0f} MB after the drain. The slowest answer to a job submission "
+                 f"took {slowest.get('POST /v1/jobs', 0):.1f} s.")
+    return "\n".join(lines)
+
+
+def soak_goals(r: dict) -> list[str]:
+    failed, ratio, jobs = r["soak"]["errors"], r["p99_ratio"], r["jobs"]
+    wrong = len(jobs["not_final"]) + len(jobs["untrue_reasons"])
+    return [f"Soak: failed predictions {failed}, goal 0, {'met' if failed == 0 else 'missed'}; "
+            f"p99 {ratio:.1f}x the quiet run's, goal within 3x, "
+            f"{'met' if ratio <= 3 else 'missed'}; jobs not final or with an untrue reason "
+            f"{wrong}, goal 0, {'met' if wrong == 0 else 'missed'}"]
+# -- peers: wall-clock fit() to the target -----------------------------------------------------------
+
+# Goals of the peers benchmark: PGS p=2 at most 0.5x the fastest peer's wall time; p=1.8 within
+# 1.5x of p=2.
+GOAL_PEERS, GOAL_PEERS_P18 = 0.5, 1.5
+
+
+def _peer_ratios(case: dict) -> tuple[float | None, float | None, str | None]:
+    """(PGS p=2 / the fastest peer, p=1.8 / p=2, the fastest peer's name)."""
+    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
+    peers = {k: v for k, v in seconds.items() if not k.startswith("PGS") and v is not None}
+    fastest = min(peers, key=peers.__getitem__) if peers else None
+    p2, p18 = seconds.get("PGS p=2"), seconds.get("PGS p=1.8")
+    to_peer = p2 / peers[fastest] if p2 is not None and fastest is not None else None
+    return to_peer, (p18 / p2 if p18 is not None and p2 else None), fastest
+
+
+def peers_case(case: dict) -> str:
+    """One set and sigma: every solver's wall time to the target, and PGS's ratios."""
+    to_peer, p18, fastest = _peer_ratios(case)
+    head = (f"**{case['set']}** ({case['m']:,} x {case['n']:,}, {case['nnz'] / case['m']:.0f} "
+            f"non-zeros per row), sigma {case['sigma']:g}: optimum test accuracy "
+            f"{case['optimum_accuracy']:.4f}, target {case['target']:.4f}"
+            + (f" (PGS p=1.8 never reaches it: timed to its own optimum's "
+               f"{case['optimum18_accuracy']:.4f} minus 0.5 points)"
+               if case["optimum18_accuracy"] is not None else ""))
+    rows = [[row["solver"], "-" if row["budget"] is None else row["budget"],
+             "-" if row["epochs"] is None or math.isnan(row["epochs"]) else f"{row['epochs']:.3g}",
+             "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}",
+             "not reached" if row["seconds"] is None else _s(row["seconds"]),
+             "-" if not row["runs"] else f"{_s(min(row['runs']))}-{_s(max(row['runs']))}"]
+            for row in case["rows"]]
+    table = _table(["solver", "budget", "epochs", "test accuracy", "fit() s (median)", "min-max"],
+                   rows)
+    ratio = (f"PGS p=2 / fastest peer ({fastest}): {_s(to_peer)} (goal <= {GOAL_PEERS}); "
+             f"p=1.8 / p=2: {_s(p18)} (goal <= {GOAL_PEERS_P18}). PGS set-up (fit() of one "
+             f"iteration): {_s(case['setup']['fit_one_iteration'])} s, one pass over the values "
+             f"{_s(case['setup']['one_pass'])} s.")
+    return "\n\n".join([head, table, ratio])
+
+
+def peers(r: dict) -> str:
+    return "\n\n".join(peers_case(case) for case in r["cases"])
+
+
+def peers_goals(r: dict) -> list[str]:
+    lines = []
+    for case in r["cases"]:
+        to_peer, p18, fastest = _peer_ratios(case)
+        lines.append(f"peers, {case['set']} sigma {case['sigma']:g}: PGS p=2 / fastest peer "
+                     f"({fastest}) {_goal(to_peer, GOAL_PEERS)}; p=1.8 / p=2 "
+                     f"{_goal(p18, GOAL_PEERS_P18)}")
+    return lines
+
+
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[str]]] = {
     "throughput": throughput_goals,
     "time_to_accuracy": time_to_accuracy_goals,
     "predict_bench": predict_bench_goals,
     "dispatch_bench": dispatch_bench_goals,
+    "soak": soak_goals,
+    "peers": peers_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -444,8 +578,12 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("paper_figures", "table"): paper_figures,
     ("inverse_time", "table"): inverse_time,
     ("l1_paths", "table"): l1_paths,
+    ("l1_paths", "survival"): l1_paths_survival,
+    ("l1_paths", "speed"): l1_paths_speed,
     ("predict_bench", "table"): predict_bench,
     ("load_bench", "table"): load_bench,
     ("dispatch_bench", "table"): dispatch_bench,
     ("hostile_bench", "table"): hostile_bench,
+    ("soak", "table"): soak,
+    ("peers", "table"): peers,
 }

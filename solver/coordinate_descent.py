@@ -21,9 +21,12 @@ an update of w_j touches only the rows where x_ij != 0. They differ in how j is 
 
 beta_j. The paper takes beta = sup L'' (1 for its squared loss (1/2)(a - y)^2, 1/4 for the logistic
 loss) under the assumption x in [-1, 1]^d. Condition (9) of Theorem 1 is needed per coordinate, and
-the tightest constant satisfying it is ``beta_j = sup L'' * (1/m) sum_i x_ij^2``, which we use: it
-never exceeds the paper's beta on data in [-1, 1]^d (it equals it on +-1 columns), is still
-parameter-free, and keeps the method stable on unscaled data, where the paper's beta diverges. Our
+the tightest constant satisfying it is ``beta_j = sup L'' * (1/m) sum_i x_ij^2`` (``beta="column"``,
+the default): it never exceeds the paper's beta on data in [-1, 1]^d (it equals it on +-1 columns),
+is still parameter-free, and keeps the method stable on unscaled data, where the paper's beta
+diverges. ``beta="uniform"`` is the paper's single beta, ``sup L'' * max_ij x_ij^2`` for every
+coordinate: exactly sup L'' on data in [-1, 1]^d that reaches +-1, and still a valid bound on
+other data. Our
 squared loss is (z - y)^2 without the 1/2, so its sup L'' is 2 (``LOSSES["squared"].curvature``), and
 sigma here is twice the paper's lambda for the same problem.
 
@@ -45,9 +48,12 @@ from ._sparse import KernelData, as_kernel_data, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import soft_threshold
 from .step_sizes import column_mean_squares
+from .warmup import compile_for
 
 # Columns of the per-coordinate constants ``coef``.
 BETA, LAM = 0, 1
+# How beta is chosen: per coordinate (the tightest bound) or one for all (the paper's).
+BETA_RULES = ("column", "uniform")
 
 
 # -- the coordinate update both methods share -----------------------------------------------------
@@ -204,12 +210,19 @@ class CoordinateEngine:
     converged = False
 
     def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, fit_intercept: bool, rng, rows: bool = False):
+                 sigma: float, fit_intercept: bool, rng, beta: str = "column", rows: bool = False):
         self.rows, self.cols = with_bias_column(data, fit_intercept, rows=rows)
         m = targets.shape[1]
         n_weights = self.cols.indptr.shape[0] - 1
         self.coef = np.empty((n_weights, 2))
-        self.coef[:, BETA] = loss.curvature * column_mean_squares(self.cols, m)
+        column_sq = column_mean_squares(self.cols, m)
+        if beta == "uniform":
+            # The paper's beta = sup L'' for x in [-1, 1]^d (eq. (7)), scaled by the largest x_ij^2
+            # so that condition (9) holds on any data; all-zero columns keep beta 0 (never updated).
+            largest = float(np.max(np.abs(self.cols.data), initial=0.0)) ** 2
+            self.coef[:, BETA] = np.where(column_sq > 0.0, loss.curvature * largest, 0.0)
+        else:
+            self.coef[:, BETA] = loss.curvature * column_sq
         if not np.isfinite(self.coef[:, BETA]).all():
             raise ValueError(
                 "coordinate descent needs the column means of x_ij^2, which overflow for these "
@@ -237,12 +250,20 @@ class CoordinateEngine:
     def _advance(self, n: int) -> None:
         raise NotImplementedError
 
+    def compile(self) -> None:
+        raise NotImplementedError
+
     def output_weights(self) -> np.ndarray:
         return np.stack(self.w)
 
 
 class StochasticCoordinateEngine(CoordinateEngine):
     """SCD: coordinates drawn uniformly at random (Algorithm 2), the same for every output."""
+
+    def compile(self) -> None:
+        for y, w, z in zip(self.targets, self.w, self.z, strict=True):
+            compile_for(scd_chunk, self.cols, y, np.empty(0, dtype=np.int64), w, z, self.coef,
+                        *self.loss)
 
     def _advance(self, n: int) -> None:
         coords = self.rng.integers(0, self.coef.shape[0], size=n)
@@ -260,12 +281,17 @@ class GreedyCoordinateEngine(CoordinateEngine):
     """
 
     def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, fit_intercept: bool, rng=None):
+                 sigma: float, fit_intercept: bool, rng=None, beta: str = "column"):
         super().__init__(data, targets, loss=loss, epsilon=epsilon, sigma=sigma,
-                         fit_intercept=fit_intercept, rng=rng, rows=True)
+                         fit_intercept=fit_intercept, rng=rng, beta=beta, rows=True)
         self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
         self.done = [False] * len(self.targets)
         self._since_refresh = self.coef.shape[0]  # compute the exact gradient before the first step
+
+    def compile(self) -> None:
+        for y, w, z, grad in zip(self.targets, self.w, self.z, self.grad, strict=True):
+            compile_for(gcd_refresh, self.cols, y, z, grad, *self.loss)
+            compile_for(gcd_chunk, self.cols, self.rows, y, 0, w, z, grad, self.coef, *self.loss)
 
     def _advance(self, n: int) -> None:
         n_weights = self.coef.shape[0]

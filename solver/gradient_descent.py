@@ -55,6 +55,7 @@ from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .losses import Loss, loss_derivative
+from .warmup import compile_for
 
 # Columns of the per-coordinate state ``w`` (shape (n_weights, 2)): v, and U of the running sum.
 V, U = range(2)
@@ -228,6 +229,11 @@ class SGDState:
     def t(self) -> int:
         return int(self.scal[S_T])
 
+    def compile(self) -> None:
+        """Load or compile ``sgd_chunk`` for this run's argument types (tracing.Engine.compile)."""
+        compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w,
+                    self.scal)
+
     def run(self, batches: np.ndarray, n_steps: int) -> None:
         sgd_chunk(self.X, self.y, batches, n_steps, self.hyp, self.w, self.scal)
         if self.scal[S_STATUS]:
@@ -269,6 +275,10 @@ class SGDEngine:
         self.t = 0
         # gd's samples, the same at every iteration (None: drawn per chunk).
         self._every_sample = np.arange(m, dtype=np.int64) if full_batch else None
+
+    def compile(self) -> None:
+        for state in self.states:
+            state.compile()
 
     def run(self, n: int) -> None:
         if n <= 0:

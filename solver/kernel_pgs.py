@@ -59,6 +59,7 @@ from numba import njit
 
 from ._sparse import KernelData, row_extent
 from .losses import Loss, loss_derivative
+from .warmup import compile_for
 
 KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)
@@ -328,6 +329,10 @@ class KernelPGSEngine:
     def cache_hits(self) -> int:
         """Kernel values read from the row cache instead of computed."""
         return int(self.scal[S_HITS])
+
+    def compile(self) -> None:
+        compile_for(kernel_pgs_chunk, self.X, self.sq, self.Y, np.empty(0, dtype=np.int64),
+                    self.hyp, self.state, self.block, self.cache, self.scal)
 
     def run(self, n: int) -> None:
         if n <= 0:

@@ -32,6 +32,7 @@ from numba import njit
 from ._sparse import KernelData, row_extent
 from .losses import Loss, loss_derivative, loss_value
 from .penalties import pnorm_penalty
+from .warmup import compile_for
 
 
 @njit(cache=True)
@@ -183,6 +184,10 @@ class LBFGSEngine:
             for y in targets
         ]
         weakref.finalize(self, _close_all, self._steppers)
+        # What compile() needs: the types smooth_loss_gradient is called with.
+        self._kernel_args = (data, np.ascontiguousarray(targets[0], dtype=np.float64),
+                             np.zeros(n_weights), loss.code, float(epsilon),
+                             1.0 if fit_intercept else 0.0, np.zeros(n_weights))
         self._pass_cost = int(data.indptr[-1])
         self.samples_per_iteration = m
         self.t = 0
@@ -191,6 +196,9 @@ class LBFGSEngine:
     @property
     def data_accesses(self) -> int:
         return self._counter.evaluations * self._pass_cost
+
+    def compile(self) -> None:
+        compile_for(smooth_loss_gradient, *self._kernel_args)
 
     def run(self, n: int) -> None:
         done = [stepper.advance(n) for stepper in self._steppers if not stepper.finished]

@@ -226,4 +226,13 @@ SMOOTH_REGRESSION_LOSSES = tuple(name for name in REGRESSION_LOSSES if LOSSES[na
 def loss_at_zero(name: str, y: np.ndarray, epsilon: float = 1.0) -> float:
     """Mean loss of the zero predictor, F(0) of eq. (7): the bound behind ``radius="auto"``."""
     y = np.ascontiguousarray(y, dtype=np.float64)
-    return float(mean_loss(LOSSES[name].code, np.zeros_like(y), y, epsilon))
+    code = LOSSES[name].code
+    positive = int(np.count_nonzero(y == 1.0))
+    negative = int(np.count_nonzero(y == -1.0))
+    if positive + negative == y.shape[0]:
+        # Classification targets: l(0; y) takes two values, so two evaluations instead of m (the
+        # logistic loss's exp and log cost 30 ms at m = 500k).
+        at_one = mean_loss(code, np.zeros(1), np.ones(1), epsilon)
+        at_minus_one = mean_loss(code, np.zeros(1), -np.ones(1), epsilon)
+        return float((positive * at_one + negative * at_minus_one) / y.shape[0])
+    return float(mean_loss(code, np.zeros_like(y), y, epsilon))

@@ -49,6 +49,7 @@ from numba import njit
 from ._sparse import KernelData, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import integer_power, soft_threshold
+from .warmup import compile_for
 
 # Columns of the per-coordinate state (one row per coordinate): theta, and either w_j / C (p > 2) or
 # the iteration up to which theta_j has been truncated (p = 2).
@@ -255,6 +256,12 @@ class MirrorEngine:
         self.rng = rng
         self.t = 0
         self.data_accesses = 0
+
+    def compile(self) -> None:
+        for y, state, members, scal in zip(self.targets, self.states, self.members, self.scals,
+                                           strict=True):
+            compile_for(mirror_chunk, self.X, y, np.empty(0, dtype=np.int64), self.hyp, state,
+                        members, scal)
 
     def run(self, n: int) -> None:
         batches = self.rng.integers(0, self.m, size=n * self.batch_size)

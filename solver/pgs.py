@@ -57,12 +57,15 @@ from numba import njit
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import conjugate_exponent, link_power, link_quarters
+from .warmup import compile_for
 
 # Rows of the per-coordinate state array ``weights`` (shape (3, n_weights)): phi(lambda / ref),
 # lambda (p < 2 only) and the correction of the lazy average.
 PHI, LAM, CORR = range(3)
 # Entries of the scalar state ``scal``.
 S_T, S_COEF, S_SUMQ, S_REF, S_PREFIX, S_STATUS, S_PEAK, S_WSUM = range(8)
+# The ``batches`` argument's type (PGSState.run), for compiling ahead of the first run.
+_NO_ROWS = np.empty(0, dtype=np.uint64)
 
 
 class PGSHyperParameters(NamedTuple):
@@ -448,6 +451,10 @@ class PGSState:
     def t(self) -> int:
         return int(self.scal[S_T])
 
+    def compile(self) -> None:
+        """Load or compile ``pgs_chunk`` for this run's argument types (tracing.Engine.compile)."""
+        compile_for(pgs_chunk, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal)
+
     def run(self, batches: np.ndarray) -> None:
         """Advance by ``len(batches) // batch_size`` iterations (``batches``: sample indices)."""
         # Unsigned, like the data's index arrays (solver/_sparse.py): no sign tests in the kernel.
@@ -504,6 +511,12 @@ class PGSEngine:
         self.t = 0
         self._next_pick = 1
         self._picked: np.ndarray | None = None
+
+    def compile(self) -> None:
+        for state in self.states:
+            state.compile()
+        if self._perm is not None:
+            compile_for(_shuffle_step, self._perm, 0, np.empty(0))
 
     def run(self, n: int) -> None:
         target = self.t + n

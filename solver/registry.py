@@ -45,15 +45,18 @@ class SolverSpec:
     name: str
     classifier: type[LinearModelBase] | None
     regressor: type[LinearModelBase] | None
-    summary: str
+    title: str
+    paper: str  # the paper it implements...
+    algorithm: str  # ...and where in it
 
     def estimator_class(self, task: str) -> type[LinearModelBase] | None:
         """The estimator that trains ``task`` ("binary", "multiclass" or "regression"), if any."""
         return self.regressor if task in REGRESSION_TASKS else self.classifier
 
     def describe(self) -> dict[str, Any]:
-        """The solver as JSON: its summary and, per task it accepts, the estimator, the losses it
-        accepts and every parameter (``solver.parameters.describe_parameters``)."""
+        """The solver as JSON: its title, paper and algorithm and, per task it accepts, the
+        estimator, the losses it accepts and every parameter
+        (``solver.parameters.describe_parameters``)."""
         tasks = {}
         for task in CLASSIFICATION_TASKS + REGRESSION_TASKS:
             cls = self.estimator_class(task)
@@ -63,33 +66,46 @@ class SolverSpec:
                     "losses": sorted(declared(cls)["loss"].allowed[0].options),
                     "parameters": describe_parameters(cls),
                 }
-        return {"name": self.name, "summary": self.summary, "tasks": tasks}
+        return {"name": self.name, "title": self.title, "paper": self.paper,
+                "algorithm": self.algorithm, "tasks": tasks}
 
+
+# The papers the solvers implement, as a caller would cite them.
+PGS_PAPER = ("Zhu, Chen, Zhu, Wang, Wang, Chen: Inverse Time Dependency in Convex Regularized "
+             "Learning (ICDM 2009)")
+L1_PAPER = ("Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss Minimization "
+            "(JMLR 2011)")
+LECTURE = "Zhang: Lecture 22, OGD for Strongly Convex Functions and Kernel Methods"
 
 SOLVERS: dict[str, SolverSpec] = {
     spec.name: spec
     for spec in (
         SolverSpec("pgs", PGSClassifier, PGSRegressor,
-                   "Primal Gradient Solver, p-norm regularised (PGS paper, Figures 1-2)"),
+                   "Primal Gradient Solver, p-norm regularised", PGS_PAPER, "Figures 1-2"),
         SolverSpec("scd", SCDClassifier, SCDRegressor,
-                   "Stochastic coordinate descent, L1-regularised (L1 paper, Algorithm 2)"),
+                   "Stochastic coordinate descent, L1-regularised", L1_PAPER, "Algorithm 2"),
         SolverSpec("gcd", GCDClassifier, GCDRegressor,
-                   "Greedy coordinate descent, L1-regularised (L1 paper, Section 4.2)"),
+                   "Greedy coordinate descent, L1-regularised", L1_PAPER,
+                   "Section 4.2 (baseline)"),
         SolverSpec("smidas", SMIDASClassifier, SMIDASRegressor,
-                   "Stochastic mirror descent made sparse, L1-regularised (L1 paper, Algorithm 3)"),
+                   "Stochastic mirror descent made sparse, L1-regularised", L1_PAPER,
+                   "Algorithm 3"),
         SolverSpec("truncgrad", TruncGradClassifier, TruncGradRegressor,
-                   "Truncated gradient, L1-regularised (Langford et al.; L1 paper, Section 4.2)"),
+                   "Truncated gradient, L1-regularised", L1_PAPER,
+                   "Section 4.2 (baseline of Langford, Li and Zhang)"),
         SolverSpec("lbfgs", LBFGSClassifier, LBFGSRegressor,
-                   "L-BFGS (scipy) on PGS's p-norm objective: the PGS paper's baseline"),
+                   "L-BFGS (scipy) on PGS's p-norm objective", PGS_PAPER,
+                   "Section V, Figure 5 (baseline)"),
         SolverSpec("gd", GDClassifier, GDRegressor,
-                   "Gradient descent, full gradient, L2-regularised (lecture 22, Algorithm 1)"),
+                   "Gradient descent, full gradient, L2-regularised", LECTURE, "Algorithm 1"),
         SolverSpec("sgd", SGDClassifier, SGDRegressor,
-                   "Stochastic gradient descent, constant step, L2-regularised (lecture 22, "
-                   "Algorithm 2)"),
+                   "Stochastic gradient descent, constant step, L2-regularised", LECTURE,
+                   "Algorithm 2"),
         SolverSpec("ogd", OGDClassifier, OGDRegressor,
-                   "Online gradient descent, step 1/(sigma t), averaged (lecture 22, Algorithm 3)"),
+                   "Online gradient descent, step 1/(sigma t), averaged", LECTURE, "Algorithm 3"),
         SolverSpec("kernel_pgs", KernelPGSClassifier, KernelPGSRegressor,
-                   "Kernel PGS, p = 2: linear, RBF or polynomial kernel (PGS paper, Section VII)"),
+                   "Kernel PGS, p = 2: linear, RBF or polynomial kernel", PGS_PAPER,
+                   "Section VII"),
     )
 }
 

@@ -5,6 +5,14 @@ A solver is driven in chunks of iterations. Between chunks the driver may record
 user's callback (progress, cancellation), and stop at a target score or a time budget. The solver
 clock counts only the time spent inside the solver's chunks: evaluation at checkpoints and the
 callback are excluded, so ``solver_seconds`` is the training time a user would pay without tracing.
+
+Numba compilation is never on the solver clock: before the clock starts, ``drive`` asks the engine
+to compile (or load from Numba's disk cache) every kernel its ``run`` will call for this data
+(``Engine.compile``), and reports that time apart as ``compile_seconds``.
+
+Checkpoints follow the samples seen, not the data set's size: the first after
+``first_samples`` samples, then at samples growing geometrically, so a study of time to target
+against m sees the solver at the same points for every m.
 """
 
 from __future__ import annotations
@@ -62,28 +70,42 @@ class Engine(Protocol):
     t: int
     samples_per_iteration: int
 
+    def compile(self) -> None:
+        """Load or compile every Numba kernel ``run`` calls, for this engine's argument types,
+        without running any iteration (``solver.warmup.compile_for``)."""
+        ...
+
     def run(self, n: int) -> None: ...
 
     def output_weights(self) -> np.ndarray: ...
 
 
+# The first checkpoint after iteration 0 comes once this many samples have been seen.
+FIRST_CHECKPOINT_SAMPLES = 1000
+
+
 @dataclass
 class CheckpointSchedule:
-    """Checkpoints at geometrically spaced iterations (ratio ``growth``) and every ``interval``
+    """Checkpoints at geometrically spaced samples seen (ratio ``growth``) and every ``interval``
     solver seconds, whichever comes first; always one at iteration 0 and one at the end.
 
-    After iteration 0 the first checkpoint waits until ``first_samples`` samples have been seen:
-    before that the model is barely trained, and every checkpoint cuts the run into one more
-    short chunk with a fixed cost (about 30 us), which made runs of a few milliseconds look up to
-    5x slower than they are (``python -m bench.time_to_accuracy``).
+    After iteration 0 the first checkpoint waits until ``first_samples`` samples have been seen,
+    whatever the data set's size: before that the model is barely trained, and every checkpoint
+    cuts the run into one more chunk with a fixed cost (about 30 us of Python and dispatch).
+    Engines whose iterations see no samples (coordinate descent: ``samples_per_iteration = 0``)
+    are scheduled by iterations, growing from the first.
     """
 
     growth: float = 1.25
     interval: float | None = 1.0
-    first_samples: int = 0
+    first_samples: int = FIRST_CHECKPOINT_SAMPLES
 
-    def next_iteration(self, t: int) -> int:
-        return max(t + 1, math.ceil(t * self.growth))
+    def next_iteration(self, t: int, samples_per_iteration: int) -> int:
+        """The iteration of the checkpoint after one at iteration ``t``."""
+        if not samples_per_iteration:
+            return max(t + 1, math.ceil(t * self.growth))
+        samples = max(self.first_samples, math.ceil(t * samples_per_iteration * self.growth))
+        return max(t + 1, math.ceil(samples / samples_per_iteration))
 
 
 @dataclass
@@ -91,6 +113,7 @@ class RunResult:
     trace: list[TracePoint]
     stop_reason: str  # "completed" | "callback" | "target_score" | "time_budget" | "converged"
     solver_seconds: float
+    compile_seconds: float = 0.0  # Engine.compile, before the solver clock started
 
 
 class _Checkpoints:
@@ -131,7 +154,7 @@ class _Checkpoints:
         )
         self.trace.append(point)
         self.pending.append(point)
-        self.next_iter = self.schedule.next_iteration(engine.t)
+        self.next_iter = self.schedule.next_iteration(engine.t, engine.samples_per_iteration)
         if self.schedule.interval:
             self.next_time = solver_seconds + self.schedule.interval
         return self._reached(point)
@@ -163,17 +186,15 @@ def drive(
     no trace is recorded. A callback returning ``False`` stops the run.
     """
     schedule = schedule or CheckpointSchedule()
+    compile_started = time.perf_counter()
+    engine.compile()
+    compile_seconds = time.perf_counter() - compile_started
     checkpoints = None
     if evaluate is not None:
         checkpoints = _Checkpoints(engine, evaluate, score_name, higher_is_better, target_score,
                                    schedule)
         if checkpoints.record(0.0):
-            return RunResult(checkpoints.trace, "target_score", 0.0)
-        if engine.samples_per_iteration:
-            checkpoints.next_iter = max(
-                checkpoints.next_iter,
-                math.ceil(schedule.first_samples / engine.samples_per_iteration),
-            )
+            return RunResult(checkpoints.trace, "target_score", 0.0, compile_seconds)
     solver_seconds = 0.0
     chunk = 16
     stop_reason = "completed"
@@ -203,7 +224,7 @@ def drive(
             if callback(progress) is False and stop_reason == "completed":
                 stop_reason = "callback"
     return RunResult(checkpoints.trace if checkpoints is not None else [], stop_reason,
-                     solver_seconds)
+                     solver_seconds, compile_seconds)
 
 
 def _next_chunk(chunk: int, per_iter: float, chunk_seconds: float, remaining: float | None) -> int:

@@ -1,30 +1,85 @@
-"""Compile (or load from the on-disk cache) every Numba kernel a fit can reach, before the first job.
+"""Compile (or load from the on-disk cache) the Numba kernels ahead of use.
 
 Each kernel is compiled once per argument-type signature: float64 and float32 data, writable and
 read-only arrays (np.load with mmap_mode="r" gives read-only ones). With ``cache=True`` the
-compiled code is written next to the sources or under NUMBA_CACHE_DIR, so a new worker process loads
-it in milliseconds instead of compiling for seconds.
+compiled code is written next to the sources or under NUMBA_CACHE_DIR, so a new process loads it
+in milliseconds instead of compiling for seconds.
+
+Two uses:
+
+* ``compile_for``: what every engine's ``compile`` calls before the solver clock starts, so that
+  a fit compiles (on a cold cache) only the kernels it runs, and never on the solver clock.
+* ``warm_up`` / ``python -m solver.warmup``: every kernel of every family, for the cache that
+  ``make install`` and the image build ship. The command runs the families in parallel processes
+  (a cold warm-up is about 100 s of CPU; one process per core divides the wall time).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import is_regressor
+
+FAMILIES = ("pgs", "gradient_descent", "kernel_pgs", "l1", "lbfgs")
 
 
-def warm_up() -> None:
-    """Fit tiny problems through every kernel signature a worker will meet."""
-    from .estimators import (
-        GCDClassifier,
-        KernelPGSClassifier,
-        LBFGSClassifier,
-        OGDClassifier,
-        PGSClassifier,
-        PGSRegressor,
-        SCDClassifier,
-        SMIDASClassifier,
-    )
+# The argument kinds each kernel has been compiled or loaded for in this process (compile_for).
+_READY: set[tuple] = set()
 
+
+def compile_for(kernel, *args) -> None:
+    """Load ``kernel`` (a Numba dispatcher) from the disk cache, or compile it, for the types of
+    ``args``, without running it: what a first call would do before running (``Engine.compile``).
+
+    Numba's own typing of the arguments in Python (``typeof_pyval``) costs about 0.5 ms per record
+    argument, several milliseconds per fit, so a process remembers the kinds it has seen: a key
+    at least as fine as Numba's types (dtype, dimensions, layout, writability, alignment).
+    """
+    key = (kernel, *map(_kind, args))
+    if key in _READY:
+        return
+    kernel.compile(tuple(kernel.typeof_pyval(arg) for arg in args))
+    _READY.add(key)
+
+
+def _kind(arg) -> tuple:
+    if isinstance(arg, np.ndarray):
+        flags = arg.flags
+        return (arg.dtype.str, arg.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
+                flags.aligned)
+    if isinstance(arg, tuple):
+        return (type(arg), *map(_kind, arg))
+    return (type(arg),)
+
+
+def _fits(family: str) -> list[tuple[Callable[[], Any], bool]]:
+    """(a maker of a tiny estimator, whether its fit gets an eval_set): the fits that reach every
+    kernel of ``family``; the eval_set also compiles the checkpoints' scoring kernels."""
+    from . import estimators as e
+
+    return {
+        "pgs": [(lambda: e.PGSClassifier(n_iter=4, p=1.5, random_state=0), True),
+                (lambda: e.PGSRegressor(n_iter=4, random_state=0), False)],
+        # The kernel of gd, sgd and ogd.
+        "gradient_descent": [(lambda: e.OGDClassifier(n_iter=4, random_state=0), False)],
+        "kernel_pgs": [(lambda: e.KernelPGSClassifier(n_iter=4, random_state=0), False)],
+        # The L1 family (SMIDAS's kernel is also truncgrad's).
+        "l1": [(lambda: e.SCDClassifier(n_iter=4, random_state=0), False),
+               (lambda: e.GCDClassifier(n_iter=4, random_state=0), False),
+               (lambda: e.SMIDASClassifier(n_iter=4, random_state=0), False)],
+        "lbfgs": [(lambda: e.LBFGSClassifier(n_iter=4, random_state=0), False)],
+    }[family]
+
+
+def warm_up(families: tuple[str, ...] = FAMILIES) -> None:
+    """Fit tiny problems through every kernel signature of ``families`` a worker will meet."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 3))
     y = np.array([0, 1] * 4)
@@ -36,10 +91,21 @@ def warm_up() -> None:
                 for arr in (Xd, Xs.data, Xs.indices, Xs.indptr):
                     arr.flags.writeable = False
             for data in (Xd, Xs):
-                PGSClassifier(n_iter=4, p=1.5, random_state=0).fit(data, y, eval_set=(data, y))
-                PGSRegressor(n_iter=4, random_state=0).fit(data, y.astype(float))
-                OGDClassifier(n_iter=4, random_state=0).fit(data, y)  # the kernel of gd, sgd, ogd
-                KernelPGSClassifier(n_iter=4, random_state=0).fit(data, y)
-                # The L1 family (SMIDAS's kernel is also truncgrad's) and L-BFGS's objective.
-                for cls in (SCDClassifier, GCDClassifier, SMIDASClassifier, LBFGSClassifier):
-                    cls(n_iter=4, random_state=0).fit(data, y)
+                for family in families:
+                    for make, with_eval in _fits(family):
+                        est = make()
+                        target = y.astype(float) if is_regressor(est) else y
+                        est.fit(data, target, eval_set=(data, y) if with_eval else None)
+
+
+def main() -> None:
+    """Warm every family up in parallel processes (``python -m solver.warmup``)."""
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=min(len(FAMILIES), os.cpu_count() or 1)) as pool:
+        list(pool.map(warm_up, [(family,) for family in FAMILIES]))
+    print(f"Numba kernels compiled or loaded into {os.environ.get('NUMBA_CACHE_DIR', 'the source tree')}"
+          f" in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

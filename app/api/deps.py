@@ -20,8 +20,9 @@ from app.core.security import require_api_key
 from app.models import Dataset, Job, Model, Study
 from app.runner import JobRunner
 from app.services.model_store import ModelCache
+from app.services.registry import resolve_ref
 
-Row = TypeVar("Row", Dataset, Job, Model, Study)
+Row = TypeVar("Row", Dataset, Job, Study)
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -71,9 +72,22 @@ def get_or_404(model: type[Row], resource: str) -> Any:
     return Depends(load)
 
 
+ModelRef = Annotated[str, Path(alias="model_id", max_length=400,
+                               description="The model's id, or name@alias")]
+
+
+def load_model_row(ref: ModelRef, session: SessionDep) -> Model:
+    """The model a path names by id or by ``name@alias`` (services/registry.py), or 404."""
+    ident = resolve_ref(session, ref)
+    row = session.get(Model, ident)
+    if row is None:
+        raise not_found("model", ident)
+    return row
+
+
 DatasetDep = Annotated[Dataset, get_or_404(Dataset, "dataset")]
 JobDep = Annotated[Job, get_or_404(Job, "job")]
-ModelRowDep = Annotated[Model, get_or_404(Model, "model")]
+ModelRowDep = Annotated[Model, Depends(load_model_row)]
 StudyDep = Annotated[Study, get_or_404(Study, "study")]
 
 

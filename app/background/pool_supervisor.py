@@ -59,7 +59,7 @@ class PoolSupervisor(LoopService):
             return
         if isinstance(exc, BrokenProcessPool):
             if not self.runner.closed:
-                self._worker_died(job_id, exc)
+                self._worker_died(job_id, future, exc)
             return
         if is_unavailable(exc) or is_lost_dispatch(exc):
             # The job is still in the database (queued, or running with a lease); the sweep
@@ -77,11 +77,12 @@ class PoolSupervisor(LoopService):
         log.error("job %d: worker call failed: %r", job_id, exc)
         jobs.fail_unstarted(self.factory, job_id, f"{type(exc).__name__}: {exc}")
 
-    def _worker_died(self, job_id: int, exc: BrokenProcessPool) -> None:
+    def _worker_died(self, job_id: int, future: Future[str], exc: BrokenProcessPool) -> None:
         """Re-queue the job once per try, then fail it. A job whose own worker did not die (the
-        pool stopped it because another worker died) goes back to the queue without losing an
-        attempt. A fresh pool at once in every case, also after a job's last attempt: the
-        service must not stay unready until the next submit."""
+        pool stopped it because another worker died), or that was only waiting in a pool whose
+        workers had been working, goes back to the queue without losing an attempt. A fresh
+        pool at once in every case, also after a job's last attempt: the service must not stay
+        unready until the next submit."""
         self.runner.replace_broken_pool()
         why = "the worker process died"
         run = jobs.running_run(self.factory, job_id)
@@ -91,6 +92,11 @@ class PoolSupervisor(LoopService):
                         "without losing the attempt", job_id, pid)
             if jobs.release(self.factory, job_id, token):
                 self.runner.submit(job_id)
+            return
+        if run is None and self.runner.pool_was_ready(future):
+            log.warning("job %d: was waiting in a pool that broke; re-queued without losing "
+                        "an attempt", job_id)
+            self.runner.submit(job_id)
             return
         log.error("job %d: %s (%s)", job_id, why, exc)
         self._breaks[job_id] = breaks = self._breaks.get(job_id, 0) + 1

@@ -76,7 +76,25 @@ class Settings(BaseSettings):
     # Who may read /metrics: "public" (anyone who reaches the port), "key" (like /v1: a bearer
     # key when PGS_API_KEYS is set) or "off" (404).
     metrics_access: Literal["public", "key", "off"] = "key"
-    model_cache_size: int = Field(default=32, ge=1)
+    # Models held in memory for predictions, by the bytes of their weights (least recently used
+    # first out); a model larger than this alone is served from disk on each request.
+    model_cache_bytes: int = Field(default=1024 * MIB, ge=0)
+    # A job is refused (422, before it is queued) when its model could grow past this: the dense
+    # worst case, 8 bytes per weight, n_features x n_outputs (one output per class beyond two),
+    # plus the support vectors of a kernel model. The worker holds that much while it trains.
+    max_model_bytes: int = Field(default=256 * MIB, ge=1024)
+    # Wall-clock time a job may run (data loading and evaluation included) when it gives no
+    # time_budget_s; a job's own time_budget_s is its wall-clock limit too.
+    max_job_seconds: float = Field(default=3600.0, gt=0)
+    # Trace points stored per job; beyond it they are thinned as they come (the first, the last
+    # and each target's first crossing are always kept).
+    max_trace_points: int = Field(default=10_000, ge=256)
+    # Queued jobs: at most this many per API key (or for all anonymous callers together) and on
+    # the whole server; beyond either a new job is refused with 429 and Retry-After.
+    max_queued_jobs_per_key: int = Field(default=100, ge=1)
+    max_queued_jobs: int = Field(default=1000, ge=1)
+    # Threads of each API process that run batch predictions (app/background/batch_predictor.py).
+    batch_predict_threads: int = Field(default=1, ge=1, le=64)
 
     sqlite_busy_timeout_s: float = Field(default=15.0, gt=0)
     # How often a worker writes progress and looks for a cancel request (plus up to one solver
@@ -94,7 +112,8 @@ class Settings(BaseSettings):
     # At start-up, wait this long for the database to answer; workers retry their final write
     # this long through a database outage.
     db_wait_s: float = Field(default=60.0, ge=0)
-    # Start one worker (and its Numba warm-up) when the app starts instead of at the first job.
+    # Start one worker (process and imports, no compilation) when the app starts instead of at
+    # the first job.
     prestart_workers: bool = True
     numba_cache_dir: Path | None = None
 

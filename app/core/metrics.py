@@ -52,6 +52,8 @@ class _StateCollector(Collector):
         yield GaugeMetricFamily("pgs_workers", "Size of the worker pool", value=snap["workers"])
         yield GaugeMetricFamily("pgs_model_cache_size", "Models held in memory",
                                 value=snap["cache_size"])
+        yield GaugeMetricFamily("pgs_model_cache_bytes", "Bytes of the models held in memory",
+                                value=snap["cache_bytes"])
 
 
 class MetricsMiddleware:

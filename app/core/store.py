@@ -1,10 +1,12 @@
-"""The shared store for data sets and models: one small interface, a directory behind it.
+"""The shared store for data sets, models and batch prediction results: one small interface, a
+directory behind it.
 
-Everything a worker reads (uploaded data sets) or writes (models) goes through a :class:`Store`
-addressed by keys such as ``datasets/<uuid>.npz`` and ``models/<uuid>.npz`` (the database holds
-the keys). :class:`LocalDirStore` keeps them under the data dir; with several hosts that
-directory is a volume every API process and worker mounts at the same path. An object store
-would implement the same four methods (``write`` as a single PUT is atomic there too).
+Everything a worker reads (uploaded data sets) or writes (models, batch predictions) goes through
+a :class:`Store` addressed by keys such as ``datasets/<uuid>.npz``, ``models/<uuid>.npz`` and
+``predictions/<uuid>.<output>.npy`` (the database holds the keys). :class:`LocalDirStore` keeps
+them under the data dir; with several hosts that directory is a volume every API process and
+worker mounts at the same path. An object store would implement the same four methods
+(``write`` as a single PUT is atomic there too).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ class LocalDirStore:
         worker on another host may be writing one right now."""
         cutoff = time.time() - older_than_s
         removed = 0
-        for sub in ("datasets", "models"):
+        for sub in ("datasets", "models", "predictions"):
             d = self.root / sub
             if not d.is_dir():
                 continue

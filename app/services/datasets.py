@@ -10,6 +10,9 @@ from typing import IO
 import numpy as np
 import scipy.sparse as sp
 
+from app.core.store import Store
+from app.services.parsing import infer_task
+
 
 def csr_writer(X: sp.csr_matrix, y: np.ndarray,
                text: np.ndarray | None = None) -> Callable[[IO[bytes]], None]:
@@ -74,3 +77,12 @@ def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, 
     n_test = held_out_rows(n, test_fraction)
     perm = np.random.default_rng(seed).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def task_from_labels(store: Store, key: str, label_kind: str,
+                     task: str) -> tuple[str, list[int | float | str] | None]:
+    """The task and classes of the stored data set ``key`` once declared ``task``
+    ("classification" or "regression"): ParseError when its labels cannot be that."""
+    with store.open(key) as fh:
+        _, y = load_csr(fh)
+    return infer_task(y, label_kind, task)

@@ -19,10 +19,11 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
 from app.models import Dataset, IdempotencyKey, Job, JobStatus
 from app.schemas import JobCreate
-from app.services import jobs
+from app.services import job_limits, jobs
 from app.services.datasets import held_out_rows
 from app.services.preprocessing import resolve as resolve_preprocessing
 from app.solvers import EstimatorSpec, InvalidParams
@@ -38,7 +39,7 @@ class JobPlan:
     preprocessing: dict[str, Any] | None
 
 
-def check_job_request(session: Session, body: JobCreate) -> JobPlan:
+def check_job_request(session: Session, body: JobCreate, settings: Settings) -> JobPlan:
     train = _dataset(session, body.dataset_id, "dataset_id")
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
@@ -53,6 +54,7 @@ def check_job_request(session: Session, body: JobCreate) -> JobPlan:
         n_train -= _held_out(train.n_samples, body.test_fraction)
     estimator = checked_estimator(EstimatorSpec(body.solver, task, body.params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
+    job_limits.check_model_size(estimator, train, settings.max_model_bytes)
     target_score = getattr(estimator, "target_score", None)
     if target_score is not None:
         check_test_scores([target_score], "params.target_score", task, has_test,
@@ -82,9 +84,13 @@ def _check_test_dataset(train: Dataset, test: Dataset) -> None:
         msg = (f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
                f"set {train.text_columns or []}")
         raise invalid(msg, [field_error(loc, msg)])
-    if test.n_features > train.n_features:
-        msg = (f"test dataset {test.id} has {test.n_features} features, more than the "
-               f"training set's {train.n_features}")
+    if test.n_features != train.n_features:
+        # A sparse test file may lack the training set's last features: then it says so by
+        # its width at upload (n_features); a narrower one is more likely other data.
+        msg = (f"test dataset {test.id} ({test.n_samples} rows x {test.n_features} features) "
+               f"does not have the features of training dataset {train.id} ({train.n_samples} "
+               f"rows x {train.n_features} features); if its columns are the same, upload it "
+               f"with n_features={train.n_features}")
         raise invalid(msg, [field_error(loc, msg)])
 
 
@@ -132,29 +138,36 @@ def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
 
 
 def create_job(
-    session: Session, body: JobCreate, principal: str, idempotency_key: str | None
+    session: Session, body: JobCreate, principal: str, idempotency_key: str | None,
+    settings: Settings,
 ) -> tuple[Job, bool]:
     """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
-    caller used before with the same body, that request's job. True when it is the earlier one."""
+    caller used before with the same body, that request's job. True when it is the earlier one.
+    A request that would pass the queue quotas is a 429 (app/services/job_limits.py)."""
     digest = _hash(body)
     if idempotency_key is not None:
         existing = _replay(session, principal, idempotency_key, digest)
         if existing is not None:
             return existing, True
-    plan = check_job_request(session, body)
+    plan = check_job_request(session, body, settings)
     job = Job(
         status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
         split_seed=body.split_seed, params=body.params, targets=body.targets,
-        time_budget_s=body.time_budget_s, preprocessing=plan.preprocessing,
+        time_budget_s=body.time_budget_s, preprocessing=plan.preprocessing, owner=principal,
+        time_limit_s=time_limit(body.time_budget_s, settings), name=body.name,
+        description=body.description, tags=body.tags, model_name=body.model_name,
     )
-    session.add(job)
-    session.flush()
-    if idempotency_key is not None:
-        session.add(IdempotencyKey(principal=principal, key=idempotency_key,
-                                   request_hash=digest, job_id=job.id))
     try:
-        session.commit()
+        with job_limits.queue_lock:
+            job_limits.check_queue_room(session, principal, 1, settings.max_queued_jobs_per_key,
+                                        settings.max_queued_jobs)
+            session.add(job)
+            session.flush()
+            if idempotency_key is not None:
+                session.add(IdempotencyKey(principal=principal, key=idempotency_key,
+                                           request_hash=digest, job_id=job.id))
+            session.commit()
     except IntegrityError:
         # A concurrent request with the same key won the race: answer with its job.
         session.rollback()
@@ -163,6 +176,11 @@ def create_job(
         assert existing is not None
         return existing, True
     return job, False
+
+
+def time_limit(time_budget_s: float | None, settings: Settings) -> float:
+    """The wall-clock seconds a job's run may take: its own budget, else the server's limit."""
+    return time_budget_s if time_budget_s is not None else settings.max_job_seconds
 
 
 def _hash(body: JobCreate) -> str:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.db import SessionFactory, is_postgres, transaction
 from app.models import Job, JobStatus, Model, TracePoint, utcnow
+from app.services.registry import next_version
 
 
 def owned_by(job_id: int, token: int) -> Any:
@@ -60,8 +61,17 @@ class Progress:
     n_iter: int | None
     samples_seen: int
     metrics: dict[str, Any]
+    # New trace points (each with its "seq"), and the seqs of points written before that the
+    # trace's thinning dropped since (app/services/trace_thinning.py).
     points: Sequence[dict[str, Any]]
-    first_seq: int
+    dropped: Sequence[int] = ()
+
+
+def _write_points(s: Session, job_id: int, p: Progress) -> None:
+    for start in range(0, len(p.dropped), 500):  # SQLite caps the parameters of a statement
+        s.execute(delete(TracePoint).where(TracePoint.job_id == job_id,
+                                           TracePoint.seq.in_(p.dropped[start:start + 500])))
+    s.add_all(TracePoint(job_id=job_id, **pt) for pt in p.points)
 
 
 def record_progress(factory: SessionFactory, job_id: int, token: int, p: Progress) -> tuple[bool, bool]:
@@ -75,10 +85,7 @@ def record_progress(factory: SessionFactory, job_id: int, token: int, p: Progres
         )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False, False
-        if p.points:
-            s.add_all(
-                TracePoint(job_id=job_id, seq=p.first_seq + i, **pt) for i, pt in enumerate(p.points)
-            )
+        _write_points(s, job_id, p)
         cancel = bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
         return True, cancel
 
@@ -105,12 +112,12 @@ def finish(
         res = s.execute(update(Job).where(owned_by(job_id, token)).values(**values))
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False
-        if progress is not None and progress.points:
-            s.add_all(
-                TracePoint(job_id=job_id, seq=progress.first_seq + i, **pt)
-                for i, pt in enumerate(progress.points)
-            )
+        if progress is not None:
+            _write_points(s, job_id, progress)
         if model is not None:
+            model_name = s.scalar(select(Job.model_name).where(Job.id == job_id))
+            if model_name is not None:
+                model.name, model.version = model_name, next_version(s, model_name)
             s.add(model)
             s.flush()
             s.execute(update(Job).where(Job.id == job_id).values(model_id=model.id))

@@ -39,7 +39,7 @@ LOST_WHY = "the job's worker stopped sending heartbeats (it died or hangs)"
 BATCH = 200
 
 
-def _older_than(s: Session, column: Any, seconds: float) -> Any:
+def older_than(s: Session, column: Any, seconds: float) -> Any:
     if is_postgres(s):
         return column < func.timezone("UTC", func.now()) - dt.timedelta(seconds=seconds)
     return column < utcnow() - dt.timedelta(seconds=seconds)
@@ -58,7 +58,7 @@ def reap_lost(factory: SessionFactory, lease_s: float, max_attempts: int) -> lis
         last_sign = func.coalesce(Job.heartbeat_at, Job.started_at)
         rows = s.scalars(
             select(Job)
-            .where(Job.status == JobStatus.RUNNING, _older_than(s, last_sign, lease_s))
+            .where(Job.status == JobStatus.RUNNING, older_than(s, last_sign, lease_s))
             .order_by(Job.id)
             .limit(BATCH)
             .with_for_update(skip_locked=True)
@@ -80,7 +80,7 @@ def claim_undispatched(factory: SessionFactory, lease_s: float, held: Iterable[i
             i for i in s.scalars(
                 select(Job.id)
                 .where(Job.status == JobStatus.QUEUED, Job.cancel_requested.is_(False),
-                       _older_than(s, last_dispatch, lease_s))
+                       older_than(s, last_dispatch, lease_s))
                 .order_by(Job.id)
                 .limit(BATCH)
                 .with_for_update(skip_locked=True)

@@ -13,7 +13,10 @@ from typing import IO, Any
 
 import numpy as np
 
+from app.core.db import transaction
+from app.core.errors import not_found
 from app.core.store import Store, as_store
+from app.models import Model
 
 
 def save_model_files(
@@ -76,6 +79,8 @@ class LoadedModel:
     index_base: int
     # Original labels indexed by the integer codes the estimator was trained on.
     classes: np.ndarray | None
+    # The bytes of the estimator's arrays: what holding it in the cache costs.
+    nbytes: int = 0
     # The fitted preprocessing (solver.make_preprocessor) and its settings; None: raw features.
     preprocessor: Any = None
     preprocessing: dict[str, Any] | None = None
@@ -94,12 +99,27 @@ class LoadedModel:
         return hasattr(self.estimator, "predict_proba")
 
 
-class ModelCache:
-    """A thread-safe LRU of loaded models, so a prediction reads neither the disk nor the DB."""
+def estimator_nbytes(estimator: Any) -> int:
+    """The bytes of an estimator's array attributes (dense or scipy.sparse): its memory, less a
+    few hundred bytes of Python objects."""
+    total = 0
+    for value in vars(estimator).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif hasattr(value, "data") and hasattr(value, "indices") and hasattr(value, "indptr"):
+            total += value.data.nbytes + value.indices.nbytes + value.indptr.nbytes
+    return total
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+
+class ModelCache:
+    """A thread-safe LRU of loaded models, bounded by their bytes (``capacity_bytes``), so a
+    prediction reads neither the disk nor the DB. A model larger than the whole capacity is
+    not cached: each prediction loads it again rather than evicting every other model."""
+
+    def __init__(self, capacity_bytes: int) -> None:
+        self.capacity_bytes = capacity_bytes
         self._items: OrderedDict[int, LoadedModel] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
         # Counts evictions: a load that an eviction overtook is not cached (see get_or_load).
         self._evictions = 0
@@ -125,22 +145,62 @@ class ModelCache:
             evictions = self._evictions
         item = load()
         with self._lock:
-            if self._evictions != evictions:
+            if self._evictions != evictions or item.nbytes > self.capacity_bytes:
                 # A model was deleted while this one loaded: maybe this very one, after the load
                 # had read it. Caching it would let a deleted model predict for ever; the
                 # request in flight still gets its answer (it started before the delete ended).
+                # Or the model alone is larger than the cache: it would evict every other one.
                 return item
-            self._items[model_id] = item
-            self._items.move_to_end(model_id)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            self._put(item)
         return item
+
+    def _put(self, item: LoadedModel) -> None:
+        previous = self._items.pop(item.model_id, None)
+        if previous is not None:
+            self._bytes -= previous.nbytes
+        self._items[item.model_id] = item
+        self._bytes += item.nbytes
+        while self._bytes > self.capacity_bytes:
+            _, oldest = self._items.popitem(last=False)
+            self._bytes -= oldest.nbytes
 
     def evict(self, model_id: int) -> None:
         """Forget a deleted model: call it after the deletion is committed."""
         with self._lock:
-            self._items.pop(model_id, None)
+            item = self._items.pop(model_id, None)
+            if item is not None:
+                self._bytes -= item.nbytes
             self._evictions += 1
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedModel:
+    """The model ``model_id`` read from the database and the store (what the cache holds): the
+    same for /predict and for batch predictions."""
+    from solver import load_model  # the solver imports Numba: not at this module's import
+
+    with transaction(factory) as s:
+        row = s.get(Model, model_id)
+        if row is None:
+            raise not_found("model", model_id)
+        stem, classes, task = row.file_stem, row.classes, row.task
+        n_features, index_base = row.n_features, row.index_base
+    try:
+        meta, arrays = load_model_files(store, stem)
+    except FileNotFoundError:
+        # A DELETE committed between the row read above and the file read: the model is gone.
+        raise not_found("model", model_id) from None
+    estimator = load_model(meta["estimator"], arrays)
+    return LoadedModel(
+        model_id=model_id, estimator=estimator, task=task,
+        n_features=n_features, index_base=index_base,
+        classes=None if classes is None else np.asarray(classes),
+        nbytes=estimator_nbytes(estimator),
+        **stored_preprocessing(meta, arrays),
+    )

@@ -1,4 +1,5 @@
-"""Turn an uploaded svmlight or CSV file (optionally gzip-compressed) into CSR features and labels.
+"""Turn an uploaded svmlight or CSV file (optionally gzip, bzip2 or xz compressed) into CSR features
+and labels.
 
 The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed by
 a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows, so
@@ -10,10 +11,12 @@ naming the limit (a 413). The route runs this in a child process with memory and
 
 from __future__ import annotations
 
+import bz2
 import csv
 import dataclasses
 import gzip
 import io
+import lzma
 import math
 import re
 import zlib
@@ -26,7 +29,20 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-GZIP_MAGIC = b"\x1f\x8b"
+# Compressed uploads, told apart by their first bytes (a file's name is not trusted).
+CODECS: dict[str, tuple[bytes, Callable[[Path], IO[bytes]]]] = {
+    "gzip": (b"\x1f\x8b", lambda p: cast(IO[bytes], gzip.open(p, "rb"))),
+    "bzip2": (b"BZh", lambda p: cast(IO[bytes], bz2.open(p, "rb"))),
+    "xz": (b"\xfd7zXZ\x00", lambda p: cast(IO[bytes], lzma.open(p, "rb"))),
+}
+# Formats recognised only to name them when they are refused.
+UNSUPPORTED_MAGIC = {
+    b"PK\x03\x04": "a zip archive", b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive",
+    b"\x28\xb5\x2f\xfd": "a Zstandard stream", b"Rar!": "a RAR archive",
+    b"\x89HDF": "an HDF5 file", b"PAR1": "a Parquet file", b"\x93NUMPY": "a NumPy .npy file",
+    b"%PDF": "a PDF document", b"\x89PNG": "a PNG image",
+}
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
 # Integer labels with more distinct values than this are taken as a regression target
 # (abalone's ages 1..29 are), unless the upload says task=classification.
 MAX_AUTO_CLASSES = 20
@@ -65,6 +81,8 @@ class ParseOptions:
     max_compression_ratio: float = 100.0
     max_features: int = 2**24
     max_label_chars: int = 256
+    # The data set's width, declared by the upload (a test set with the training set's width).
+    n_features: int | None = None
 
 
 @dataclass
@@ -118,9 +136,19 @@ class _LimitedReader(io.RawIOBase):
         super().close()
 
 
-def is_gzip(path: Path) -> bool:
+def compression_of(path: Path) -> str | None:
+    """The codec of a compressed upload (a key of CODECS), None for a plain file; ParseError for
+    an archive or a binary format the service does not read, named."""
     with path.open("rb") as fh:
-        return fh.read(2) == GZIP_MAGIC
+        head = fh.read(8)
+    for codec, (magic, _) in CODECS.items():
+        if head.startswith(magic):
+            return codec
+    for magic, what in UNSUPPORTED_MAGIC.items():
+        if head.startswith(magic):
+            raise ParseError(f"the file is {what}; upload the svmlight or CSV file itself, plain "
+                             "or compressed with gzip, bzip2 or xz")
+    return None
 
 
 def _inflate_limit(path: Path, options: ParseOptions) -> tuple[int, str]:
@@ -132,23 +160,27 @@ def _inflate_limit(path: Path, options: ParseOptions) -> tuple[int, str]:
     return options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"
 
 
-def _opener(path: Path, compressed: bool, options: ParseOptions) -> Callable[[], io.BufferedReader]:
-    limit, setting = (_inflate_limit(path, options) if compressed
+def _opener(path: Path, codec: str | None,
+            options: ParseOptions) -> Callable[[], io.BufferedReader]:
+    limit, setting = (_inflate_limit(path, options) if codec
                       else (options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"))
 
     def open_stream() -> io.BufferedReader:
-        raw = cast(IO[bytes], gzip.open(path, "rb") if compressed else path.open("rb"))
+        raw = CODECS[codec][1](path) if codec else cast(IO[bytes], path.open("rb"))
         return io.BufferedReader(_LimitedReader(raw, limit, setting), buffer_size=1 << 20)
 
     return open_stream
 
 
-def _decompression_guard(fn: Callable[[], T]) -> T:
-    # Corrupt gzip streams surface as several exception types depending on where they break.
+def _decompression_guard(fn: Callable[[], T], codec: str | None) -> T:
+    # Corrupt streams surface as several exception types depending on the codec and where they
+    # break (bz2 raises a bare OSError).
     try:
         return fn()
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise ParseError(f"the file is not a valid gzip stream: {exc}") from exc
+    except (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError, OSError) as exc:
+        if codec is None:
+            raise
+        raise ParseError(f"the file is not a valid {codec} stream: {exc}") from exc
 
 
 def _inflate_all(open_stream: Callable[[], io.BufferedReader]) -> None:
@@ -159,60 +191,99 @@ def _inflate_all(open_stream: Callable[[], io.BufferedReader]) -> None:
             pass
 
 
-def _sniff_format(head: bytes, filename: str) -> Format:
-    name = filename.lower().removesuffix(".gz")
+def _sniff_format(head: bytes, filename: str, codec: str | None) -> Format:
+    name = filename.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(suffix)
     if name.endswith(".csv") or name.endswith(".tsv"):
         return "csv"
     if name.endswith((".svm", ".svmlight", ".libsvm")):
         return "svmlight"
+    first = b""
     for raw_line in head.splitlines():
         line = raw_line.strip()
         if not line or line.startswith(b"#"):
             continue
+        first = line
         tokens = line.split(b"#", 1)[0].split()
         if any(b":" in t for t in tokens[1:]):
             return "svmlight"
         if any(d in line for d in (b",", b";", b"\t")):
             return "csv"
         break
-    raise ParseError("cannot tell the file format from its content; pass format=svmlight or csv")
+    raise ParseError(f"cannot tell the file format from its content: {_describe(first, codec)}; "
+                     "pass format=svmlight or format=csv")
+
+
+def _describe(line: bytes, codec: str | None) -> str:
+    """What the sniffer saw on the first data line, for the error that says it is neither."""
+    where = f"{codec}-compressed " if codec else ""
+    if b"\x00" in line or not _is_text(line):
+        return f"the {where}content is binary (it starts with bytes {line[:8].hex(' ')})"
+    shown = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
+    n = len(line.split())
+    return (f"the first {where}line, {shown!r}, has {n} field(s) separated by spaces, no "
+            "'index:value' pair after the first field, and no ',', ';' or tab")
+
+
+def _is_text(line: bytes) -> bool:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\t\r" for c in text)
 
 
 def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
     """Parse the raw uploaded file at ``path``."""
     if path.stat().st_size == 0:
         raise ParseError("the file is empty")
-    compressed = is_gzip(path)
-    open_stream = _opener(path, compressed, options)
-    if compressed:
-        _decompression_guard(lambda: _inflate_all(open_stream))
+    codec = compression_of(path)
+    open_stream = _opener(path, codec, options)
+    if codec:
+        _decompression_guard(lambda: _inflate_all(open_stream), codec)
 
     def read_head() -> bytes:
         with open_stream() as fh:
             return fh.read(SNIFF_BYTES)
 
-    head = _decompression_guard(read_head)
+    head = _decompression_guard(read_head, codec)
     if not head.strip():
-        raise ParseError("the file is empty" + (" after decompression" if compressed else ""))
+        raise ParseError("the file is empty" + (" after decompression" if codec else ""))
     fmt: Format = (
-        _sniff_format(head, options.filename) if options.format == "auto" else options.format
+        _sniff_format(head, options.filename, codec) if options.format == "auto"
+        else options.format
     )
     if fmt == "svmlight":
-        X, y, index_base = _decompression_guard(lambda: _parse_svmlight(open_stream, options))
+        X, y, index_base = _decompression_guard(lambda: _parse_svmlight(open_stream, options),
+                                                codec)
         label_kind: LabelKind = "numeric"
     else:
-        X, y, label_kind, columns = _decompression_guard(lambda: _parse_csv(open_stream, options))
+        X, y, label_kind, columns = _decompression_guard(lambda: _parse_csv(open_stream, options),
+                                                         codec)
         index_base = 1
     if X.shape[0] == 0:
         raise ParseError("the file has no data rows")
     if X.shape[1] == 0:
         raise ParseError("the file has no features (every row is empty)")
-    _check_width(X.shape[1], options)
+    _check_width(max(X.shape[1], options.n_features or 0), options)
+    X = _declared_width(X, options.n_features, index_base)
     task, classes = infer_task(y, label_kind, options.task)
-    parsed = ParsedDataset(X, y, fmt, compressed, label_kind, task, classes, index_base)
+    parsed = ParsedDataset(X, y, fmt, codec is not None, label_kind, task, classes, index_base)
     if fmt == "csv":
         parsed.columns = columns
     return parsed
+
+
+def _declared_width(X: sp.csr_matrix, n_features: int | None, index_base: int) -> sp.csr_matrix:
+    """``X`` with the upload's declared width (trailing features absent from a sparse file)."""
+    if n_features is None or n_features == X.shape[1]:
+        return X
+    if X.shape[1] > n_features:
+        raise ParseError(
+            f"the file has feature index {X.shape[1] - 1 + index_base} ({index_base}-based), "
+            f"beyond the declared n_features={n_features}")
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
 
 # -- blocks of whole lines ------------------------------------------------------------------

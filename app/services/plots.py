@@ -75,41 +75,43 @@ class StudyFigure:
 
 @dataclass
 class _Series:
-    """One (run, target) line of a study figure: the median per size (NaN: not drawn) and the
-    fastest-to-slowest bars."""
+    """One (run, target) line of a study figure, per size: the median (NaN: not drawn) and the
+    fastest and slowest repeat that reached the target (NaN where none did: a gap in the band)."""
 
     ys: list[float] = field(default_factory=list)
-    spread_x: list[int] = field(default_factory=list)
     lo: list[float] = field(default_factory=list)
     hi: list[float] = field(default_factory=list)
     drawn: int = 0
     hidden: int = 0
 
     @classmethod
-    def of(cls, rows: list[dict[str, Any] | None], sizes: list[int], y: str) -> _Series:
+    def of(cls, rows: list[dict[str, Any] | None], y: str) -> _Series:
         series = cls()
-        for m, row in zip(sizes, rows, strict=True):
-            if row is None or not row["repeats"]:
-                series.ys.append(math.nan)
-                continue
-            med, low, high = row[f"median_{y}"], row[f"min_{y}"], row[f"max_{y}"]
-            if med is None or med <= 0:
-                series.hidden += 1
-                series.ys.append(math.nan)
-                continue
-            series.ys.append(med)
-            series.drawn += 1
+        for row in rows:
+            ran = row is not None and row["repeats"] > 0
+            med = low = high = None
+            if row is not None and ran:
+                med, low, high = row[f"median_{y}"], row[f"min_{y}"], row[f"max_{y}"]
             if low is not None and high is not None and low > 0:
-                series.spread_x.append(m)
                 series.lo.append(low)
                 series.hi.append(high)
+            else:
+                series.lo.append(math.nan)
+                series.hi.append(math.nan)
+            if med is not None and med > 0:
+                series.ys.append(med)
+                series.drawn += 1
+            else:
+                series.hidden += ran
+                series.ys.append(math.nan)
         return series
 
 
 def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt: Format) -> bytes:
-    """Median time to each target against m (log-log), one line per (run, target); a vertical
-    bar from the fastest to the slowest repeat that reached it. Points whose median is undefined
-    (half or more never reached the target) or zero (met before training) are not drawn."""
+    """Median time to each target against m (log-log), one line per (run, target), over a band
+    from the fastest to the slowest repeat that reached it (as the console draws it). Points
+    whose median is undefined (half or more never reached the target) or zero (met before
+    training) are not drawn; the band has a gap where no repeat reached the target."""
     mpl, Figure = _matplotlib()
     with _LOCK, mpl.rc_context(_RC):
         fig = Figure(figsize=(7.0, 4.8), layout="constrained")
@@ -122,7 +124,7 @@ def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt
         for run, label in enumerate(fig_data.labels):
             color = f"C{run % 10}"
             for j, target in enumerate(fig_data.targets):
-                series = _Series.of([by_cell.get((run, m, target)) for m in sizes], sizes, y)
+                series = _Series.of([by_cell.get((run, m, target)) for m in sizes], y)
                 drawn, hidden = drawn + series.drawn, hidden + series.hidden
                 (line,) = ax.plot(
                     sizes, series.ys, color=color, marker=_MARKERS[j % len(_MARKERS)],
@@ -130,10 +132,9 @@ def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt
                     label=f"{label}, {_target_text(target, fig_data.score_name)}",
                 )
                 line.set_gid(f"ttt-run{run}-target{j}")
-                if series.spread_x:
-                    bars = ax.vlines(series.spread_x, series.lo, series.hi, colors=color,
-                                     alpha=0.35, linewidth=2)
-                    bars.set_gid(f"spread-run{run}-target{j}")
+                band = ax.fill_between(sizes, series.lo, series.hi, color=color, alpha=0.15,
+                                       linewidth=0)
+                band.set_gid(f"band-run{run}-target{j}")
         ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
         # Ticks at the study's sizes, as plain numbers (not 4 x 10^1).
         ax.set_xticks(sizes, [f"{m:,}" for m in sizes])

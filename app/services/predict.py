@@ -31,8 +31,15 @@ def _numeric(values: Any) -> np.ndarray | None:
     return arr.astype(np.float64, copy=False)
 
 
-def _sparse_row(row: dict[str, Any], i: int, n_features: int,
-                errors: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
+def beyond_width(index: int, index_base: int, n_features: int) -> str:
+    """The message for a feature index past the model's width (``index`` as the caller sent
+    it, ``index_base``-based)."""
+    return (f"feature index {index} ({index_base}-based) is beyond the model's width of "
+            f"{n_features} features; pass extra_features=ignore to leave such features out")
+
+
+def _sparse_row(row: dict[str, Any], i: int, n_features: int, errors: list[dict[str, Any]],
+                ignore_extra: bool) -> tuple[np.ndarray, np.ndarray] | None:
     loc: list[str | int] = ["body", "instances", i]
     if set(row) != {"indices", "values"}:
         errors.append(field_error(loc, "a sparse instance has exactly the keys indices and values"))
@@ -47,11 +54,16 @@ def _sparse_row(row: dict[str, Any], i: int, n_features: int,
     if idx.size != val.size:
         errors.append(field_error(loc, f"{idx.size} indices but {val.size} values"))
         return None
-    if idx.size and (idx.min() < 0 or idx.max() >= n_features):
-        errors.append(field_error(
-            [*loc, "indices"], f"indices must be in [0, {n_features - 1}] (0-based) for this model"
-        ))
+    if idx.size and idx.min() < 0:
+        errors.append(field_error([*loc, "indices"], "indices are 0-based: none is negative"))
         return None
+    if idx.size and idx.max() >= n_features:
+        if not ignore_extra:
+            errors.append(field_error([*loc, "indices"],
+                                      beyond_width(int(idx.max()), 0, n_features)))
+            return None
+        keep = idx < n_features
+        idx, val = idx[keep], val[keep]
     order = np.argsort(idx, kind="stable")
     idx, val = idx[order].astype(np.int32), val[order]
     if idx.size > 1 and np.any(idx[1:] == idx[:-1]):
@@ -63,8 +75,11 @@ def _sparse_row(row: dict[str, Any], i: int, n_features: int,
     return idx, val
 
 
-def instances_to_matrix(payload: Any, model: LoadedModel) -> Any:
-    """Validate ``{"instances": [...]}``; every bad row is named in the 422 problem."""
+def instances_to_matrix(payload: Any, model: LoadedModel, ignore_extra: bool = False) -> Any:
+    """Validate ``{"instances": [...]}``; every bad row is named in the 422 problem.
+
+    Sparse rows with indices at or beyond the model's width fail, or with ``ignore_extra`` lose
+    those entries (dense rows always have exactly ``n_features`` values)."""
     n_features = model.n_features
     if not isinstance(payload, dict) or "instances" not in payload:
         raise invalid("the JSON body must be an object with an 'instances' list",
@@ -87,10 +102,10 @@ def instances_to_matrix(payload: Any, model: LoadedModel) -> Any:
             raise invalid(_summary(errors), errors[:MAX_REPORTED_ERRORS])
         assert dense is not None
         return dense
-    fast = _all_sparse_fast(rows, n_features)
+    fast = _all_sparse_fast(rows, n_features, ignore_extra)
     if fast is not None:
         return fast
-    return _mixed_rows(rows, n_features)
+    return _mixed_rows(rows, n_features, ignore_extra)
 
 
 def _is_named(row: Any) -> bool:
@@ -167,7 +182,7 @@ def _row_values(row: Any, i: int, model: LoadedModel,
         return row
     if _is_named(row):
         return _named_to_list(row, i, model, errors)
-    piece = _one_row(row, i, model.n_features, errors)
+    piece = _one_row(row, i, model.n_features, errors, ignore_extra=False)
     if piece is None:
         return None
     dense = np.zeros(model.n_features)
@@ -175,8 +190,8 @@ def _row_values(row: Any, i: int, model: LoadedModel,
     return dense.tolist()
 
 
-def _one_row(row: Any, i: int, n_features: int,
-             errors: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
+def _one_row(row: Any, i: int, n_features: int, errors: list[dict[str, Any]],
+             ignore_extra: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """A dense or sparse row as (indices, values), or None with its errors recorded."""
     if isinstance(row, list):
         d = _dense_rows([row], n_features, errors, offset=i)
@@ -185,13 +200,13 @@ def _one_row(row: Any, i: int, n_features: int,
         nz = np.flatnonzero(d[0])
         return nz.astype(np.int32), d[0, nz]
     if isinstance(row, dict):
-        return _sparse_row(row, i, n_features, errors)
+        return _sparse_row(row, i, n_features, errors, ignore_extra)
     errors.append(field_error(["body", "instances", i],
                               "an instance is a list of numbers or {indices, values}"))
     return None
 
 
-def _mixed_rows(rows: list[Any], n_features: int) -> sp.csr_matrix:
+def _mixed_rows(rows: list[Any], n_features: int, ignore_extra: bool) -> sp.csr_matrix:
     """Dense and sparse rows mixed, checked one by one (the bad ones are named)."""
     errors: list[dict[str, Any]] = []
     indptr = [0]
@@ -200,7 +215,7 @@ def _mixed_rows(rows: list[Any], n_features: int) -> sp.csr_matrix:
     for i, row in enumerate(rows):
         if len(errors) >= MAX_REPORTED_ERRORS:
             break
-        piece = _one_row(row, i, n_features, errors)
+        piece = _one_row(row, i, n_features, errors, ignore_extra)
         if piece is not None:
             all_idx.append(piece[0])
             all_val.append(piece[1])
@@ -213,7 +228,8 @@ def _mixed_rows(rows: list[Any], n_features: int) -> sp.csr_matrix:
     )
 
 
-def _all_sparse_fast(rows: list[Any], n_features: int) -> sp.csr_matrix | None:
+def _all_sparse_fast(rows: list[Any], n_features: int,
+                     ignore_extra: bool) -> sp.csr_matrix | None:
     """Batches of well-formed sparse rows, checked in bulk (a per-row loop costs ~40 us a row).
 
     Returns None when anything is off; the per-row path then names the offending row.
@@ -233,12 +249,16 @@ def _all_sparse_fast(rows: list[Any], n_features: int) -> sp.csr_matrix | None:
         idx, val = idx.astype(np.int32), val.astype(np.float64)
     elif idx.dtype.kind not in "iu" or val.dtype.kind not in "iuf":
         return None
-    if idx.size and (idx.min() < 0 or idx.max() >= n_features):
+    if idx.size and (idx.min() < 0 or (idx.max() >= n_features and not ignore_extra)):
         return None
     val = val.astype(np.float64, copy=False)
     if not np.isfinite(val).all():
         return None
     row_of = np.repeat(np.arange(len(rows)), lengths)
+    if idx.size and idx.max() >= n_features:
+        keep = idx < n_features
+        idx, val, row_of = idx[keep], val[keep], row_of[keep]
+        lengths = np.bincount(row_of, minlength=len(rows))
     order = np.lexsort((idx, row_of))
     idx, val, row_of = idx[order], val[order], row_of[order]
     if idx.size > 1 and np.any((idx[1:] == idx[:-1]) & (row_of[1:] == row_of[:-1])):
@@ -282,8 +302,10 @@ def _summary(errors: list[dict[str, Any]]) -> str:
     return f"invalid instance at {first['field']}: {first['msg']}{more}"
 
 
-def svmlight_to_matrix(body: bytes, n_features: int, index_base: int) -> sp.csr_matrix:
-    """svmlight lines; the label in front is optional (ignored), indices as in the training file."""
+def svmlight_to_matrix(body: bytes, n_features: int, index_base: int,
+                       ignore_extra: bool = False) -> sp.csr_matrix:
+    """svmlight lines; the label in front is optional (ignored), indices as in the training file.
+    Indices beyond the model's width fail, or with ``ignore_extra`` are left out."""
     lines = [ln.strip() for ln in body.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith(b"#")]
     if not lines:
@@ -292,10 +314,9 @@ def svmlight_to_matrix(body: bytes, n_features: int, index_base: int) -> sp.csr_
     # A line whose first token is "index:value" has no label; give it one for the parser.
     fixed = [b"0 " + ln if b":" in ln.split(None, 1)[0] else ln for ln in lines]
     try:
-        X, _ = load_svmlight_file(
-            io.BytesIO(b"\n".join(fixed)), n_features=n_features + (1 if index_base == 1 else 0),
-            dtype=np.float64, zero_based=True,
-        )
+        # Indices as written (zero_based=True keeps them); the width is checked below.
+        X, _ = load_svmlight_file(io.BytesIO(b"\n".join(fixed)), dtype=np.float64,
+                                  zero_based=True)
     except ValueError as exc:
         raise invalid(f"not valid svmlight text: {exc}",
                       [field_error(["body"], str(exc))]) from exc
@@ -304,7 +325,14 @@ def svmlight_to_matrix(body: bytes, n_features: int, index_base: int) -> sp.csr_
         if X.nnz and X.indices.min() == 0:
             raise invalid("feature indices are 1-based for this model; found index 0",
                           [field_error(["body"], "index 0 in a 1-based file")])
-        X = sp.csr_matrix((X.data, X.indices - 1, X.indptr), shape=(X.shape[0], n_features))
+        X = sp.csr_matrix((X.data, X.indices - 1, X.indptr),
+                          shape=(X.shape[0], max(X.shape[1] - 1, 0)))
+    if X.shape[1] > n_features:
+        if not ignore_extra:
+            msg = beyond_width(int(X.indices.max()) + index_base, index_base, n_features)
+            raise invalid(msg, [field_error(["body"], msg)])
+        X = sp.csr_matrix(X[:, :n_features])
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
     if not np.isfinite(X.data).all():
         raise invalid("values must be finite (no NaN or infinity)",
                       [field_error(["body"], "NaN or infinity")])

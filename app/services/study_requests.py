@@ -13,10 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.core.config import Settings
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Job, Study
 from app.schemas import JobCreate, StudyCreate
-from app.services import job_requests
+from app.services import job_limits, job_requests
 from app.services import studies as study_service
 from app.services.datasets import held_out_rows
 from app.solvers import EstimatorSpec, InvalidParams
@@ -34,9 +35,9 @@ class StudyPlan:
     estimators: list[Any]
 
 
-def check_study_request(session: Session, body: StudyCreate) -> StudyPlan:
+def check_study_request(session: Session, body: StudyCreate, settings: Settings) -> StudyPlan:
     _check_job_count(body)
-    plans = [_check_run(session, body, index) for index in range(len(body.runs))]
+    plans = [_check_run(session, body, index, settings) for index in range(len(body.runs))]
     task, n_train = plans[0].task, plans[0].n_train
     for k, m in enumerate(body.sizes):
         n_fit = _rows_to_fit(body, k, m, n_train)
@@ -58,7 +59,8 @@ def _check_job_count(body: StudyCreate) -> None:
         raise invalid(msg, [field_error(["body"], msg)])
 
 
-def _check_run(session: Session, body: StudyCreate, index: int) -> job_requests.JobPlan:
+def _check_run(session: Session, body: StudyCreate, index: int,
+               settings: Settings) -> job_requests.JobPlan:
     """Run ``index`` as the job request it becomes (and its sigma grid, with select_sigma)."""
     run = body.runs[index]
     request = JobCreate(
@@ -67,7 +69,7 @@ def _check_run(session: Session, body: StudyCreate, index: int) -> job_requests.
         params=run.params, targets=body.targets, time_budget_s=body.time_budget_s,
     )
     try:
-        plan = job_requests.check_job_request(session, request)
+        plan = job_requests.check_job_request(session, request, settings)
     except ProblemError as exc:
         raise _in_run(exc, index) from exc
     if body.select_sigma is not None:
@@ -132,9 +134,11 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_study(session: Session, body: StudyCreate) -> tuple[Study, list[Job]]:
-    """The study of a checked request and its queued jobs, committed."""
-    plan = check_study_request(session, body)
+def create_study(session: Session, body: StudyCreate, principal: str,
+                 settings: Settings) -> tuple[Study, list[Job]]:
+    """The study of a checked request and its queued jobs, committed; 429 when its jobs would
+    pass the queue quotas (app/services/job_limits.py)."""
+    plan = check_study_request(session, body, settings)
     study = Study(
         name=body.name, task=plan.task, dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction, seed=body.seed,
@@ -146,11 +150,18 @@ def create_study(session: Session, body: StudyCreate) -> tuple[Study, list[Job]]
         select_sigma=None if body.select_sigma is None else body.select_sigma.model_dump(),
         time_budget_s=body.time_budget_s, cancel_requested=False,
     )
-    session.add(study)
-    session.flush()
-    planned = study_service.plan_jobs(study, plan.estimators)
-    session.add_all(planned)
-    session.commit()
+    limit = job_requests.time_limit(body.time_budget_s, settings)
+    n_jobs = len(body.runs) * len(body.sizes) * body.repeats
+    with job_limits.queue_lock:
+        job_limits.check_queue_room(session, principal, n_jobs,
+                                    settings.max_queued_jobs_per_key, settings.max_queued_jobs)
+        session.add(study)
+        session.flush()
+        planned = study_service.plan_jobs(study, plan.estimators)
+        for job in planned:
+            job.owner, job.time_limit_s = principal, limit
+        session.add_all(planned)
+        session.commit()
     return study, planned
 
 

@@ -37,13 +37,21 @@ from pgs_client.models import (
     ModelRead as Model,
 )
 from pgs_client.models import (
+    SolverParamRead as SolverParam,
+)
+from pgs_client.models import (
+    SolverRead as Solver,
+)
+from pgs_client.models import (
+    SolverTaskRead as SolverTask,
+)
+from pgs_client.models import (
     StudyRead as Study,
 )
 from pgs_client.models import (
     TracePointRead as TracePoint,
 )
 from pgs_client.resources.models import Prediction
-from pgs_client.resources.solvers import Solver, SolverParam
 from pgs_client.transport import RetryPolicy
 
 __version__ = version("pgs-client")
@@ -62,5 +70,5 @@ __all__ = [
     "ApiError", "AuthError", "Client", "Conflict", "ConnectionFailed", "Dataset", "Job",
     "JobCancelled", "JobFailed", "Model", "NotFound", "PayloadTooLarge", "PgsError", "Prediction",
     "RemoteClassifier", "RemoteRegressor", "RetryPolicy", "ServiceUnavailable", "Solver",
-    "SolverParam", "Study", "TracePoint", "ValidationError", "__version__", "to_frame",
+    "SolverParam", "SolverTask", "Study", "TracePoint", "ValidationError", "__version__", "to_frame",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from types import TracebackType
 
+from pgs_client.resources.aliases import Aliases
 from pgs_client.resources.datasets import Datasets
 from pgs_client.resources.jobs import Jobs
 from pgs_client.resources.models import Models
@@ -32,6 +33,7 @@ class Client:
         self.datasets = Datasets(self._transport)
         self.jobs = Jobs(self._transport)
         self.models = Models(self._transport)
+        self.aliases = Aliases(self._transport)
         self.studies = Studies(self._transport)
         self.solvers = Solvers(self._transport)
 

@@ -3,9 +3,88 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+
+@dataclass(kw_only=True)
+class AliasEventRead:
+    id: int
+    name: str
+    alias: str
+    model_id: int | None
+    """
+    The model it points to since; null: deleted
+    """
+    previous_model_id: int | None
+    principal: str
+    """
+    Who changed it (the API key's principal)
+    """
+    at: datetime
+
+
+@dataclass(kw_only=True)
+class AliasHistory:
+    items: list[AliasEventRead]
+    """
+    Oldest first
+    """
+
+
+@dataclass(kw_only=True)
+class AliasPut:
+    model_id: int
+    """
+    A version of the alias's model name
+    """
+
+
+@dataclass(kw_only=True)
+class AliasRead:
+    name: str
+    alias: str
+    model_id: int
+    version: int | None
+    """
+    The model's version within the name
+    """
+    updated_at: datetime
+    ref: str
+    """
+    The reference to call: /v1/models/{ref}/predict
+    """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionCreate:
+    dataset_id: int
+    """
+    Predict every row of this data set
+    """
+    extra_features: Literal["fail", "ignore"] | None = "fail"
+    """
+    Features beyond the model's width: fail, or ignore them
+    """
+
+
+@dataclass(kw_only=True)
+class BatchProgress:
+    rows_done: int
+    n_rows: int
+    fraction: float
+
+
+@dataclass(kw_only=True)
+class DatasetPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    task: Literal["classification", "regression"] | None = None
+    """
+    Correct a guessed task; classes are derived from the labels
+    """
 
 
 @dataclass(kw_only=True)
@@ -35,26 +114,70 @@ class DatasetRead:
     Size of the file as uploaded
     """
     created_at: datetime
+    task_source: Literal["guessed", "declared"]
+    """
+    Whether the task was guessed from the labels or declared (upload or PATCH)
+    """
+    task_note: str
+    """
+    How the task was chosen, and how to change it
+    """
     warnings: list[str]
     """
     What the data set cannot be used for (stored all the same)
     """
-    feature_names: list[str] | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class JobCreate:
+    dataset_id: int
     """
-    The CSV header's feature columns (null without a header)
+    Training data set
     """
-    label_name: str | None = None
+    test_dataset_id: int | None = None
     """
-    The CSV header's label column
+    Evaluation data set
     """
-    text_columns: list[int] | None = None
+    test_fraction: float | None = None
     """
-    0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)
+    Hold out this fraction of the training set
     """
-    n_missing: int | None = 0
+    split_seed: int | None = 0
     """
-    Empty numeric CSV cells (imputed by a job's preprocessing)
+    Seed of the test_fraction split
     """
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    """
+    targets: list[float] | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    """
+    time_budget_s: float | None = None
+    """
+    Stop after this many solver seconds, or as many seconds of wall-clock time
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+    """
+    Register the trained model as the next version of this name
+    """
+
+
+@dataclass(kw_only=True)
+class JobPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -84,11 +207,11 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
     """
     stop_reason: str | None
     """
-    completed | target_score | time_budget | cancelled
+    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
     """
     error: str | None
     model_id: int | None
@@ -97,9 +220,13 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
-    preprocessing: dict[str, Any] | None = None
+    time_limit_s: float | None = None
     """
-    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
+    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
+    waiting_reason: str | None = None
+    """
+    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
     """
     study_id: int | None = None
     study_run: int | None = None
@@ -115,6 +242,20 @@ class JobRead:
     select_sigma: dict[str, Any] | None = None
     """
     Sigma grid searched on a validation split of the training rows
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+
+
+@dataclass(kw_only=True)
+class ModelPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    """
+    Register as the next version of this name (null: no name)
     """
 
 
@@ -133,13 +274,24 @@ class ModelRead:
     size_bytes: int
     created_at: datetime
     nnz_weights: int | None = None
-    preprocessing: dict[str, Any] | None = None
+    partial: bool | None = False
     """
-    The fitted preprocessing's settings (as the job's); applied to every prediction
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
     """
-    feature_names: list[str] | None = None
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
+    name: str | None = None
     """
-    Names a prediction row may be keyed by (the CSV header)
+    The model name this is a version of
+    """
+    version: int | None = None
+    """
+    Version number within the name
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    training_dataset: dict[str, Any] | None = None
+    """
+    The training data set as it was, kept when it was deleted
     """
 
 
@@ -157,22 +309,6 @@ class PredictResponse:
 
 
 @dataclass(kw_only=True)
-class Preprocessing:
-    scaling: Literal["auto", "standard", "maxabs", "none"] | None = "auto"
-    """
-    auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps sparsity) for svmlight data
-    """
-    impute: bool | None = True
-    """
-    Missing numeric CSV values become the training mean
-    """
-    ignore: list[int | str] | None = None
-    """
-    Columns left out (an id column): CSV header names or 0-based feature indices
-    """
-
-
-@dataclass(kw_only=True)
 class SelectSigma:
     grid: list[float]
     """
@@ -181,6 +317,66 @@ class SelectSigma:
     validation_fraction: float | None = 0.2
     """
     Part of each job's m training rows held out to score the grid
+    """
+
+
+@dataclass(kw_only=True)
+class SolverParamRange:
+    min: float
+    """
+    Lower bound
+    """
+    max: float
+    """
+    Upper bound
+    """
+    min_inclusive: bool
+    max_inclusive: bool
+
+
+@dataclass(kw_only=True)
+class SolverParamRead:
+    name: str
+    type: Literal["number", "integer", "boolean", "string"]
+    """
+    JSON type of its values (besides null and the choices)
+    """
+    nullable: bool
+    """
+    Whether null is accepted (the description says what it means)
+    """
+    default: Any
+    """
+    The value when params leaves it out
+    """
+    range: SolverParamRange | None
+    """
+    Interval of its numbers: the solver's own, within the service's bounds
+    """
+    choices: list[str] | None
+    """
+    The strings it accepts: all its values, or keywords beside its numbers
+    """
+    description: str
+
+
+@dataclass(kw_only=True)
+class SolverTaskRead:
+    task: Literal["classification", "regression"]
+    """
+    classification: binary and multiclass data sets
+    """
+    estimator: str
+    """
+    The estimator class that trains it
+    """
+    losses: list[str]
+    """
+    The values of params.loss
+    """
+    params: list[SolverParamRead]
+    """
+    Everything a job's params may set
     """
 
 
@@ -291,6 +487,31 @@ class ValidationError:
 
 
 @dataclass(kw_only=True)
+class AliasList:
+    items: list[AliasRead]
+
+
+@dataclass(kw_only=True)
+class BatchPredictionRead:
+    id: int
+    model_id: int | None
+    dataset_id: int | None
+    extra_features: Literal["fail", "ignore"]
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress: BatchProgress
+    outputs: list[str] | None
+    """
+    What the result holds: predictions, scores, probabilities
+    """
+    error: str | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(kw_only=True)
 class DatasetList:
     items: list[DatasetRead]
     next_cursor: str | None
@@ -305,46 +526,6 @@ class HTTPValidationError:
 
 
 @dataclass(kw_only=True)
-class JobCreate:
-    dataset_id: int
-    """
-    Training data set
-    """
-    test_dataset_id: int | None = None
-    """
-    Evaluation data set
-    """
-    test_fraction: float | None = None
-    """
-    Hold out this fraction of the training set
-    """
-    split_seed: int | None = 0
-    """
-    Seed of the test_fraction split
-    """
-    solver: str | None = "pgs"
-    """
-    Training algorithm (see the registry)
-    """
-    params: dict[str, Any] | None = None
-    """
-    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
-    """
-    targets: list[float] | None = None
-    """
-    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
-    """
-    time_budget_s: float | None = None
-    """
-    Stop after this many solver seconds
-    """
-    preprocessing: Preprocessing | None = None
-    """
-    Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
-    """
-
-
-@dataclass(kw_only=True)
 class JobList:
     items: list[JobRead]
     next_cursor: str | None
@@ -354,6 +535,27 @@ class JobList:
 class ModelList:
     items: list[ModelRead]
     next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class SolverRead:
+    name: str
+    """
+    The value of a job's solver
+    """
+    title: str
+    paper: str
+    """
+    The paper it implements
+    """
+    algorithm: str
+    """
+    Where in the paper
+    """
+    tasks: list[SolverTaskRead]
+    """
+    Per task it trains: its losses and parameters
+    """
 
 
 @dataclass(kw_only=True)
@@ -390,7 +592,7 @@ class StudyCreate:
     """
     time_budget_s: float | None = None
     """
-    Per job: stop after this many solver seconds
+    Per job: stop after this many solver seconds, or as many of wall-clock time
     """
     select_sigma: SelectSigma | None = None
     """
@@ -433,6 +635,17 @@ class StudyRead:
     """
     One row per (run, m, target); left out of listings
     """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionList:
+    items: list[BatchPredictionRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class SolverList:
+    solvers: list[SolverRead]
 
 
 @dataclass(kw_only=True)

@@ -60,8 +60,9 @@ class _RemoteEstimator(BaseEstimator):
             finally:
                 if not self.keep_data:
                     # Conflict: the job still runs (the wait was interrupted); keep the data.
+                    # force: the model came from it, and keeps its metadata (lineage).
                     with contextlib.suppress(Conflict):
-                        c.datasets.delete(dataset)
+                        c.datasets.delete(dataset, force=True)
             assert job.model_id is not None  # a succeeded job has its model
             model = c.models.get(job.model_id)
         self.dataset_id_, self.job_id_, self.model_id_ = dataset.id, job.id, model.id

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -114,6 +115,18 @@ class Transport:
 
     def get(self, path: str, **kwargs: Any) -> Any:
         return self.request("GET", path, safe=True, **kwargs).json()
+
+    def download(self, path: str, target: Path, **kwargs: Any) -> Path:
+        """GET ``path`` into the file ``target`` as it arrives (never whole in memory)."""
+        with self._http.stream("GET", path, **kwargs) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise api_error(response.status_code, problem_of(response),
+                                dict(response.headers))
+            with target.open("wb") as fh:
+                for chunk in response.iter_bytes(1 << 20):
+                    fh.write(chunk)
+        return target
 
     def pages(self, path: str, parse: Callable[[dict[str, Any]], T], limit: int | None,
               page_size: int, **params: Any) -> Iterator[T]:

@@ -26,15 +26,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._sparse import KernelData, as_kernel_data
+from .._sparse import DataStats, KernelData, prepare
 from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, mean_loss
 from ..parameters import declare_parameters, param
 from ..tracing import CheckpointSchedule, Engine, TracePoint, drive
 
 ESTIMATORS: dict[str, type[LinearModelBase]] = {}
-
-# The first checkpoint after iteration 0 comes after this fraction of an epoch (CheckpointSchedule).
-FIRST_CHECKPOINT_EPOCH = 0.01
 
 POSITIVE = Interval(Real, 0.0, None, closed="neither")
 AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
@@ -71,6 +68,7 @@ class _Fitted(BaseEstimator):
     trace_: list[TracePoint]
     stop_reason_: str
     solver_seconds_: float
+    compile_seconds_: float
 
 
 @declare_parameters
@@ -98,7 +96,7 @@ class LinearModelBase(_Fitted):
                                       doc="Stop once the solver clock reaches this many seconds.")
     checkpoint_growth: float = param(
         default=1.25, allowed=[Interval(Real, 1.0, None, closed="neither")],
-        doc="Trace checkpoints are taken at iterations growing by this factor...")
+        doc="Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...")
     checkpoint_interval: float | None = param(
         default=1.0, allowed=[POSITIVE, None],
         doc="...and at least every this many solver seconds.")
@@ -110,8 +108,10 @@ class LinearModelBase(_Fitted):
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
-    def _make_engine(self, data: KernelData, targets: np.ndarray, rng: np.random.Generator) -> Engine:
-        """An engine advancing one model per row of ``targets`` (shape (n_outputs, m))."""
+    def _make_engine(self, data: KernelData, stats: DataStats, targets: np.ndarray,
+                     rng: np.random.Generator) -> Engine:
+        """An engine advancing one model per row of ``targets`` (shape (n_outputs, m)); ``stats``
+        are the data's statistics from the pass that checked it (``solver._sparse.prepare``)."""
         raise NotImplementedError
 
     def _default_n_iter(self, m: int) -> int:
@@ -135,9 +135,9 @@ class LinearModelBase(_Fitted):
     def _fit_targets(self, X, targets: np.ndarray, evaluation: _Evaluation | None, callback, trace):
         """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
         self._check_fit_request(X.shape[0], evaluation)
-        data = as_kernel_data(X)
+        data, stats = prepare(X)
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(X.shape[0])
-        engine = self._make_engine(data, targets, _generator(self.random_state))
+        engine = self._make_engine(data, stats, targets, _generator(self.random_state))
 
         def evaluate(weights):
             objective = sum(self._objective(X, y, w, data) for y, w in zip(targets, weights, strict=True))
@@ -150,10 +150,7 @@ class LinearModelBase(_Fitted):
             evaluate=evaluate if (evaluation is not None or trace) else None,
             score_name=evaluation.name if evaluation is not None else None,
             higher_is_better=evaluation.higher_is_better if evaluation is not None else True,
-            schedule=CheckpointSchedule(
-                self.checkpoint_growth, self.checkpoint_interval,
-                first_samples=math.ceil(FIRST_CHECKPOINT_EPOCH * X.shape[0]),
-            ),
+            schedule=CheckpointSchedule(self.checkpoint_growth, self.checkpoint_interval),
             target_score=self.target_score,
             time_budget=self.time_budget,
             callback=callback,
@@ -163,6 +160,7 @@ class LinearModelBase(_Fitted):
         self.trace_ = result.trace
         self.stop_reason_ = result.stop_reason
         self.solver_seconds_ = result.solver_seconds
+        self.compile_seconds_ = result.compile_seconds
         return self
 
     def _check_fit_request(self, m: int, evaluation: _Evaluation | None) -> None:
@@ -252,17 +250,23 @@ class LinearModelBase(_Fitted):
         }
 
     def export_model(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it."""
+        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it.
+
+        Sparse weights (an L1 model, or a few features seen among millions of columns) are
+        exported as their non-zeros, so the export's size follows nnz rather than
+        n_features x n_outputs (see ``_pack_coef``).
+        """
         check_is_fitted(self)
-        meta = self._export_meta(int(np.count_nonzero(self.coef_)))
-        arrays = {"coef": np.asarray(self.coef_), "intercept": np.atleast_1d(self.intercept_)}
+        coef = np.atleast_2d(np.asarray(self.coef_))
+        meta = self._export_meta(int(np.count_nonzero(coef)))
+        arrays = {**_pack_coef(coef), "intercept": np.atleast_1d(self.intercept_)}
         return meta, arrays
 
     @classmethod
     def _from_export(cls, meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
         """The inverse of ``export_model`` for this class (see ``load_model``)."""
         est = cls._unfitted_from(meta)
-        coef = np.asarray(arrays["coef"], dtype=np.float64)
+        coef = _unpack_coef(arrays)
         if coef.shape[-1] != est.n_features_in_:
             raise ValueError("coef does not match n_features_in")
         est.coef_ = coef.reshape(-1, est.n_features_in_)
@@ -313,9 +317,9 @@ class LinearClassifierMixin(ClassifierMixin):
         leaving a fitted model.
         """
         self.validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             ensure_all_finite=False)  # X's values: checked by prepare's one pass
+        self.classes_ = _classes_of(y)
         if self.classes_.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
@@ -396,7 +400,8 @@ class LinearRegressorMixin(RegressorMixin):
         """
         self.validate_params()
         X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
+            ensure_all_finite=False,  # X's values: checked by prepare's one pass
         )
         y = np.ascontiguousarray(y, dtype=np.float64)
         if self.target_score is not None and self.target_score < 0.0:
@@ -433,6 +438,38 @@ def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
     return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
 
 
+# Weights are exported as their non-zeros when at most this fraction of them is non-zero: the
+# (row, column, value) triplets then take at most half the dense array's bytes (20 bytes each
+# against 8 per dense weight).
+SPARSE_EXPORT_DENSITY = 0.2
+
+
+def _pack_coef(coef: np.ndarray) -> dict[str, np.ndarray]:
+    """``coef`` (n_outputs, n_features) as ``{"coef": dense}`` or, when sparse, its non-zeros:
+    ``coef_rows``, ``coef_cols`` (int32 and int64), ``coef_values`` and ``coef_shape``."""
+    rows, cols = np.nonzero(coef)
+    if rows.size > SPARSE_EXPORT_DENSITY * coef.size:
+        return {"coef": coef}
+    return {"coef_rows": rows.astype(np.int32), "coef_cols": cols.astype(np.int64),
+            "coef_values": coef[rows, cols].astype(np.float64),
+            "coef_shape": np.asarray(coef.shape, dtype=np.int64)}
+
+
+def _unpack_coef(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The dense weights of ``_pack_coef``'s arrays, whichever form they were stored in."""
+    if "coef" in arrays:
+        return np.asarray(arrays["coef"], dtype=np.float64)
+    shape = tuple(int(v) for v in arrays["coef_shape"])
+    rows, cols = np.asarray(arrays["coef_rows"]), np.asarray(arrays["coef_cols"])
+    if len(shape) != 2 or min(shape) < 0 or rows.shape != cols.shape or (
+            rows.size and (rows.min() < 0 or rows.max() >= shape[0]
+                           or cols.min() < 0 or cols.max() >= shape[1])):
+        raise ValueError("sparse coef arrays do not describe a weight matrix")
+    coef = np.zeros(shape)
+    coef[rows, cols] = np.asarray(arrays["coef_values"], dtype=np.float64)
+    return coef
+
+
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     """X @ W.T (+ the intercept column when ``weights`` carries it last): shape (m, n_outputs)."""
     coef = weights[:, :-1] if with_intercept else weights
@@ -441,6 +478,21 @@ def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     if with_intercept:
         z = z + weights[:, -1]
     return z
+
+
+def _classes_of(y: np.ndarray) -> np.ndarray:
+    """``np.unique(y)`` of classification labels, after scikit-learn's check that they are.
+
+    Labels of at most two integral values (the common binary case) are recognised in a few
+    vectorised passes; scikit-learn's check and the sort of np.unique cost 30 ms at m = 500k.
+    """
+    if y.ndim == 1 and y.size and y.dtype.kind in "iuf":
+        low, high = y.min(), y.max()
+        integral = y.dtype.kind != "f" or (float(low).is_integer() and float(high).is_integer())
+        if integral and np.count_nonzero((y == low) | (y == high)) == y.size:
+            return np.unique(np.array([low, high], dtype=y.dtype))
+    check_classification_targets(y)
+    return np.unique(y)
 
 
 def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:

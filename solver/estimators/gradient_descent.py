@@ -18,7 +18,7 @@ from ..gradient_descent import SGDEngine, SGDState
 from ..losses import LOSSES
 from ..parameters import declare_parameters, param
 from ..penalties import l2_penalty
-from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step, mean_sq_row_norm
+from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
 from .base import (
     AT_LEAST_ONE,
     POSITIVE,
@@ -57,7 +57,7 @@ class _GradientDescentBase(LinearModelBase):
         doc="Seeds the sample draws (uniform, with replacement; the same draws as PGS with "
             'sampling="replacement" for one seed).')
 
-    def _schedule(self, data) -> tuple[str, float, float]:
+    def _schedule(self, data, stats) -> tuple[str, float, float]:
         """(schedule, eta, t0) for ``SGDState``."""
         raise NotImplementedError
 
@@ -71,9 +71,9 @@ class _GradientDescentBase(LinearModelBase):
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self._batch())  # 5 epochs
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         m = data.indptr.shape[0] - 1
-        schedule, eta, t0 = self._schedule(data)
+        schedule, eta, t0 = self._schedule(data, stats)
         batch = m if self._full_batch else self._batch()
         states = [
             SGDState(data, y, loss=LOSSES[self.loss], sigma=float(self.sigma), eta=eta,
@@ -114,7 +114,7 @@ class _GDBase(_GradientDescentBase):
     def _default_n_iter(self, m: int) -> int:
         return 100
 
-    def _schedule(self, data):
+    def _schedule(self, data, stats):
         if self.eta != "auto":
             return "constant", float(self.eta), 0.0
         return "constant", gradient_descent_step(LOSSES[self.loss], data, bool(self.fit_intercept),
@@ -133,10 +133,10 @@ class _SGDBase(_GradientDescentBase):
                 "non-quadratic losses.")
     batch_size: int = param(default=1, allowed=[AT_LEAST_ONE], doc="k, the samples per iteration.")
 
-    def _schedule(self, data):
+    def _schedule(self, data, stats):
         if self.eta != "auto":
             return "constant", float(self.eta), 0.0
-        return "constant", constant_sgd_step(LOSSES[self.loss], data, bool(self.fit_intercept),
+        return "constant", constant_sgd_step(LOSSES[self.loss], stats, bool(self.fit_intercept),
                                              float(self.sigma)), 0.0
 
 
@@ -154,10 +154,10 @@ class _OGDBase(_GradientDescentBase):
         the default, as for PGS, so that default parameters never diverge.""")
     batch_size: int = param(default=1, allowed=[AT_LEAST_ONE], doc="k, the samples per iteration.")
 
-    def _schedule(self, data):
+    def _schedule(self, data, stats):
         if self.t0 != "auto":
             return "inverse_time", 0.0, float(self.t0)
-        sq = mean_sq_row_norm(data, float(self.fit_intercept))
+        sq = stats.mean_sq + float(self.fit_intercept)
         return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, self.sigma)
 
 

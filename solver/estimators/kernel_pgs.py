@@ -18,11 +18,11 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._sparse import KernelData
+from .._sparse import DataStats, KernelData
 from ..kernel_pgs import KERNELS, KernelPGSEngine, kernel_scores, row_norms, rows_of
 from ..losses import LOSSES
 from ..parameters import declare_parameters, param
-from ..step_sizes import first_step_t0, mean_sq_row_norm
+from ..step_sizes import first_step_t0
 from .base import (
     AT_LEAST_ONE,
     POSITIVE,
@@ -87,22 +87,22 @@ class _KernelPGSBase(LinearModelBase):
         var = float(np.dot(data.data, data.data)) / size - mean * mean
         return 1.0 / (n * var) if var > 0.0 else 1.0
 
-    def _mean_diag(self, data: KernelData) -> float:
+    def _mean_diag(self, data: KernelData, stats: DataStats) -> float:
         """Mean of K(x_i, x_i) (+ 1 for the intercept): the E||phi(x)||^2 behind t0="auto"."""
         bias = float(self.fit_intercept)
         if self.kernel == "rbf":
             return 1.0 + bias
-        sq = mean_sq_row_norm(data, 0.0)
+        sq = stats.mean_sq
         if self.kernel == "linear":
             return sq + bias
         # (gamma ||x||^2 + coef0)^degree averaged over the rows.
         norms = row_norms(data)
         return float(np.mean((self.gamma_ * norms + self.coef0) ** self.degree)) + bias
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         self.gamma_ = self._gamma_for(data)
         if self.t0 == "auto":
-            t0 = first_step_t0(LOSSES[self.loss].curvature, self._mean_diag(data), self.sigma)
+            t0 = first_step_t0(LOSSES[self.loss].curvature, self._mean_diag(data, stats), self.sigma)
         else:
             t0 = float(self.t0)
         return KernelPGSEngine(

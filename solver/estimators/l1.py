@@ -26,6 +26,7 @@ from typing import ClassVar
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..coordinate_descent import (
+    BETA_RULES,
     CoordinateEngine,
     GreedyCoordinateEngine,
     StochasticCoordinateEngine,
@@ -78,15 +79,23 @@ class _CoordinateDescentBase(_L1Base):
     fit_intercept: bool = param(
         default=True, allowed=["boolean"],
         doc="Learn an unpenalised intercept (a constant column, updated like the other coordinates).")
+    beta: str = param(
+        default="column", allowed=[StrOptions(set(BETA_RULES))],
+        doc="The curvature bound behind the step 1 / beta: per coordinate, or one for all.",
+        details=""""column": beta_j = sup l'' * mean_i x_ij^2, the tightest bound condition (9) of
+        the L1 paper allows per coordinate (a longer step on sparse columns). "uniform": the
+        paper's single beta, sup l'' * max_ij x_ij^2 for every coordinate (eq. (7), sup l'' on data
+        in [-1, 1]^d).""")
 
     def _default_n_iter(self, m: int) -> int:
         # A sweep of n_weights updates reads the data about once.
         n_weights = self.n_features_in_ + int(self.fit_intercept)
         return default_coordinate_iterations(n_weights, self._default_sweeps)
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         return self._engine(data, targets, loss=LOSSES[self.loss], epsilon=float(self.epsilon),
-                            sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept), rng=rng)
+                            sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept), rng=rng,
+                            beta=str(self.beta))
 
 
 @declare_parameters
@@ -128,8 +137,8 @@ class SCDClassifier(LinearClassifierMixin, _SCDBase):
     Minimises sigma ||w||_1 + (1/m) sum_i l(<w, x_i> + b; y_i) (objective (1) of the L1 paper), the
     intercept unpenalised. An iteration updates one coordinate j, drawn uniformly at random, by
     Algorithm 2's step w_j <- s_{sigma/beta_j}(w_j - g_j / beta_j), with beta_j = sup l'' * mean_i
-    x_ij^2 (the paper's beta on +-1 features; smaller, hence faster, on sparser ones); the method is
-    parameter-free.
+    x_ij^2 (the paper's beta on +-1 features; smaller, hence faster, on sparser ones; ``beta=
+    "uniform"`` takes the paper's single beta); the method is parameter-free.
 
     Attributes
     ----------
@@ -219,7 +228,7 @@ class _MirrorDescentBase(_L1Base):
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs, as PGS
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         loss = LOSSES[self.loss]
         p = self._link_exponent(data.n_features)
         if self.eta == "auto":

@@ -43,7 +43,7 @@ class _LBFGSBase(LinearModelBase):
     def _default_n_iter(self, m: int) -> int:
         return 1000
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(targets.shape[1])
         return LBFGSEngine(
             data, targets, loss=LOSSES[self.loss], epsilon=float(self.epsilon), p=float(self.p),

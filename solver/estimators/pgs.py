@@ -12,7 +12,7 @@ from ..losses import LOSSES, loss_at_zero
 from ..parameters import declare_parameters, param
 from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
-from ..step_sizes import first_step_t0, mean_sq_dual_norm, mean_sq_row_norm, pnorm_margin_gain
+from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
 from .base import (
     AT_LEAST_ONE,
     POSITIVE,
@@ -101,13 +101,13 @@ class _PGSBase(LinearModelBase):
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs
 
-    def _make_engine(self, data, targets, rng):
+    def _make_engine(self, data, stats, targets, rng):
         m = data.indptr.shape[0] - 1
-        # E||x||^2 over the data's own features, computed once for s and (p = 2) t0 and the
-        # divergence bound: one pass over X; p < 2 uses sampled q-norms instead (and, for t0="auto"
-        # with a Lipschitz loss, one more pass: pnorm_margin_gain).
-        mean_sq = mean_sq_row_norm(data, 0.0)
-        self.intercept_scaling_ = self._intercept_value_for(data, mean_sq)
+        # E||x||^2 over the data's own features, from prepare's one pass, gives s and (p = 2) t0
+        # and the divergence bound; p < 2 uses sampled q-norms instead (and, for t0="auto" with a
+        # Lipschitz loss, one more pass: pnorm_margin_gain).
+        mean_sq = stats.mean_sq
+        self.intercept_scaling_ = self._intercept_value_for(stats)
         dual_sq = self._mean_sq_dual_norm(data, mean_sq)
         self.t0_ = t0 = self._t0_for(data, targets, dual_sq)
         states = [
@@ -123,17 +123,15 @@ class _PGSBase(LinearModelBase):
         ]
         return PGSEngine(states, m, int(self.batch_size), self.output, rng, self.sampling)
 
-    def _intercept_value_for(self, data, mean_sq: float) -> float:
-        """s, the value of the constant feature that carries the intercept (``mean_sq``: E||x||^2)."""
+    def _intercept_value_for(self, stats) -> float:
+        """s, the value of the constant feature that carries the intercept."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling != "auto":
             return float(self.intercept_scaling)
         # The root mean square of the stored non-zero feature values: the bias then steps and is
         # regularised like a typical weight (1 for binary features, ~0.1 for L2-normalised text).
-        nnz = np.count_nonzero(data.data)
-        m = data.indptr.shape[0] - 1
-        return math.sqrt(mean_sq * m / nnz) if nnz else 1.0
+        return math.sqrt(stats.sum_sq / stats.n_values) if stats.n_values else 1.0
 
     def _penalty(self, w: np.ndarray) -> float:
         """sigma / (2 (p - 1)) ||(coef, b / s)||_p^2 of eq. (7): the intercept b is the weight b / s
@@ -195,7 +193,10 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
         when ``fit`` gets an ``eval_set`` or ``trace=True``.
     stop_reason_ : {"completed", "callback", "target_score", "time_budget"}
     solver_seconds_ : float
-        Time spent in the solver, excluding evaluation at checkpoints.
+        Time spent in the solver, excluding evaluation at checkpoints and Numba compilation.
+    compile_seconds_ : float
+        Time spent loading (or, the first time, compiling) the Numba kernels before the solver
+        clock started.
     intercept_scaling_ : float
         The value of the constant feature used (0.0 without an intercept).
     t0_ : float
@@ -218,7 +219,7 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_iter_, trace_, stop_reason_, solver_seconds_, intercept_scaling_, t0_
+    n_iter_, trace_, stop_reason_, solver_seconds_, compile_seconds_, intercept_scaling_, t0_
         As for ``PGSClassifier``.
     """
 

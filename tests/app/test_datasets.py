@@ -39,7 +39,9 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
         "classes": [-1, 1], "index_base": 1, "size_bytes": path.stat().st_size,
         "sha256": __import__("hashlib").sha256(path.read_bytes()).hexdigest(), "created_at": "",
         "warnings": [], "feature_names": None, "label_name": None, "text_columns": None,
-        "n_missing": 0,
+        "n_missing": 0, "description": None, "tags": [], "task_source": "guessed",
+        "task_note": 'binary, guessed from 2 distinct label(s); PATCH /v1/datasets/1 with '
+                     '{"task": "regression"} if they are values to regress',
     }
     X, y = _stored(settings, client, body["id"])
     assert (X != X_ref).nnz == 0 and np.array_equal(y, y_ref)

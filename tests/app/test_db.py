@@ -80,5 +80,26 @@ def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
         assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
         assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
         applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
-    # 0004 merges the studies and leases branches: being at the head means 0002 was applied.
-    assert applied == set(ScriptDirectory.from_config(cfg).get_heads()) == {"0006_preprocessing_and_names"}
+    # 0004 merged the studies and leases branches: being at the single head (0004 or a later
+    # revision) means 0002 was applied.
+    heads = set(ScriptDirectory.from_config(cfg).get_heads())
+    assert applied == heads and len(heads) == 1
+
+
+def test_downgrade_of_0005_keeps_jobs_and_traces(tmp_path: Path):
+    """0005's columns are dropped in place: a rebuilt jobs table would cascade into job_trace."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'down.db'}")
+    run_migrations(engine)
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
+            "cancel_requested, created_at, owner, time_limit_s) VALUES (1, 'succeeded', 'pgs', "
+            "'binary', 0, '{}', '[]', 1, 0, '2026-01-01 00:00:00', 'anonymous', 60.0)"))
+        conn.execute(text("INSERT INTO job_trace (job_id, seq, iteration, samples_seen, "
+                          "solver_seconds) VALUES (1, 0, 0, 0, 0.0)"))
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0004_trace_sparsity")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 1
+        assert conn.execute(text("SELECT status FROM jobs")).scalar() == "succeeded"

@@ -12,6 +12,8 @@ from tests.helpers import assert_problem, make_settings, upload
 
 
 def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
+    """Ready once a worker process has started and imported the solver: no kernel is compiled
+    before (a job compiles what it needs), so the wait does not depend on the Numba cache."""
     with TestClient(create_app(make_settings(tmp_path, prestart_workers=True))) as c:
         assert c.get("/healthz").json() == {"status": "ok"}
         deadline = time.monotonic() + 120

@@ -40,7 +40,8 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
         first, second = wait_for(c, running), wait_for(c, queued)
     assert first["status"] == second["status"] == "succeeded"
     assert first["stop_reason"] == "time_budget" and first["attempts"] == 1
-    assert first["metrics"]["solver_seconds"] >= 2
+    # The budget is wall-clock time as well: the solver's own clock stays within it.
+    assert 0 < first["metrics"]["solver_seconds"] <= 2
 
 
 def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, data_dir: Path):
@@ -139,6 +140,24 @@ def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
     assert failed["status"] == "failed" and "gave up after 2 attempt(s)" in failed["error"]
     assert survived["status"] == "succeeded" and survived["attempts"] == 1, survived
     assert survived["stop_reason"] == "time_budget"
+
+
+def test_a_job_waiting_in_a_broken_pool_loses_no_attempt(tmp_path: Path, data_dir: Path):
+    # One worker: the second job waits in the pool's queue when the first job's worker is killed.
+    # The pool's workers had been working (the warm-up ping came back), so the waiting job is not
+    # to blame, even with a single attempt allowed.
+    settings = make_settings(tmp_path, max_attempts=1, prestart_workers=True)
+    with TestClient(create_app(settings)) as c:
+        poll(c, "/readyz", lambda body: body.get("status") == "ready")
+        ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        victim = create_job(c, dataset_id=ds, params=LONG, time_budget_s=600).json()["id"]
+        waiting = create_job(c, dataset_id=ds, params=LONG, time_budget_s=1).json()["id"]
+        wait_for(c, victim, lambda j: (j["progress"]["iteration"] or 0) > 0)
+        assert c.get(f"/v1/jobs/{waiting}").json()["status"] == "queued"
+        os.kill(_worker_pid(c, victim), signal.SIGKILL)
+        failed, survived = wait_for(c, victim), wait_for(c, waiting)
+    assert failed["status"] == "failed" and "gave up after 1 attempt(s)" in failed["error"]
+    assert survived["status"] == "succeeded" and survived["attempts"] == 1, survived
 
 
 def test_the_pool_is_replaced_after_a_jobs_last_attempt_dies(tmp_path: Path, data_dir: Path):

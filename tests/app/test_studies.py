@@ -5,6 +5,7 @@ validation, sigma chosen on the training rows only."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -162,6 +163,9 @@ def test_plots_are_svg_with_one_line_per_run_and_target(
     assert r.status_code == 200 and r.headers["content-type"] == "image/svg+xml"
     ids = svg_ids(r.content)
     assert {f"ttt-run{i}-target{j}" for i in (0, 1) for j in (0, 1)} <= ids
+    # Fastest to slowest repeat as a filled band (a path), as the console draws it.
+    assert {f"band-run{i}-target{j}" for i in (0, 1) for j in (0, 1)} <= ids
+    assert re.search(rb'<g id="band-run0-target0">\s*<defs>\s*<path id="\w+" d="M', r.content)
     assert b"training-set size m" in r.content and b"PGS p=1.8" in r.content
     r = c.get(f"/v1/studies/{study['id']}/plot", params={"y": "iterations", "format": "png"})
     assert r.status_code == 200 and r.headers["content-type"] == "image/png"

@@ -17,6 +17,7 @@ from app.services.study_phases import subsample_rows
 from app.solvers import EstimatorSpec
 from app.training import (
     DataSpec,
+    Trained,
     TrainingJob,
     encode_labels,
     final_metrics,
@@ -92,7 +93,7 @@ def test_the_stored_model_is_the_fitted_one(heart):
     assert metrics["test_accuracy"] == pytest.approx(np.mean(est.predict(data.X_eval) == data.y_eval))
     assert metrics["phase"] == "x" and set(metrics["time_to_target"]) == {"0.5"}
 
-    row = store_model(store, job, package, metrics)
+    row = store_model(store, job, Trained(est, package, metrics, progress=None))  # type: ignore[arg-type]
     assert (row.job_id, row.dataset_id, row.classes, row.n_features) == (7, 3, [-1, 1], 13)
     meta, arrays = load_model_files(store, row.file_stem)
     assert meta["service"]["classes"] == [-1, 1] and meta["service"]["job_id"] == 7

@@ -163,10 +163,15 @@ def test_exit_codes(service: ApiServer, strict_service: ApiServer, heart: Path):
 
 
 def test_solvers_command(service: ApiServer):
-    done = run_pgs("solvers", url=service.base)
-    with service.client() as http:
-        has_route = "/v1/solvers" in http.get("/openapi.json").json()["paths"]
-    if has_route:
-        assert done.returncode == 0 and "pgs" in done.stdout
-    else:
-        assert done.returncode == 4 and "does not offer GET /v1/solvers" in done.stderr
+    listing = run_pgs("solvers", url=service.base)
+    assert listing.returncode == 0, listing.stderr
+    assert "pgs" in listing.stdout and "kernel_pgs" in listing.stdout and "huber" in listing.stdout
+    one = run_pgs("solvers", "gcd", url=service.base)
+    assert one.returncode == 0, one.stderr
+    assert "GCDClassifier" in one.stdout and "GCDRegressor" in one.stdout
+    assert "(0, 1e+12]" in one.stdout  # sigma's range, as the service bounds it
+    as_json = _json(run_pgs("solvers", "gcd", "--json", url=service.base))
+    assert [t["task"] for t in as_json["tasks"]] == ["classification", "regression"]
+    assert "hinge" not in as_json["tasks"][0]["losses"]
+    unknown = run_pgs("solvers", "no-such-solver", url=service.base)
+    assert unknown.returncode == 4 and "no-such-solver" in unknown.stderr

@@ -115,7 +115,7 @@ def test_predict_batches_a9a_under_the_services_body_limit(client: Client, data_
     the default batches (8 MB) get a 413 and are split until they fit, and the predictions
     equal the job's own evaluation of the same test set."""
     train = client.datasets.upload(data_dir / "a9a.train.svm")
-    test = client.datasets.upload(data_dir / "a9a.test.svm")
+    test = client.datasets.upload(data_dir / "a9a.test.svm", n_features=train.n_features)
     job = client.jobs.wait(client.jobs.create(train, test_dataset=test, params={"random_state": 0}))
     X, y = load_svmlight_file(str(data_dir / "a9a.test.svm"), n_features=train.n_features)
     assert sum(len(encode_row(r)) for r in rows(X)) > 4 * PREDICT_LIMIT  # so it was split
@@ -142,6 +142,12 @@ def test_pagination_iterates_every_page_newest_first(client: Client, heart: Path
     assert listed == sorted(listed, reverse=True) and set(made) <= set(listed)
     assert [d.id for d in client.datasets.list(limit=2, page_size=1)] == listed[:2]
     assert all(j.status == "succeeded" for j in client.jobs.list(status="succeeded"))
+    everything = list(client.jobs.list())
+    some = everything[-1]
+    on_it = [j.id for j in everything if j.dataset_id == some.dataset_id and j.solver == some.solver]
+    assert [j.id for j in client.jobs.list(dataset=some.dataset_id, solver=some.solver,
+                                           page_size=1)] == on_it
+    assert list(client.jobs.list(solver="no-such-solver")) == []
     assert [m.id for m in client.models.list(limit=1)] == [max(m.id for m in client.models.list())]
 
 
@@ -154,7 +160,8 @@ def test_cancel_a_long_job(client: Client, heart: Path):
     with pytest.raises(JobCancelled) as caught:
         client.jobs.wait(job)
     assert caught.value.job.status == "cancelled"
-    client.datasets.delete(ds)
+    # A job cancelled while running keeps a partial model: the data set goes only with force.
+    client.datasets.delete(ds, force=True)
 
 
 def test_studies(client: Client, heart: Path, tmp_path: Path):
@@ -169,3 +176,34 @@ def test_studies(client: Client, heart: Path, tmp_path: Path):
     assert len(list(client.studies.jobs(study, page_size=3))) == 4
     assert study.id in [s.id for s in client.studies.list()]
     assert client.studies.plot(study, y="iterations", format="png").startswith(b"\x89PNG")
+
+
+def test_labels_aliases_and_batch_predictions(client: Client, heart: Path, tmp_path: Path):
+    """Tags and names through list and update, a model version behind an alias, and a batch
+    prediction of a stored data set downloaded as CSV and .npy."""
+    ds = client.datasets.upload(heart, name="heart-labels", tags=["client-test"],
+                                description="Statlog heart")
+    assert [d.id for d in client.datasets.list(tag="client-test")] == [ds.id]
+    assert client.datasets.update(ds, tags=["client-test", "medical"]).tags == [
+        "client-test", "medical"]
+    job = client.jobs.wait(client.jobs.create(ds, params={"n_iter": 500}, name="nightly",
+                                              tags=["client-test"], model_name="client-heart"))
+    assert [j.id for j in client.jobs.list(tag="client-test")] == [job.id]
+    model = client.models.get(job.model_id)
+    assert (model.name, model.version) == ("client-heart", 1)
+    assert client.models.update(model, tags=["candidate"]).tags == ["candidate"]
+
+    alias = client.aliases.set("client-heart@production", model)
+    assert (alias.model_id, alias.ref) == (model.id, "client-heart@production")
+    X = [[0.0] * 13]
+    np.testing.assert_array_equal(client.models.predict("client-heart@production", X).scores,
+                                  client.models.predict(model, X).scores)
+    assert [e.model_id for e in client.aliases.history("client-heart@production")] == [model.id]
+
+    batch = client.models.predict_dataset("client-heart@production", ds)
+    assert client.models.wait_batch(model, batch).status == "succeeded"
+    path = client.models.download_batch(model, batch, tmp_path / "heart.csv")
+    assert path.read_text().splitlines()[0].startswith("row,prediction,score")
+    npy = client.models.download_batch(model, batch, tmp_path / "p.npy", format="npy")
+    np.testing.assert_array_equal(np.load(npy), client.models.predict_svmlight(
+        model, heart.read_text().splitlines()).predictions)

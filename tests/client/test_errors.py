@@ -20,6 +20,9 @@ from pgs_client import (
     PayloadTooLarge,
     RetryPolicy,
     ServiceUnavailable,
+    Solver,
+    SolverParam,
+    SolverTask,
     ValidationError,
 )
 
@@ -30,7 +33,7 @@ PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance"}
 
 
 def _jobs_on(client: Client, dataset_id: int) -> list[int]:
-    return [j.id for j in client.jobs.list() if j.dataset_id == dataset_id]
+    return [j.id for j in client.jobs.list(dataset=dataset_id)]
 
 
 def test_404_is_not_found_with_the_problem_body(client: Client):
@@ -162,17 +165,15 @@ def test_a_failed_job_raises_job_failed_with_the_reason(strict_service: ApiServe
 
 
 def test_solvers_catalogue(client: Client):
-    """``GET /v1/solvers`` as the client expects it, or, from a service without the route, a
-    404 that says so."""
-    paths = client._transport.get("/openapi.json")["paths"]
-    if "/v1/solvers" not in paths:
-        with pytest.raises(NotFound, match="does not offer GET /v1/solvers"):
-            client.solvers()
-        with pytest.raises(NotFound, match="does not offer GET /v1/solvers"):
-            client.solvers.get("pgs")
-        return
+    """``GET /v1/solvers`` as typed objects; an unknown name is the service's 404."""
     solvers = {s.name: s for s in client.solvers()}
-    assert "pgs" in solvers and solvers["pgs"].params
-    assert client.solvers.get("pgs") == solvers["pgs"]
-    with pytest.raises(NotFound):
+    pgs = solvers["pgs"]
+    assert isinstance(pgs, Solver) and pgs.paper and pgs.algorithm
+    classification = pgs.tasks[0]
+    assert isinstance(classification, SolverTask) and classification.estimator == "PGSClassifier"
+    p = next(param for param in classification.params if param.name == "p")
+    assert isinstance(p, SolverParam) and p.default == 2.0 and p.range is not None
+    assert (p.range.min, p.range.max) == (1.01, 2.0)
+    assert client.solvers.get("pgs") == pgs
+    with pytest.raises(NotFound, match="solver no-such-solver does not exist"):
         client.solvers.get("no-such-solver")

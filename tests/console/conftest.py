@@ -28,9 +28,6 @@ NARROW = {"width": 390, "height": 800}
 WIDE = {"width": 1280, "height": 800}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-# Responses the console provokes on purpose in every test: the solver catalog it asks for first
-# and falls back from (GET /v1/solvers answers 404 on a service without it).
-ALWAYS_ALLOWED = [(404, "GET", r"/v1/solvers")]
 # Chromium aborts its requests when the machine's network interfaces change (containers starting
 # or stopping beside the tests): not the console's doing. The console retries its GETs; a page
 # whose scripts were cut off is loaded again.
@@ -92,7 +89,7 @@ class Console:
     failures: list[tuple[int, str, str]] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
-    allowed: list[tuple[int, str, str]] = field(default_factory=lambda: list(ALWAYS_ALLOWED))
+    allowed: list[tuple[int, str, str]] = field(default_factory=list)
 
     def watch(self) -> Console:
         def on_request(request: Any) -> None:

@@ -53,21 +53,16 @@ def api(server: ApiServer) -> httpx.Client:
 
 
 def fill_solver(page: Any, params: dict[str, Any], prefix: str = "", solver: str = "pgs") -> None:
-    """Fill a solver editor in either of its forms: the catalog's inputs or the JSON object."""
+    """Choose the solver in a solver editor and fill the inputs of ``params``."""
     scope = page.locator(f'.solver-editor:has([name="{prefix}solver"])')
-    solver_control = scope.locator(f'[name="{prefix}solver"]')
-    if solver_control.evaluate("el => el.tagName") == "SELECT":
-        solver_control.select_option(solver)
-        for name, value in params.items():
-            control = scope.locator(f'[name="{prefix}params.{name}"]')
-            text = value if isinstance(value, str) else json.dumps(value)
-            if control.evaluate("el => el.tagName") == "SELECT":
-                control.select_option(label=text)
-            else:
-                control.fill(text)
-    else:
-        solver_control.fill(solver)
-        scope.locator(f'[name="{prefix}params"]').fill(json.dumps(params))
+    scope.locator(f'[name="{prefix}solver"]').select_option(solver)
+    for name, value in params.items():
+        control = scope.locator(f'[name="{prefix}params.{name}"]')
+        text = value if isinstance(value, str) else json.dumps(value)
+        if control.evaluate("el => el.tagName") == "SELECT":
+            control.select_option(label=text)
+        else:
+            control.fill(text)
 
 
 def start_job(page: Any, dataset_id: int, params: dict[str, Any], targets: str = "") -> int:
@@ -221,38 +216,37 @@ def test_a_refused_request_shows_its_errors_next_to_the_fields(
     expect()(page.locator('[data-field^="params"] > .field-error').first).to_be_hidden()
 
 
-# GET /v1/solvers in the shape the service documents for it, for a service that does not have it
-# yet: the form must build itself from the catalog when there is one.
-PGS_CATALOG = {"solvers": [{
-    "name": "pgs", "title": "Primal Gradient Solver", "paper": "Zhu et al., ICDM 2009",
-    "algorithm": "Figures 1-2", "tasks": ["binary", "multiclass", "regression"],
-    "losses": ["hinge", "logistic", "squared"],
-    "params": [
-        {"name": "p", "type": "float", "default": 2.0, "range": [1.01, 2.0],
-         "description": "p of the p-norm"},
-        {"name": "sigma", "type": "float", "default": 1e-05, "range": [0, None],
-         "description": "regularisation strength"},
-        {"name": "n_iter", "type": "int", "default": None, "range": [1, None], "description": "iterations"},
-        {"name": "sampling", "type": "str", "default": "permutation",
-         "choices": ["permutation", "replacement"], "description": "how examples are drawn"},
-        {"name": "fit_intercept", "type": "bool", "default": True, "description": "learn an intercept"},
-    ],
-}]}
-
-
 def test_the_job_form_follows_the_solver_catalog(
-    console: Console, service: ApiServer, datasets: dict[str, int]
+    console: Console, service: ApiServer, data_dir: Path, datasets: dict[str, int]
 ) -> None:
+    """The form is GET /v1/solvers: every solver, the losses of the chosen one for the data set's
+    task, each parameter with its default and range; the API's error lands next to its field."""
     console.allow(422, "POST", "/v1/jobs")
     page = console.page
     with api(service) as client:
-        if client.get("/v1/solvers").status_code != 200:
-            page.route("**/v1/solvers", lambda route: route.fulfill(json=PGS_CATALOG))
+        catalog = client.get("/v1/solvers").json()["solvers"]
+        abalone = client.post("/v1/datasets", files={
+            "file": ("abalone.svm", (data_dir / "abalone.svm").read_bytes())}).json()["id"]
     console.goto("#/jobs/new")
-    expect()(page.get_by_label("loss", exact=True)).to_be_visible()
-    expect()(page.get_by_label("p", exact=True)).to_have_attribute("placeholder", "2")
+    solver = page.get_by_label("Solver", exact=True)
+    assert solver.locator("option").evaluate_all("os => os.map(o => o.value)") == [
+        s["name"] for s in catalog]
+    loss_options = 'el => [...el.options].map(o => o.value ? o.textContent : "").filter(Boolean)'
+    loss = page.get_by_label("loss", exact=True)
+    page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
+    assert loss.evaluate(loss_options) == catalog[0]["tasks"][0]["losses"]  # pgs: every loss
+    solver.select_option("gcd")
+    gcd = next(s for s in catalog if s["name"] == "gcd")
+    assert loss.evaluate(loss_options) == gcd["tasks"][0]["losses"] and "hinge" not in gcd[
+        "tasks"][0]["losses"]
+    expect()(page.locator('[data-field="params.sigma"] .hint')).to_contain_text("(0, 1e+12]")
+    expect()(page.get_by_label("sigma", exact=True)).to_have_attribute("placeholder", "0.00001")
+    page.get_by_label("Training data set").select_option(str(abalone))
+    assert loss.evaluate(loss_options) == ["huber", "squared"]
+
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
     fill_solver(page, {"loss": "logistic", "p": 2.5, "n_iter": 1000, "sampling": "replacement"})
+    expect()(page.get_by_label("p", exact=True)).to_have_attribute("placeholder", "2")
     page.get_by_role("button", name="Start job").click()
     # The API's error lands next to the one field it names.
     expect()(page.locator('[data-field="params.p"] > .field-error')).to_contain_text("'p' parameter")
@@ -300,6 +294,17 @@ def test_jobs_list_updates_live_and_cancels_and_a_used_dataset_is_not_deleted(
     page.get_by_label("Status").select_option("cancelled")
     expect()(page.locator("tbody tr")).to_have_count(1)
     assert "status=cancelled" in page.url
+    # The data set and solver filters are the API's: the request names them.
+    heart = datasets["heart_scale.svm"]
+    with page.expect_request(lambda r: f"/v1/jobs?limit=100&status=cancelled&dataset_id={heart}"
+                             in r.url):
+        page.get_by_label("Data set").select_option(str(heart))
+    expect()(page.locator(f'tr[data-key="{job_id}"]')).to_have_count(0)
+    page.get_by_label("Data set").select_option(str(datasets["a9a"]))
+    with page.expect_request(lambda r: "solver=pgs" in r.url):
+        page.get_by_label("Solver").select_option("pgs")
+    expect()(page.locator(f'tr[data-key="{job_id}"]')).to_be_visible()
+    assert f"dataset={datasets['a9a']}" in page.url and "solver=pgs" in page.url
 
 
 def test_a_study_shows_its_figure_and_downloads_it(console: Console, datasets: dict[str, int]) -> None:
@@ -309,6 +314,11 @@ def test_a_study_shows_its_figure_and_downloads_it(console: Console, datasets: d
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
     fill_solver(page, {"loss": "logistic", "n_iter": 3000}, prefix="runs.0.")
     page.get_by_role("button", name="Add a run").click()
+    page.get_by_role("button", name="Add a run").click()
+    page.get_by_role("button", name="Remove this run").nth(1).click()
+    # The third run is now the second: its inputs (and where its errors land) say so.
+    expect()(page.locator('[name="runs.2.solver"]')).to_have_count(0)
+    expect()(page.locator('[data-field="runs.1.params.p"] [name="runs.1.params.p"]')).to_have_count(1)
     fill_solver(page, {"loss": "logistic", "p": 1.8, "n_iter": 3000}, prefix="runs.1.")
     page.get_by_label("Training-set sizes m").fill("50, 100, 200")
     page.get_by_label("Repeats").fill("2")
@@ -326,7 +336,9 @@ def test_a_study_shows_its_figure_and_downloads_it(console: Console, datasets: d
     with page.expect_download() as svg:
         page.get_by_role("button", name="Download SVG").click()
     assert svg.value.suggested_filename.endswith(".svg")
-    assert b"<svg" in Path(svg.value.path()).read_bytes()[:2000]
+    drawn = Path(svg.value.path()).read_bytes()
+    assert b"<svg" in drawn[:2000]
+    assert b'<g id="band-run0-target0">' in drawn  # min to max as a band, as on the page
     with page.expect_download() as png:
         page.get_by_role("button", name="Download PNG").click()
     assert Path(png.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

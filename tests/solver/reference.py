@@ -123,11 +123,18 @@ def _l1_weights(n_weights, sigma, fit_intercept):
     return lam
 
 
-def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, coords=None):
-    """Algorithm 1 (coords given) or its greedy version (coords None): g from scratch each step."""
+def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, coords=None,
+                                 beta="column"):
+    """Algorithm 1 (coords given) or its greedy version (coords None): g from scratch each step.
+
+    beta: "column", sup l'' mean_i x_ij^2 per coordinate, or "uniform", the paper's single
+    sup l'' (eq. (7)) scaled by max x_ij^2."""
     Xa = _augment(X, fit_intercept)
     m = Xa.shape[0]
-    beta = LOSSES[loss].curvature * (Xa**2).mean(axis=0)
+    column_sq = (Xa**2).mean(axis=0)
+    if beta == "uniform":
+        column_sq = np.where(column_sq > 0.0, np.max(Xa**2), 0.0)
+    beta = LOSSES[loss].curvature * column_sq
     lam = _l1_weights(Xa.shape[1], sigma, fit_intercept)
     empty = beta == 0.0  # an all-zero column: its weight stays 0
     beta[empty] = 1.0
@@ -147,17 +154,28 @@ def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, c
     return w
 
 
-def reference_smidas(X, y, batches, *, loss, sigma, eta, p, fit_intercept):
-    """Algorithm 3 as printed (minibatch gradients averaged), dense truncation of every theta_j."""
+def reference_smidas_steps(X, y, batches, *, loss, sigma, eta, p, fit_intercept):
+    """Algorithm 3 as printed (minibatch gradients averaged), dense truncation of every theta_j.
+
+    Yields (theta~, theta, w) after every iteration: the dual vector after the mirror step, after
+    the truncation, and the weights f^-1(theta) of eq. (12).
+    """
     Xa = _augment(X, fit_intercept)
     n = Xa.shape[1] - int(fit_intercept)
     theta = np.zeros(Xa.shape[1])
     w = np.zeros(Xa.shape[1])
     for batch in batches:
         v = (DERIVATIVES[loss](Xa[batch] @ w, y[batch], 1.0)[:, None] * Xa[batch]).mean(axis=0)
-        theta = theta - eta * v
-        theta[:n] = _soft(theta[:n], eta * sigma)
+        stepped = theta - eta * v
+        theta = stepped.copy()
+        theta[:n] = _soft(stepped[:n], eta * sigma)
         norm = np.sum(np.abs(theta) ** p) ** (1.0 / p)
         w = np.zeros_like(theta) if norm == 0 else (
             np.sign(theta) * np.abs(theta) ** (p - 1) / norm ** (p - 2))
-    return w
+        yield stepped, theta, w
+
+
+def reference_smidas(X, y, batches, **params):
+    """The last iterate w of ``reference_smidas_steps``."""
+    steps = list(reference_smidas_steps(X, y, batches, **params))
+    return steps[-1][2]

@@ -16,10 +16,11 @@ from solver import (
 )
 from solver._sparse import as_kernel_data
 from solver.losses import LOSSES
-from solver.mirror_descent import MirrorEngine, dual_exponent
+from solver.mirror_descent import THETA, MirrorEngine, dual_exponent
 
+from .oracles import l1_optimum
 from .problems import ScriptedDraws, binary_problem, l1_problem, objective_gap, rel_err, run_in_chunks
-from .reference import reference_smidas
+from .reference import reference_smidas, reference_smidas_steps
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])
@@ -40,6 +41,63 @@ def test_mirror_descent_matches_algorithm_3(link, loss, k, fit_intercept, as_inp
     )
     assert rel_err(run_in_chunks(engine, (1, 99, 300)), expected) < 1e-9
     assert 0 < np.count_nonzero(expected[:X.shape[1]]) < X.shape[1]  # sparse, not trivially so
+
+
+def _smidas_engine(X, y, samples, *, sigma, eta, fit_intercept=False):
+    return MirrorEngine(as_kernel_data(X), y[None, :], loss=LOSSES["logistic"], epsilon=1.0,
+                        sigma=sigma, eta=eta, p=dual_exponent(X.shape[1]), batch_size=1,
+                        fit_intercept=fit_intercept, rng=ScriptedDraws(samples))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_smidas_matches_algorithm_3_step_by_step(fit_intercept, as_input):
+    # Every iterate, not only the last: the same weights and the same exact zeros of theta (the
+    # truncation sets theta_j to 0.0 exactly wherever |theta~_j| <= eta sigma, at every step).
+    X, y, rng = l1_problem("logistic", seed=4)
+    samples = rng.integers(0, X.shape[0], size=300)
+    sigma, eta = 0.05, 0.5
+    engine = _smidas_engine(as_input(X), y, samples, sigma=sigma, eta=eta,
+                            fit_intercept=fit_intercept)
+    n = X.shape[1]
+    zeros_seen = 0
+    for stepped, theta, w in reference_smidas_steps(
+            X, y, samples[:, None], loss="logistic", sigma=sigma, eta=eta,
+            p=dual_exponent(n), fit_intercept=fit_intercept):
+        engine.run(1)
+        assert rel_err(engine.output_weights()[0], w) < 1e-9
+        kernel_theta = engine.states[0][:, THETA]
+        truncated = np.abs(stepped[:n]) <= eta * sigma
+        assert np.all(kernel_theta[:n][truncated] == 0.0)
+        assert np.all(engine.output_weights()[0, :n][truncated] == 0.0)
+        assert np.array_equal(kernel_theta == 0.0, theta == 0.0)
+        zeros_seen += int(np.count_nonzero(truncated & (stepped[:n] != 0.0)))
+    assert zeros_seen > 100  # many coordinates were truncated back to 0, not just left there
+
+
+def test_smidas_keeps_exact_zeros_at_a_known_sparse_optimum():
+    # Three informative features and 20 irrelevant ones, sparse +-0.2 noise. At sigma = 0.05 the
+    # optimum (L-BFGS-B on w = u - v, intercept free) uses exactly the three informative ones.
+    # A noise coordinate at 0 leaves it only on a sample with |l'(z_i)| > sigma / 0.2, and each
+    # truncation by eta sigma pulls it back: most of the time it is exactly 0, and the last
+    # iterate has the optimum's support, counted as exact non-zeros (no threshold).
+    rng = np.random.default_rng(0)
+    m = 400
+    signal = rng.normal(size=(m, 3))
+    y = np.where(signal @ np.array([2.0, -1.5, 1.0]) + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+    noise = 0.2 * rng.choice([-1.0, 1.0], size=(m, 20)) * (rng.random((m, 20)) < 0.2)
+    X = np.hstack([signal, noise])
+    sigma = 0.05
+    _, w_opt = l1_optimum(X, y, loss="logistic", sigma=sigma)
+    assert np.array_equal(np.abs(w_opt) > 1e-8, np.arange(23) < 3)
+    samples = rng.integers(0, m, size=40 * m)
+    engine = _smidas_engine(X, y, samples, sigma=sigma, eta=0.05, fit_intercept=True)
+    exact_zeros = []
+    for _ in range(40):
+        engine.run(m)
+        exact_zeros.append(np.count_nonzero(engine.output_weights()[0, 3:23] == 0.0))
+    w = engine.output_weights()[0, :23]  # the intercept (unpenalised, as in the oracle) left out
+    assert np.count_nonzero(w) == 3 and np.all(w[:3] != 0.0)
+    assert np.median(exact_zeros[20:]) >= 17 and min(exact_zeros[20:]) >= 10, exact_zeros
 
 
 def test_data_accesses_count_the_nonzeros_read():

@@ -13,7 +13,7 @@ from solver import (
     PGSClassifier,
     PGSRegressor,
 )
-from solver._sparse import as_kernel_data
+from solver._sparse import as_kernel_data, prepare
 from solver.losses import LOSSES
 from solver.pgs import PGSState
 
@@ -177,7 +177,7 @@ def test_state_is_grad_r_star_of_lambda(p, seed, radius, scale, t0):
 def test_permutation_sampling_visits_every_sample_once_per_epoch():
     X, y = binary_problem(n=50)
     clf = PGSClassifier(sampling="permutation", random_state=0)
-    engine = clf._make_engine(as_kernel_data(X), np.where(y == 1, 1.0, -1.0)[None, :],
+    engine = clf._make_engine(*prepare(X), np.where(y == 1, 1.0, -1.0)[None, :],
                               np.random.default_rng(0))
     drawn = np.concatenate([engine._draw(k) for k in (7, 30, 13, 50, 1, 49)])
     for epoch in range(3):
@@ -187,7 +187,7 @@ def test_permutation_sampling_visits_every_sample_once_per_epoch():
 def test_permutation_sampling_is_uniform():
     """The lazy Fisher-Yates shuffle: over 6,000 epochs of 4 samples, each of the 24 orders comes
     up about 250 times (chi-square with 23 degrees of freedom; 60 is beyond its 0.9999 quantile)."""
-    engine = PGSClassifier()._make_engine(as_kernel_data(np.eye(4)),
+    engine = PGSClassifier()._make_engine(*prepare(np.eye(4)),
                                           np.array([[1.0, -1.0, 1.0, -1.0]]),
                                           np.random.default_rng(0))
     drawn = np.concatenate([engine._draw(k) for k in [3, 5, 8] * 1000]).reshape(-1, 4)

@@ -1,21 +1,34 @@
 """Tracing and stopping (solver.tracing): checkpoints, time to target, target score, time budget and
-callbacks, through a fit."""
+callbacks, through a fit; the trace's contract (compilation off the solver clock, checkpoints by
+samples seen) without timing anything."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from numba.core.event import install_recorder
 from sklearn.datasets import make_regression
 
 from solver import (
     GCDClassifier,
+    KernelPGSClassifier,
+    LBFGSClassifier,
+    OGDClassifier,
     PGSClassifier,
     PGSRegressor,
     SCDClassifier,
     SMIDASClassifier,
     TruncGradClassifier,
+    tracing,
 )
-from solver.tracing import time_to_target
+from solver._sparse import prepare
+from solver.tracing import FIRST_CHECKPOINT_SAMPLES, CheckpointSchedule, drive, time_to_target
 
 from .problems import binary_problem
 
@@ -95,3 +108,117 @@ def test_trace_records_data_accesses_and_density(cls):
     assert last.nnz_weights == np.count_nonzero(est.coef_) + np.count_nonzero(est.intercept_)
     assert last.objective < est.trace_[0].objective
     assert est.export_model()[0]["nnz_weights"] == np.count_nonzero(est.coef_)
+
+
+# -- the trace contract: compilation off the solver clock, checkpoints by samples seen ------------
+
+
+class _ClockedEngine:
+    """An engine on a fake clock: compiling its kernels costs 100 s, each iteration 1 s."""
+
+    samples_per_iteration = 1
+
+    def __init__(self, clock):
+        self.t = 0
+        self.clock = clock
+        self.compiled = False
+
+    def compile(self):
+        self.clock.now += 100.0
+        self.compiled = True
+
+    def run(self, n):
+        assert self.compiled, "an iteration ran before the engine compiled its kernels"
+        self.clock.now += float(n)
+        self.t += n
+
+    def output_weights(self):
+        return np.zeros((1, 2))
+
+
+def test_compilation_is_done_before_the_solver_clock_starts(monkeypatch):
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(tracing, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    result = drive(_ClockedEngine(clock), 50, evaluate=lambda weights: (0.0, None),
+                   schedule=CheckpointSchedule(interval=None, first_samples=10))
+    assert result.compile_seconds == 100.0
+    assert result.solver_seconds == 50.0
+    assert [(pt.samples_seen, pt.solver_seconds) for pt in result.trace[:3]] == [
+        (0, 0.0), (10, 10.0), (13, 13.0)
+    ]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PGSClassifier(p=2.0, random_state=0),
+        lambda: PGSClassifier(p=1.5, batch_size=4, sampling="replacement", random_state=0),
+        lambda: OGDClassifier(random_state=0),
+        lambda: KernelPGSClassifier(random_state=0),
+        lambda: SCDClassifier(random_state=0),
+        lambda: GCDClassifier(random_state=0),
+        lambda: SMIDASClassifier(random_state=0),
+        lambda: LBFGSClassifier(),
+    ],
+)
+def test_after_compile_an_engine_runs_without_compiling(make, as_input):
+    """Engine.compile covers every kernel that run calls, for the run's own argument types."""
+    X, y = binary_problem(n=60)
+    est = make()
+    est.n_features_in_ = X.shape[1]  # what fit sets before it makes the engine
+    engine = est._make_engine(*prepare(as_input(X)), np.where(y == 1, 1.0, -1.0)[None, :],
+                              np.random.default_rng(0))
+    engine.compile()
+    with install_recorder("numba:compile") as compiles:
+        engine.run(5)
+    assert [event for _, event in compiles.buffer] == []
+
+
+FRESH_COMPILE = """
+import json, numpy as np
+from numba.core.event import install_recorder
+from solver import PGSClassifier
+from solver._sparse import prepare
+X = np.random.default_rng(0).normal(size=(50, 4))
+y = np.where(X[:, 0] > 0, 1.0, -1.0)
+engine = PGSClassifier(random_state=0)._make_engine(*prepare(X), y[None, :], np.random.default_rng(0))
+with install_recorder("numba:compile") as before:
+    engine.compile()
+with install_recorder("numba:compile") as during:
+    engine.run(20)
+print(json.dumps({"compile": len(before.buffer), "run": len(during.buffer)}))
+"""
+
+
+def test_a_fresh_compile_happens_in_compile_not_in_run(tmp_path):
+    """With an empty Numba cache, the kernels are compiled by Engine.compile, before the solver
+    clock starts, and the iterations compile nothing."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", FRESH_COMPILE], env=env, check=True,
+                         capture_output=True, text=True)
+    events = json.loads(out.stdout.strip().splitlines()[-1])
+    assert events["compile"] > 0 and events["run"] == 0
+
+
+def test_schedule_counts_samples_from_the_first_checkpoint():
+    schedule = CheckpointSchedule(growth=2.0, first_samples=1000)
+    assert [schedule.next_iteration(t, 1) for t in (0, 1000, 2000)] == [1000, 2000, 4000]
+    # Minibatches of 64: the first checkpoint once 1,000 samples are seen, then doubling.
+    assert [schedule.next_iteration(t, 64) for t in (0, 16, 32)] == [16, 32, 64]
+    # Coordinate descent sees no samples per iteration: by iterations.
+    assert [schedule.next_iteration(t, 0) for t in (0, 1, 10)] == [1, 2, 20]
+
+
+@pytest.mark.parametrize("batch_size", [1, 10])
+def test_checkpoints_are_at_the_same_samples_seen_whatever_the_size_of_the_data(batch_size):
+    """A trace of 2,000 samples of a data set 40 times larger has its checkpoints at the same
+    samples seen: time to target is measured at the same points for every m."""
+    X, y = binary_problem(n=300)
+    samples = []
+    for copies in (1, 40):
+        clf = PGSClassifier(random_state=0, batch_size=batch_size, n_iter=20_000 // batch_size,
+                            checkpoint_interval=None)
+        clf.fit(np.tile(X, (copies, 1)), np.tile(y, copies), trace=True)
+        samples.append([pt.samples_seen for pt in clf.trace_])
+    assert samples[0] == samples[1]
+    assert samples[0][1] == FIRST_CHECKPOINT_SAMPLES

@@ -1,23 +1,25 @@
-"""/v1/datasets: upload (multipart, streamed to disk), list, read, delete."""
+"""/v1/datasets: upload (multipart, streamed to disk), list, read, edit, delete."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from anyio import to_thread
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep
+from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep, require_json
+from app.api.filters import NameQuery, TagsQuery
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
-from app.schemas import DatasetList, DatasetRead
-from app.services.datasets import new_dataset_key
+from app.schemas import DatasetList, DatasetPatch, DatasetRead
+from app.services import lineage, registry
+from app.services.datasets import new_dataset_key, task_from_labels
 from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
 from app.services.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
@@ -46,6 +48,16 @@ class UploadForm(BaseModel):
     header: Literal["auto", "true", "false"] = "auto"
     zero_based: Literal["auto", "true", "false"] = "auto"
     task: Literal["auto", "classification", "regression"] = "auto"
+    n_features: int | None = Field(
+        default=None, ge=1,
+        description="The data set's width (e.g. a test set's: the training set's n_features); "
+        "the file's largest feature index may not exceed it")
+    description: str | None = Field(default=None, max_length=4000)
+    tags: str | None = Field(default=None, description="Comma-separated tags")
+
+    def tag_list(self) -> list[str]:
+        tags = [t.strip() for t in (self.tags or "").split(",") if t.strip()]
+        return DatasetPatch(tags=tags).tags or []
 
 
 _UPLOAD_DOC: dict[str, Any] = {
@@ -58,7 +70,7 @@ _UPLOAD_DOC: dict[str, Any] = {
                     "required": ["file"],
                     "properties": {
                         "file": {"type": "string", "format": "binary",
-                                 "description": "svmlight/LIBSVM or CSV, optionally gzip"},
+                                 "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
                         **UploadForm.model_json_schema()["properties"],
                     },
                 }
@@ -83,11 +95,12 @@ def _parse_options(settings: Settings, form: UploadForm, filename: str) -> Parse
         max_decompressed_bytes=settings.max_decompressed_bytes,
         max_compression_ratio=settings.max_compression_ratio,
         max_features=settings.max_features, max_label_chars=settings.max_label_chars,
+        n_features=form.n_features,
     )
 
 
-def _insert(factory: Any, name: str, key: str, stored: StoredDataset, sha256: str,
-            size: int) -> Dataset:
+def _insert(factory: Any, form: UploadForm, name: str, key: str, stored: StoredDataset,
+            sha256: str, size: int) -> Dataset:
     with transaction(factory) as s:
         ds = Dataset(
             name=name, format=stored.format, compressed=stored.compressed, file_name=key,
@@ -96,6 +109,8 @@ def _insert(factory: Any, name: str, key: str, stored: StoredDataset, sha256: st
             index_base=stored.index_base, sha256=sha256, size_bytes=size,
             feature_names=stored.feature_names, label_name=stored.label_name,
             text_columns=stored.text_columns, n_missing=stored.n_missing,
+            description=form.description, tags=form.tag_list(),
+            task_source="guessed" if form.task == "auto" else "declared",
         )
         s.add(ds)
     return ds
@@ -117,7 +132,7 @@ def _dataset_name(form: UploadForm, filename: str) -> str:
     status_code=201,
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
-    summary="Upload a data set (svmlight or CSV, optionally gzip)",
+    summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
     responses={413: {"description": "File over a size, memory or time limit"},
                415: {"description": "Not multipart"}},
 )
@@ -131,6 +146,7 @@ async def create_dataset(
     try:
         try:
             form = UploadForm.model_validate(upload.fields)
+            form.tag_list()
         except ValidationError as exc:
             raise _form_problem(exc) from exc
         name = _dataset_name(form, upload.filename)
@@ -146,7 +162,7 @@ async def create_dataset(
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds = await run_in_threadpool(_insert, factory, name, key, stored, upload.sha256,
+        ds = await run_in_threadpool(_insert, factory, form, name, key, stored, upload.sha256,
                                      upload.size)
     except BaseException:
         store.delete(key)  # the row is the source of truth: no row, no file
@@ -156,8 +172,12 @@ async def create_dataset(
 
 
 @router.get("", response_model=DatasetList, summary="List data sets, newest first")
-def list_datasets(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
-    items, next_cursor = paginate(session, select(Dataset), Dataset.id, limit, cursor)
+def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
+                  limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
+    stmt = select(Dataset).where(*registry.tag_filter(Dataset.tags, tag or []))
+    if name is not None:
+        stmt = stmt.where(Dataset.name == name)
+    items, next_cursor = paginate(session, stmt, Dataset.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 
 
@@ -166,19 +186,45 @@ def get_dataset(dataset: DatasetDep) -> Dataset:
     return dataset
 
 
-@router.delete("/{dataset_id}", status_code=204, summary="Delete a data set (409 while in use)")
-def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep) -> Response:
-    in_use = session.scalars(
-        select(Job.id).where(
-            or_(Job.dataset_id == dataset.id, Job.test_dataset_id == dataset.id),
-            Job.status.in_(JobStatus.ACTIVE),
-        )
-    ).all()
-    if in_use:
-        raise conflict(
-            f"dataset {dataset.id} is used by queued or running job(s) {list(in_use)}; "
-            "cancel them or wait for them to finish"
-        )
+@router.patch("/{dataset_id}", response_model=DatasetRead, dependencies=[Depends(require_json)],
+              summary="Rename, describe, tag a data set, or correct its task")
+def patch_dataset(dataset: DatasetDep, body: DatasetPatch, session: SessionDep,
+                  settings: SettingsDep) -> Dataset:
+    changes = body.changes()
+    task = changes.pop("task", None)
+    if task is not None:
+        _change_task(session, settings, dataset, task)
+    registry.apply_changes(dataset, {k: v for k, v in changes.items()
+                                     if k != "name" or v is not None})
+    session.commit()
+    return dataset
+
+
+def _change_task(session: Any, settings: Settings, dataset: Dataset, task: str) -> None:
+    busy = session.scalars(select(Job.id).where(
+        or_(Job.dataset_id == dataset.id, Job.test_dataset_id == dataset.id),
+        Job.status.in_(JobStatus.ACTIVE))).all()
+    if busy:
+        raise conflict(f"dataset {dataset.id} is read by queued or running job(s) {list(busy)}; "
+                       "change its task once they finished")
+    try:
+        dataset.task, dataset.classes = task_from_labels(
+            settings.store, dataset.file_name, dataset.label_kind, task)
+    except ParseError as exc:
+        raise invalid(str(exc), [field_error(["body", "task"], str(exc))]) from exc
+    dataset.task_source = "declared"
+
+
+ForceQuery = Annotated[bool, Query(
+    description="Delete even though models or studies come from it (they keep its metadata)")]
+
+
+@router.delete("/{dataset_id}", status_code=204,
+               summary="Delete a data set (409 while models, studies or active jobs use it)")
+def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep,
+                   force: ForceQuery = False) -> Response:
+    lineage.check_deletable(session, dataset, force)
+    lineage.keep_in_models(session, dataset)
     key = dataset.file_name
     session.delete(dataset)
     session.commit()

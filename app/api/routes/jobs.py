@@ -1,4 +1,4 @@
-"""/v1/jobs: create (validated, idempotent), list, read, cancel, trace."""
+"""/v1/jobs: create (validated, idempotent), list, read, edit labels, cancel, trace."""
 
 from __future__ import annotations
 
@@ -7,11 +7,19 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sqlalchemy import select
 
-from app.api.deps import JobDep, PrincipalDep, RunnerDep, SessionDep, require_json
+from app.api.deps import (
+    JobDep,
+    PrincipalDep,
+    RunnerDep,
+    SessionDep,
+    SettingsDep,
+    require_json,
+)
+from app.api.filters import NameQuery, TagsQuery
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
-from app.schemas import JobCreate, JobList, JobRead, TraceRead
-from app.services import job_requests
+from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
+from app.services import job_requests, registry
 from app.services import jobs as job_service
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -30,7 +38,10 @@ IdempotencyHeader = Annotated[
     summary="Queue a training job",
     dependencies=[Depends(require_json)],
     responses={409: {"description": "Idempotency-Key reused with another body"},
-               415: {"description": "Body is not JSON"}},
+               415: {"description": "Body is not JSON"},
+               422: {"description": "Invalid request, or its model would pass "
+                     "PGS_MAX_MODEL_BYTES"},
+               429: {"description": "The caller's or the server's queue is full (Retry-After)"}},
 )
 def create_job(
     body: JobCreate,
@@ -39,9 +50,10 @@ def create_job(
     session: SessionDep,
     runner: RunnerDep,
     principal: PrincipalDep,
+    settings: SettingsDep,
     idempotency_key: IdempotencyHeader = None,
 ) -> Job:
-    job, replayed = job_requests.create_job(session, body, principal, idempotency_key)
+    job, replayed = job_requests.create_job(session, body, principal, idempotency_key, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:
@@ -56,22 +68,47 @@ StatusQuery = Annotated[
 ]
 
 
+DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained on this data set")]
+SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
+
+
 @router.get("", response_model=JobList, summary="List jobs, newest first")
 def list_jobs(
     session: SessionDep,
     status: StatusQuery = None,
+    dataset_id: DatasetQuery = None,
+    solver: SolverQuery = None,
+    name: NameQuery = None,
+    tag: TagsQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    stmt = select(Job)
+    stmt = select(Job).where(*registry.tag_filter(Job.tags, tag or []))
+    if name is not None:
+        stmt = stmt.where(Job.name == name)
     if status is not None:
         stmt = stmt.where(Job.status == status)
+    if dataset_id is not None:
+        stmt = stmt.where(Job.dataset_id == dataset_id)
+    if solver is not None:
+        stmt = stmt.where(Job.solver == solver)
     items, next_cursor = paginate(session, stmt, Job.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 
 
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics")
-def get_job(job: JobDep) -> Job:
+def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
+    read = JobRead.model_validate(job)
+    if job.status == JobStatus.QUEUED:
+        read.waiting_reason = runner.waiting_reason()
+    return read
+
+
+@router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
+              summary="Name, describe or tag a job")
+def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
+    registry.apply_changes(job, body.changes())
+    session.commit()
     return job
 
 

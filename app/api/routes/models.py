@@ -1,22 +1,41 @@
-"""/v1/models: list, read, delete, and predict (JSON dense/sparse rows or svmlight text)."""
+"""/v1/models: list, read, edit, delete, and predict (JSON dense/sparse rows or svmlight text).
+
+A path's ``{model_id}`` is a model id or an alias ``name@alias`` (services/registry.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import Annotated, Any, Literal
 
-import numpy as np
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import select, update
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import CacheDep, FactoryDep, ModelRowDep, SessionDep, SettingsDep
+from app.api.deps import (
+    CacheDep,
+    FactoryDep,
+    ModelRef,
+    ModelRowDep,
+    SessionDep,
+    SettingsDep,
+    require_json,
+)
+from app.api.filters import NameQuery, TagsQuery
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
-from app.core.errors import ProblemError, field_error, invalid, not_found
-from app.models import Job, Model
-from app.schemas import ModelList, ModelRead, PredictRequest, PredictResponse
+from app.core.errors import ProblemError, conflict, field_error, invalid, not_found
+from app.models import BatchPrediction, Job, JobStatus, Model
+from app.schemas import (
+    ExtraFeatures,
+    ModelList,
+    ModelPatch,
+    ModelRead,
+    PredictRequest,
+    PredictResponse,
+)
+from app.services import registry
+from app.services.batch_predictions import delete_result
 from app.services.model_export import (
     checked_import,
     document,
@@ -30,9 +49,9 @@ from app.services.model_store import (
     LoadedModel,
     ModelCache,
     delete_model_files,
+    load_for_prediction,
     load_model_files,
     save_model_files,
-    stored_preprocessing,
 )
 from app.services.onnx_export import NotExportable, to_onnx
 from app.services.predict import (
@@ -48,14 +67,22 @@ from app.services.predict import (
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
+ExtraFeaturesQuery = Annotated[ExtraFeatures, Query(
+    description="Sparse or svmlight rows with feature indices beyond the model's width: fail "
+    "(422 naming the index and the width) or ignore those features")]
+
 # Bodies up to this size (a few dozen rows) are parsed and predicted on the event loop: a thread
 # hop would cost more than the work (a sparse dot product); larger ones go to the thread pool.
 INLINE_BYTES = 16 * 1024
 
 
 @router.get("", response_model=ModelList, summary="List models, newest first")
-def list_models(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
-    items, next_cursor = paginate(session, select(Model), Model.id, limit, cursor)
+def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
+                limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
+    stmt = select(Model).where(*registry.tag_filter(Model.tags, tag or []))
+    if name is not None:
+        stmt = stmt.where(Model.name == name)  # the versions of a name
+    items, next_cursor = paginate(session, stmt, Model.id, limit, cursor)
     return {"items": items, "next_cursor": next_cursor}
 
 
@@ -71,14 +98,13 @@ EXPORT_TYPES = {"npz": "application/octet-stream", "json": "application/json",
                422: {"description": "ONNX export of a model it does not cover"}},
 )
 async def export_model(
-    model_id: Annotated[int, Path(ge=1)], settings: SettingsDep, factory: FactoryDep,
-    cache: CacheDep,
+    model_id: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep,
     format: Annotated[Literal["npz", "json", "onnx"], Query(description="File format")] = "npz",
 ) -> Response:
     model = await _cached_model(model_id, settings, factory, cache)
     body = await run_in_threadpool(_export, model, format, settings, factory)
     return Response(body, media_type=EXPORT_TYPES[format], headers={
-        "content-disposition": f'attachment; filename="model-{model_id}.{format}"'})
+        "content-disposition": f'attachment; filename="model-{model.model_id}.{format}"'})
 
 
 def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -> bytes:
@@ -138,8 +164,19 @@ def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
     return row
 
 
-@router.get("/{model_id}", response_model=ModelRead, summary="One model")
+@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)")
 def get_model(model: ModelRowDep) -> Model:
+    return model
+
+
+@router.patch("/{model_id}", response_model=ModelRead, dependencies=[Depends(require_json)],
+              summary="Name (as the next version), describe or tag a model")
+def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
+    changes = body.changes()
+    if "name" in changes:
+        registry.rename_model(session, model, changes.pop("name"))
+    registry.apply_changes(model, changes)
+    session.commit()
     return model
 
 
@@ -147,47 +184,48 @@ def get_model(model: ModelRowDep) -> Model:
 def delete_model(
     model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
 ) -> Response:
+    held = registry.aliases_of(session, model.id)
+    if held:
+        raise conflict(f"model {model.id} is {', '.join(held)}; move or delete those aliases "
+                       "first")
+    batches = list(session.scalars(select(BatchPrediction)
+                                   .where(BatchPrediction.model_id == model.id)))
+    active = [b.id for b in batches if b.status in JobStatus.ACTIVE]
+    if active:
+        raise conflict(f"model {model.id} has queued or running batch prediction(s) {active}; "
+                       "cancel them first")
     stem = model.file_stem
     session.execute(update(Job).where(Job.model_id == model.id).values(model_id=None))
+    for batch in batches:  # their results are reached through the model only
+        session.delete(batch)
     session.delete(model)
     session.commit()
+    for batch in batches:
+        delete_result(settings.store, batch)
     cache.evict(model.id)
     delete_model_files(settings.store, stem)
     return Response(status_code=204)
 
 
-def _load(settings: Settings, factory: Any, model_id: int) -> LoadedModel:
-    from solver import load_model
-
-    with transaction(factory) as s:
-        row = s.get(Model, model_id)
-        if row is None:
-            raise not_found("model", model_id)
-        stem, classes, task = row.file_stem, row.classes, row.task
-        n_features, index_base = row.n_features, row.index_base
-    try:
-        meta, arrays = load_model_files(settings.store, stem)
-    except FileNotFoundError:
-        # A DELETE committed between the row read above and the file read: the model is gone.
-        raise not_found("model", model_id) from None
-    return LoadedModel(
-        model_id=model_id, estimator=load_model(meta["estimator"], arrays), task=task,
-        n_features=n_features, index_base=index_base,
-        classes=None if classes is None else np.asarray(classes),
-        **stored_preprocessing(meta, arrays),
-    )
+def _resolve(factory: Any, ref: str) -> int:
+    with factory() as s:
+        return registry.resolve_ref(s, ref)
 
 
-async def _cached_model(
-    model_id: Annotated[int, Path(ge=1)], settings: SettingsDep, factory: FactoryDep,
-    cache: CacheDep,
-) -> LoadedModel:
-    # A hit touches neither the database nor the disk; a miss loads in the thread pool.
+async def _cached_model(ref: ModelRef, settings: SettingsDep, factory: FactoryDep,
+                        cache: CacheDep) -> LoadedModel:
+    # An id hit touches neither the database nor the disk; an alias is looked up on every
+    # request (so a moved alias takes effect at once), in the thread pool like a miss.
+    if ref.isascii() and ref.isdigit() and len(ref) <= 18:
+        model_id = int(ref)
+    else:
+        model_id = await run_in_threadpool(_resolve, factory, ref)
     hit = cache.get(model_id)
     if hit is not None:
         return hit
     return await run_in_threadpool(
-        ModelCache.get_or_load, cache, model_id, lambda: _load(settings, factory, model_id)
+        ModelCache.get_or_load, cache, model_id,
+        lambda: load_for_prediction(settings.store, factory, model_id),
     )
 
 
@@ -207,14 +245,14 @@ async def _read_body(request: Request, limit: int,
     return b"".join(chunks)
 
 
-def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
+def _to_matrix(body: bytes, media_type: str, model: LoadedModel, ignore_extra: bool) -> Any:
     if media_type == "text/plain":
         if (model.preprocessing or {}).get("categorical"):
             msg = "this model has text columns, which svmlight lines cannot carry: send JSON or CSV"
             raise invalid(msg, [field_error(["body"], msg)])
-        return svmlight_to_matrix(body, model.n_features, model.index_base)
+        return svmlight_to_matrix(body, model.n_features, model.index_base, ignore_extra)
     if media_type == "text/csv":
-        return instances_to_matrix(csv_to_payload(body, model), model)
+        return instances_to_matrix(csv_to_payload(body, model), model, ignore_extra)
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -222,12 +260,13 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel) -> Any:
         # (Python's int_max_str_digits); RecursionError: nesting deeper than the parser's stack.
         raise invalid(f"the body is not valid JSON: {exc}",
                       [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
-    return instances_to_matrix(payload, model)
+    return instances_to_matrix(payload, model, ignore_extra)
 
 
-def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool) -> bytes:
+def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool,
+         ignore_extra: bool) -> bytes:
     check_row_count(body, media_type, max_rows)
-    X = _to_matrix(body, media_type, model)
+    X = _to_matrix(body, media_type, model, ignore_extra)
     if X.shape[0] > max_rows:
         raise too_many_rows(X.shape[0], max_rows)
     try:
@@ -293,14 +332,17 @@ async def predict_route(
     request: Request,
     settings: SettingsDep,
     model: Annotated[LoadedModel, Depends(_cached_model)],
+    extra_features: ExtraFeaturesQuery = "fail",
 ) -> Response:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype not in ("application/json", "text/plain", "text/csv"):
         raise unsupported_media_type()
     as_csv = "text/csv" in request.headers.get("accept", "")
     body = await _read_body(request, settings.max_predict_bytes)
+    ignore_extra = extra_features == "ignore"
     if len(body) <= INLINE_BYTES:
-        out = _run(body, ctype, model, settings.max_predict_rows, as_csv)
+        out = _run(body, ctype, model, settings.max_predict_rows, as_csv, ignore_extra)
     else:
-        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows, as_csv)
+        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows,
+                                      as_csv, ignore_extra)
     return Response(out, media_type="text/csv" if as_csv else "application/json")

@@ -11,7 +11,14 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy import select
 
-from app.api.deps import RunnerDep, SessionDep, StudyDep, require_json
+from app.api.deps import (
+    PrincipalDep,
+    RunnerDep,
+    SessionDep,
+    SettingsDep,
+    StudyDep,
+    require_json,
+)
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, Study
 from app.schemas import JobList, StudyCreate, StudyList, StudyRead
@@ -27,13 +34,14 @@ router = APIRouter(prefix="/v1/studies", tags=["studies"])
     response_model=StudyRead,
     summary="Start a time-to-accuracy study (runs x sizes x repeats jobs)",
     dependencies=[Depends(require_json)],
-    responses={415: {"description": "Body is not JSON"}},
+    responses={415: {"description": "Body is not JSON"},
+               429: {"description": "The caller's or the server's queue is full (Retry-After)"}},
 )
 def create_study(
     body: StudyCreate, request: Request, response: Response, session: SessionDep,
-    runner: RunnerDep,
+    runner: RunnerDep, principal: PrincipalDep, settings: SettingsDep,
 ) -> dict[str, Any]:
-    study, planned = study_requests.create_study(session, body)
+    study, planned = study_requests.create_study(session, body, principal, settings)
     # After the commit: a worker must find the rows. Repeat-major order (see plan_jobs).
     for job in planned:
         runner.submit(job.id)

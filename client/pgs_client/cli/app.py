@@ -75,12 +75,36 @@ def solvers_cmd(ctx: typer.Context,
                 as_json: Json = False) -> None:
     """The solvers the service runs: tasks, losses and parameters."""
     c = _client(ctx)
-    if name is not None:
-        solver = c.solvers.get(name)
-        output.show(solver.params, as_json, ["name", "type", "default", "range", "choices",
-                                             "description"], title=f"{solver.name}: {solver.title}")
+    if name is None:
+        solvers = c.solvers()
+        output.show(solvers if as_json else [_solver_row(s) for s in solvers], as_json,
+                    ["name", "title", "losses", "paper"])
         return
-    output.show(c.solvers(), as_json, ["name", "title", "tasks", "losses", "paper"])
+    solver = c.solvers.get(name)
+    if as_json:
+        output.emit_json(solver)
+        return
+    for task in solver.tasks:
+        output.table([_param_row(p) for p in task.params],
+                     ["name", "type", "default", "range", "choices", "description"],
+                     title=f"{solver.name} ({task.task}, {task.estimator}): {solver.title}; "
+                           f"{solver.paper}, {solver.algorithm}")
+
+
+def _solver_row(solver: Any) -> dict[str, Any]:
+    return {"name": solver.name, "title": solver.title,
+            "losses": {t.task: t.losses for t in solver.tasks},
+            "paper": f"{solver.paper}, {solver.algorithm}"}
+
+
+def _param_row(param: Any) -> dict[str, Any]:
+    """A parameter for the table: its range as an interval, "or null" when null is accepted."""
+    r = param.range
+    interval = None if r is None else (
+        f"{'[' if r.min_inclusive else '('}{r.min:.12g}, {r.max:.12g}"
+        f"{']' if r.max_inclusive else ')'}")
+    return {**output.plain(param), "range": interval,
+            "type": param.type + (" or null" if param.nullable else "")}
 
 
 # -- datasets ------------------------------------------------------------------------------------
@@ -179,9 +203,11 @@ def jobs_create(
 def jobs_ls(ctx: typer.Context,
             status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")]
             = None,
+            dataset: Annotated[int | None, typer.Option(help="Only jobs on this data set")] = None,
+            solver: Annotated[str | None, typer.Option(help="Only jobs of this solver")] = None,
             limit: Limit = 20, as_json: Json = False) -> None:
-    """List jobs."""
-    items = list(_client(ctx).jobs.list(limit, status=status))
+    """List jobs, newest first."""
+    items = list(_client(ctx).jobs.list(limit, status=status, dataset=dataset, solver=solver))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 

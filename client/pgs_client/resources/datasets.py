@@ -1,10 +1,10 @@
-"""``/v1/datasets``: upload files or in-memory (X, y), list, read, delete."""
+"""``/v1/datasets``: upload files or in-memory (X, y), list, read, edit, delete."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -13,7 +13,7 @@ from pgs_client import data
 from pgs_client.convert import from_json
 from pgs_client.models import DatasetRead
 from pgs_client.progress import Bar, bar, wanted
-from pgs_client.resources import ident
+from pgs_client.resources import ident, labels
 from pgs_client.transport import Transport
 
 # Files at least this big get a progress bar by default (on a terminal, with rich installed).
@@ -55,10 +55,14 @@ class Datasets:
         header: str = "auto",
         zero_based: str = "auto",
         task: str = "auto",
+        n_features: int | None = None,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
         compress: bool = False,
         progress: bool | None = None,
     ) -> DatasetRead:
-        """Upload a svmlight/LIBSVM or CSV file (plain or gzip), or ``(X, y)`` in memory.
+        """Upload a svmlight/LIBSVM or CSV file (plain, gzip, bzip2 or xz), or ``(X, y)`` in
+        memory. ``n_features``: the width to store (a test set's: its training set's).
 
         ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
         labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
@@ -68,6 +72,12 @@ class Datasets:
         fields = {"format": format, "header": header, "zero_based": zero_based, "task": task}
         if label_column is not None:
             fields["label_column"] = str(label_column)
+        if n_features is not None:
+            fields["n_features"] = str(n_features)
+        if tags:
+            fields["tags"] = ",".join(tags)
+        if description is not None:
+            fields["description"] = description
         with tempfile.TemporaryDirectory(prefix="pgs-upload-") as tmp:
             if isinstance(source, tuple):
                 path, array_fields = data.write_upload(*source, Path(tmp))
@@ -101,10 +111,24 @@ class Datasets:
     def get(self, dataset: int | DatasetRead) -> DatasetRead:
         return from_json(DatasetRead, self._t.get(f"/v1/datasets/{ident(dataset)}"))
 
-    def list(self, limit: int | None = None, *, page_size: int = 100) -> Iterator[DatasetRead]:
-        """Data sets, newest first, fetched a page at a time (all of them, or ``limit``)."""
-        return self._t.pages("/v1/datasets", lambda d: from_json(DatasetRead, d), limit, page_size)
+    def list(self, limit: int | None = None, *, name: str | None = None,
+             tag: str | Sequence[str] | None = None, page_size: int = 100) -> Iterator[DatasetRead]:
+        """Data sets, newest first, fetched a page at a time (all of them, or ``limit``); only
+        those named ``name`` and with every tag of ``tag`` when given."""
+        return self._t.pages("/v1/datasets", lambda d: from_json(DatasetRead, d), limit,
+                             page_size, name=name, tag=tag)
 
-    def delete(self, dataset: int | DatasetRead) -> None:
-        """Delete a data set (:class:`~pgs_client.errors.Conflict` while a job uses it)."""
-        self._t.request("DELETE", f"/v1/datasets/{ident(dataset)}", safe=True)
+    def update(self, dataset: int | DatasetRead, *, name: str | None = None,
+               description: str | None = None, tags: Sequence[str] | None = None,
+               task: str | None = None) -> DatasetRead:
+        """Rename, describe, tag, or correct the task ("classification" or "regression")."""
+        body = labels(description, tags, name=name, task=task)
+        response = self._t.request("PATCH", f"/v1/datasets/{ident(dataset)}", safe=True,
+                                   json=body)
+        return from_json(DatasetRead, response.json())
+
+    def delete(self, dataset: int | DatasetRead, *, force: bool = False) -> None:
+        """Delete a data set (:class:`~pgs_client.errors.Conflict` while a job uses it, or
+        models or studies come from it unless ``force``: the models keep its metadata)."""
+        params = {"force": "true"} if force else {}
+        self._t.request("DELETE", f"/v1/datasets/{ident(dataset)}", safe=True, params=params)

@@ -11,7 +11,7 @@ from pgs_client.convert import from_json, to_frame
 from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.models import DatasetRead, JobRead, TracePointRead, TraceRead
 from pgs_client.progress import bar, wanted
-from pgs_client.resources import ident
+from pgs_client.resources import ident, labels
 from pgs_client.transport import Transport
 
 FINAL = ("succeeded", "failed", "cancelled")
@@ -56,14 +56,20 @@ class Jobs:
         split_seed: int = 0,
         targets: Sequence[float] = (),
         time_budget_s: float | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        model_name: str | None = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
         """Queue a training job. The request carries an ``Idempotency-Key`` (a fresh one unless
         given): a retry after a lost connection returns the first job instead of a second.
-        Pass your own key to make a retry from another process safe too."""
+        Pass your own key to make a retry from another process safe too. ``model_name``:
+        the model is registered as the next version of that name."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset), "solver": solver, "params": dict(params or {}),
             "split_seed": split_seed, "targets": list(targets),
+            **labels(description, tags, name=name, model_name=model_name),
         }
         if test_dataset is not None:
             body["test_dataset_id"] = ident(test_dataset)
@@ -79,10 +85,21 @@ class Jobs:
         return from_json(JobRead, self._t.get(f"/v1/jobs/{ident(job)}"))
 
     def list(self, limit: int | None = None, *, status: str | None = None,
+             dataset: int | DatasetRead | None = None, solver: str | None = None,
+             name: str | None = None, tag: str | Sequence[str] | None = None,
              page_size: int = 100) -> Iterator[JobRead]:
-        """Jobs, newest first (only those in ``status`` when given), a page at a time."""
+        """Jobs, newest first, a page at a time; only those in ``status``, trained on
+        ``dataset``, of ``solver``, named ``name``, with every tag of ``tag`` when given (the
+        service filters)."""
         return self._t.pages("/v1/jobs", lambda j: from_json(JobRead, j), limit, page_size,
-                             status=status)
+                             status=status, dataset_id=None if dataset is None else ident(dataset),
+                             solver=solver, name=name, tag=tag)
+
+    def update(self, job: int | JobRead, *, name: str | None = None,
+               description: str | None = None, tags: Sequence[str] | None = None) -> JobRead:
+        response = self._t.request("PATCH", f"/v1/jobs/{ident(job)}", safe=True,
+                                   json=labels(description, tags, name=name))
+        return from_json(JobRead, response.json())
 
     def cancel(self, job: int | JobRead) -> JobRead:
         """Stop a queued job now, a running one within about a second."""

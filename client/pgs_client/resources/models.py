@@ -1,9 +1,12 @@
-"""``/v1/models``: list, read, delete, export and import, and predict in batches."""
+"""``/v1/models``: list, read, edit, delete, export and import, predict in batches, and batch
+predictions of a stored data set. A model is named by its id, its result object, or
+``"name@alias"``."""
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -12,9 +15,12 @@ from typing import Any, Literal
 from pgs_client import data
 from pgs_client.convert import from_json
 from pgs_client.errors import PayloadTooLarge
-from pgs_client.models import ModelRead
-from pgs_client.resources import ident
+from pgs_client.models import BatchPredictionRead, DatasetRead, ModelRead
+from pgs_client.resources import ident, labels, model_ref
+from pgs_client.resources.jobs import poll
 from pgs_client.transport import Transport
+
+ModelRef = int | str | ModelRead
 
 # Well under the service's defaults (100,000 rows and 64 MiB per request); a service configured
 # lower answers 413, and the batch is split in two until it fits.
@@ -58,21 +64,31 @@ class Models:
     def __init__(self, transport: Transport):
         self._t = transport
 
-    def get(self, model: int | ModelRead) -> ModelRead:
-        return from_json(ModelRead, self._t.get(f"/v1/models/{ident(model)}"))
+    def get(self, model: ModelRef) -> ModelRead:
+        return from_json(ModelRead, self._t.get(f"/v1/models/{model_ref(model)}"))
 
-    def list(self, limit: int | None = None, *, page_size: int = 100) -> Iterator[ModelRead]:
-        """Models, newest first, a page at a time."""
-        return self._t.pages("/v1/models", lambda m: from_json(ModelRead, m), limit, page_size)
+    def list(self, limit: int | None = None, *, name: str | None = None,
+             tag: str | Sequence[str] | None = None, page_size: int = 100) -> Iterator[ModelRead]:
+        """Models, newest first, a page at a time: the versions of ``name``, those with every
+        tag of ``tag``, when given."""
+        return self._t.pages("/v1/models", lambda m: from_json(ModelRead, m), limit, page_size,
+                             name=name, tag=tag)
 
-    def delete(self, model: int | ModelRead) -> None:
-        self._t.request("DELETE", f"/v1/models/{ident(model)}", safe=True)
+    def update(self, model: ModelRef, *, name: str | None = None,
+               description: str | None = None, tags: Sequence[str] | None = None) -> ModelRead:
+        """Describe or tag a model; ``name`` registers it as the next version of that name."""
+        response = self._t.request("PATCH", f"/v1/models/{model_ref(model)}", safe=True,
+                                   json=labels(description, tags, name=name))
+        return from_json(ModelRead, response.json())
 
-    def export(self, model: int | ModelRead, format: Literal["npz", "json", "onnx"],
+    def delete(self, model: ModelRef) -> None:
+        self._t.request("DELETE", f"/v1/models/{model_ref(model)}", safe=True)
+
+    def export(self, model: ModelRef, format: Literal["npz", "json", "onnx"],
                path: str | Path) -> Path:
         """Download the model to ``path``: npz or json (for :meth:`import_file` in another
         installation) or onnx (its preprocessing and decision, for onnxruntime)."""
-        response = self._t.request("GET", f"/v1/models/{ident(model)}/export", safe=True,
+        response = self._t.request("GET", f"/v1/models/{model_ref(model)}/export", safe=True,
                                    params={"format": format})
         target = Path(path)
         target.write_bytes(response.content)
@@ -87,22 +103,55 @@ class Models:
                                    headers={"Content-Type": content_type})
         return from_json(ModelRead, response.json())
 
-    def predict(self, model: int | ModelRead, X: Any, *, batch_rows: int = BATCH_ROWS,
+    # -- batch predictions of a stored data set -------------------------------------------------
+
+    def predict_dataset(self, model: ModelRef, dataset: int | DatasetRead, *,
+                        extra_features: str = "fail") -> BatchPredictionRead:
+        """Start predicting every row of ``dataset`` in the background (no body limit)."""
+        response = self._t.request(
+            "POST", f"/v1/models/{model_ref(model)}/predictions", safe=False,
+            json={"dataset_id": ident(dataset), "extra_features": extra_features})
+        return from_json(BatchPredictionRead, response.json())
+
+    def batch(self, model: ModelRef, batch: int | BatchPredictionRead) -> BatchPredictionRead:
+        return from_json(BatchPredictionRead,
+                         self._t.get(f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}"))
+
+    def wait_batch(self, model: ModelRef, batch: int | BatchPredictionRead, *,
+                   timeout: float | None = None, poll_s: float = 1.0) -> BatchPredictionRead:
+        """Poll until the batch prediction ends; returns it (whatever its status)."""
+        return poll(lambda: self.batch(model, batch),
+                    lambda b: b.status in ("succeeded", "failed", "cancelled"), timeout, poll_s,
+                    f"batch prediction {ident(batch)}")
+
+    def download_batch(self, model: ModelRef, batch: int | BatchPredictionRead,
+                       target: str | os.PathLike[str], *, format: str = "csv",
+                       output: str = "predictions") -> Path:
+        """Save the result to ``target`` as it streams in: ``csv``, ``jsonl``, or ``npy`` (one
+        ``output``: predictions, scores or probabilities)."""
+        return self._t.download(
+            f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}/result", Path(target),
+            params={"format": format, "output": output})
+
+    # -- predictions of rows sent in the request ------------------------------------------------
+
+    def predict(self, model: ModelRef, X: Any, *, batch_rows: int = BATCH_ROWS,
                 batch_bytes: int = BATCH_BYTES) -> Prediction:
         """Predict every row of ``X``: a NumPy 2-D array, a SciPy sparse matrix, a pandas
         DataFrame, a list of dense rows or a list of sparse dicts (``{index: value}``, 0-based).
         Sent as JSON in batches of at most ``batch_rows`` rows and about ``batch_bytes``."""
         batches = data.batches(X, batch_rows, batch_bytes)
-        return self._predict(ident(model), batches, data.predict_body, "application/json")
+        return self._predict(model_ref(model), batches, data.predict_body, "application/json")
 
-    def predict_svmlight(self, model: int | ModelRead, lines: Iterable[str], *,
+    def predict_svmlight(self, model: ModelRef, lines: Iterable[str], *,
                          batch_rows: int = BATCH_ROWS) -> Prediction:
         """Predict svmlight/LIBSVM lines (a leading label is ignored; feature indices as in the
         model's training file), sent as ``text/plain`` in batches."""
         encoded = (line.strip().encode() for line in lines if line.strip())
-        return self._predict(ident(model), _chunks(encoded, batch_rows), b"\n".join, "text/plain")
+        return self._predict(model_ref(model), _chunks(encoded, batch_rows), b"\n".join,
+                             "text/plain")
 
-    def _predict(self, model_id: int, batches: Iterable[builtins.list[bytes]],
+    def _predict(self, model_id: str, batches: Iterable[builtins.list[bytes]],
                  join: Callable[[builtins.list[bytes]], bytes], content_type: str) -> Prediction:
         parts: builtins.list[dict[str, Any]] = []
         for batch in batches:
@@ -111,7 +160,7 @@ class Models:
             raise ValueError("nothing to predict: X has no rows")
         return _arrays(parts)
 
-    def _post(self, model_id: int, rows: builtins.list[bytes], join: Callable[[builtins.list[bytes]], bytes],
+    def _post(self, model_id: str, rows: builtins.list[bytes], join: Callable[[builtins.list[bytes]], bytes],
               content_type: str) -> builtins.list[dict[str, Any]]:
         try:
             response = self._t.request(

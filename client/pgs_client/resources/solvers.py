@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pgs_client.convert import from_json
 from pgs_client.errors import NotFound
+from pgs_client.models import SolverRead
 from pgs_client.transport import Transport
-
-
-@dataclass(kw_only=True)
-class SolverParam:
-    name: str
-    type: str
-    default: Any = None
-    range: Any = None
-    """Allowed interval of a number, as the service states it."""
-    choices: list[Any] | None = None
-    description: str = ""
-
-
-@dataclass(kw_only=True)
-class Solver:
-    name: str
-    title: str
-    paper: str
-    algorithm: str
-    tasks: list[str]
-    losses: list[str]
-    params: list[SolverParam]
 
 
 def _explained(exc: NotFound) -> NotFound:
@@ -44,11 +22,11 @@ class Solvers:
     def __init__(self, transport: Transport):
         self._t = transport
 
-    def __call__(self) -> list[Solver]:
-        return [from_json(Solver, s) for s in self._get("/v1/solvers")["solvers"]]
+    def __call__(self) -> list[SolverRead]:
+        return [from_json(SolverRead, s) for s in self._get("/v1/solvers")["solvers"]]
 
-    def get(self, name: str) -> Solver:
-        return from_json(Solver, self._get(f"/v1/solvers/{name}"))
+    def get(self, name: str) -> SolverRead:
+        return from_json(SolverRead, self._get(f"/v1/solvers/{name}"))
 
     def _get(self, path: str) -> Any:
         try:

@@ -76,6 +76,25 @@ def test_export_and_load_without_pickle(cls, as_input):
     assert hasattr(loaded, "coef_") == hasattr(est, "coef_")
 
 
+def test_sparse_weights_are_exported_as_their_non_zeros():
+    """A model over many columns of which few are used (a feature index of 16,777,216 in a tiny
+    file) exports its non-zeros, so the export's size follows nnz, not n_features x n_outputs;
+    dense weights stay one array. Both load to the same predictor."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    wide = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 100_000))]).tocsr()
+    for data, sparse in ((wide, True), (X, False)):
+        est = PGSClassifier(sigma=1e-3, random_state=0, n_iter=500).fit(data, y)
+        meta, arrays = est.export_model()
+        assert ("coef" not in arrays) == sparse
+        size = sum(a.nbytes for a in arrays.values())
+        assert size < 1000 if sparse else size == 8 * (3 * 4 + 3)
+        assert meta["nnz_weights"] == np.count_nonzero(est.coef_)
+        loaded = saved_and_loaded(meta, arrays)
+        np.testing.assert_array_equal(loaded.coef_, est.coef_)
+        np.testing.assert_array_equal(loaded.predict(data), est.predict(data))
+
+
 # Per solver: the parameter sets whose dense and CSR fits are compared, and the relative and
 # absolute tolerance (PGS for p < 2 refreshes its sums on a schedule that counts a row's stored
 # values, which differ between the layouts; coordinate descent and L-BFGS sum in other orders).
@@ -118,7 +137,7 @@ def test_dense_and_sparse_give_the_same_model(cls, params, rtol, atol):
     assert dense_arrays.keys() == sparse_arrays.keys()
     for name, array in dense_arrays.items():
         np.testing.assert_allclose(array, sparse_arrays[name], rtol=rtol, atol=atol, err_msg=name)
-    weights = dense_arrays["dual_coef" if "dual_coef" in dense_arrays else "coef"]
+    weights = next(dense_arrays[k] for k in ("dual_coef", "coef", "coef_values") if k in dense_arrays)
     assert weights.any()
     np.testing.assert_allclose(dense.predict(X), sparse.predict(sp.csr_matrix(X)), rtol=1e-10,
                                atol=1e-12)

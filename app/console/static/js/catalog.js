@@ -1,22 +1,20 @@
-// What the job and study forms offer: the service's solver catalog (GET /v1/solvers) when it has
-// one, and the OpenAPI document's request schemas in every case. Without a catalog the solver is a
-// text field and its parameters a JSON object, seeded from the schema's example.
+// What the job and study forms offer: the service's solver catalog (GET /v1/solvers) and the
+// OpenAPI document's request schemas.
 
-import { ApiError, get } from "./api.js";
+import { get } from "./api.js";
 
 let loading = null;
 
-// {openapi, schemas: {JobCreate, StudyCreate, upload}, solvers: [...] | null, exampleParams}
+// {openapi, schemas: {JobCreate, StudyCreate, upload}, solvers: [...]}
 export function loadCatalog() {
-  loading ??= Promise.all([get("/openapi.json"), solverCatalog()])
+  loading ??= Promise.all([get("/openapi.json"), get("/v1/solvers")])
     .then(([openapi, solvers]) => {
       const schemas = openapi.components.schemas;
       const upload = openapi.paths["/v1/datasets"].post.requestBody.content["multipart/form-data"].schema;
       return {
         openapi,
         schemas: { JobCreate: schemas.JobCreate, StudyCreate: schemas.StudyCreate, upload },
-        solvers,
-        exampleParams: schemas.JobCreate.examples?.[0]?.params ?? {},
+        solvers: solvers.solvers,
       };
     })
     .catch((error) => {
@@ -26,20 +24,9 @@ export function loadCatalog() {
   return loading;
 }
 
-async function solverCatalog() {
-  try {
-    const answer = await get("/v1/solvers");
-    return Array.isArray(answer?.solvers) && answer.solvers.length ? answer.solvers : null;
-  } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || error.status === 405)) return null;
-    throw error;
-  }
-}
-
-// Whether a catalog solver trains on a data set of this task ("binary", "multiclass",
-// "regression"); the catalog may say "classification" for the first two.
-export function solverFits(solver, task) {
-  const tasks = solver.tasks;
-  if (!Array.isArray(tasks) || !tasks.length) return true;
-  return tasks.includes(task) || (task !== "regression" && tasks.includes("classification"));
+// The catalog's task ("classification", "regression") of a data set's task ("binary",
+// "multiclass", "regression"); null before a data set is chosen.
+export function catalogTask(datasetTask) {
+  if (!datasetTask) return null;
+  return datasetTask === "regression" ? "regression" : "classification";
 }

@@ -1,85 +1,57 @@
 // The solver and its parameters, for a job (fields "solver", "params.<name>") or a study's run
-// (prefix "runs.<i>."). With the service's solver catalog: a choice of solver, its losses, and
-// one input per parameter with its default and range. Without it: the solver's name and its
-// parameters as a JSON object.
+// (prefix "runs.<i>."), built from the service's solver catalog (GET /v1/solvers): a choice of
+// solver, the losses it accepts for the data set's task, and one input per parameter with its
+// default and range. An empty input leaves the parameter to its default.
 
-import { h, options } from "./dom.js";
-import { FieldError, field, rangeText } from "./forms.js";
-import { solverFits } from "./catalog.js";
+import { fmtNum, h, options } from "./dom.js";
+import { field } from "./forms.js";
+import { catalogTask } from "./catalog.js";
 
-const NUMBER_TYPES = new Set(["float", "int", "integer", "number"]);
-const BOOL_TYPES = new Set(["bool", "boolean"]);
-
-export function solverEditor(catalog, { prefix = "", task = null, initial = {} } = {}) {
-  return catalog.solvers
-    ? catalogEditor(catalog.solvers, prefix, task, initial)
-    : jsonEditor(catalog, prefix, initial);
-}
-
-function jsonEditor(catalog, prefix, initial) {
-  const solverSchema = catalog.schemas.JobCreate.properties.solver;
-  const solver = h("input", { type: "text", name: `${prefix}solver`, value: initial.solver ?? solverSchema.default ?? "",
-    autocomplete: "off", spellcheck: "false" });
-  const params = h("textarea", { name: `${prefix}params`, rows: "4", spellcheck: "false", class: "code",
-    value: JSON.stringify(initial.params ?? catalog.exampleParams, null, 1).replace(/\n\s*/g, " ") });
-  const element = h("div", { class: "solver-editor" },
-    h("div", { class: "form-grid" }, field(`${prefix}solver`, "Solver", solver, solverSchema.description)),
-    field(`${prefix}params`, "Parameters (JSON object)", params,
-      "The estimator's parameters; the service checks them before queueing and names any it refuses."));
-  return {
-    element,
-    setTask() {},
-    value() {
-      let parsed;
-      try {
-        parsed = params.value.trim() ? JSON.parse(params.value) : {};
-      } catch (error) {
-        throw new FieldError(`${prefix}params`, `not valid JSON: ${error.message}`);
-      }
-      return { solver: solver.value.trim(), params: parsed };
-    },
-  };
-}
-
-function catalogEditor(solvers, prefix, task, initial) {
+export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, initial = {} } = {}) {
+  let prefix = firstPrefix;
+  const solvers = catalog.solvers;
   const select = h("select", { name: `${prefix}solver` },
-    options(solvers.map((s) => [s.name, s.title ? `${s.name}: ${s.title}` : s.name]), initial.solver ?? solvers[0].name));
+    options(solvers.map((s) => [s.name, `${s.name}: ${s.title}`]), initial.solver ?? solvers[0].name));
   const about = h("p", { class: "hint" });
   const paramsBox = h("div", { class: "param-grid" });
+  let dataTask = task;
   let controls = [];
 
+  // The solver's entry for the data set's task (its first before a data set is chosen).
+  const entryOf = (spec) => spec.tasks.find((t) => t.task === catalogTask(dataTask)) ?? spec.tasks[0];
+
   const render = () => {
+    // What the user typed survives a change of solver or task where the parameter still exists.
+    const typed = { ...initial.params, ...readControls() };
     const spec = solvers.find((s) => s.name === select.value) ?? solvers[0];
-    about.replaceChildren([spec.algorithm, spec.paper].filter(Boolean).join(" · "));
-    controls = [];
-    const fields = [];
-    if (spec.losses?.length) {
-      const loss = h("select", { name: `${prefix}params.loss` },
-        h("option", { value: "" }, "default"), options(spec.losses.map((l) => [l, l]), initial.params?.loss));
-      controls.push({ name: "loss", el: loss, read: () => loss.value || undefined });
-      fields.push(field(`${prefix}params.loss`, "loss", loss));
+    const entry = entryOf(spec);
+    about.replaceChildren(`${spec.paper}, ${spec.algorithm}. ${entry.estimator}.`);
+    controls = entry.params.map((p) => ({ name: p.name, ...paramControl(p, typed[p.name]) }));
+    paramsBox.replaceChildren(...controls.map((c) => {
+      c.el.name = `${prefix}params.${c.name}`;
+      return field(`${prefix}params.${c.name}`, c.name, c.el, c.hint);
+    }));
+  };
+  const readControls = () => {
+    const params = {};
+    for (const c of controls) {
+      const v = c.read();
+      if (v !== undefined) params[c.name] = v;
     }
-    for (const p of spec.params ?? []) {
-      if (p.name === "loss" && spec.losses?.length) continue;
-      const { el, read } = paramControl(p, initial.params?.[p.name]);
-      el.name = `${prefix}params.${p.name}`;
-      controls.push({ name: p.name, el, read });
-      fields.push(field(`${prefix}params.${p.name}`, p.name, el, paramHint(p)));
-    }
-    paramsBox.replaceChildren(...fields);
+    return params;
   };
   const setTask = (newTask) => {
+    dataTask = newTask;
     for (const option of select.options) {
       const spec = solvers.find((s) => s.name === option.value);
-      option.disabled = Boolean(newTask) && !solverFits(spec, newTask);
+      option.disabled = Boolean(newTask) && !spec.tasks.some((t) => t.task === catalogTask(newTask));
     }
     if (select.selectedOptions[0]?.disabled) {
       select.value = [...select.options].find((o) => !o.disabled)?.value ?? select.value;
-      render();
     }
+    render();
   };
   select.addEventListener("change", render);
-  render();
   setTask(task);
   const element = h("div", { class: "solver-editor" },
     field(`${prefix}solver`, "Solver", select), about,
@@ -89,42 +61,61 @@ function catalogEditor(solvers, prefix, task, initial) {
   return {
     element,
     setTask,
+    // A study's runs are renumbered when one is removed: the inputs follow (the other fields'
+    // data-field names are the caller's to rename).
+    setPrefix(newPrefix) {
+      prefix = newPrefix;
+      select.name = `${prefix}solver`;
+      render();
+    },
     value() {
-      const params = {};
-      for (const c of controls) {
-        const v = c.read();
-        if (v !== undefined) params[c.name] = v;
-      }
-      return { solver: select.value, params };
+      return { solver: select.value, params: readControls() };
     },
   };
 }
 
+// A bound as the hint shows it: the service's 1e12 as 1e+12, not thirteen digits.
+function boundText(x) {
+  return Math.abs(x) >= 1e12 ? x.toExponential() : fmtNum(x);
+}
+
 function paramHint(p) {
-  const bits = [];
-  if (p.description) bits.push(p.description);
-  if (Array.isArray(p.range)) bits.push(rangeText(p.range[0], p.range[1]));
-  if (p.default !== undefined) bits.push(`default ${p.default === null ? "none" : p.default}`);
+  const bits = [p.description.replace(/\.$/, "")];
+  const r = p.range;
+  if (r) bits.push(`${r.min_inclusive ? "[" : "("}${boundText(r.min)}, ${boundText(r.max)}${r.max_inclusive ? "]" : ")"}`);
+  if (p.range && p.choices) bits.push(`or ${p.choices.map((c) => `"${c}"`).join(", ")}`);
+  if (p.nullable) bits.push("or none");
+  bits.push(`default ${p.default === null ? "none" : p.default}`);
   return bits.join("; ");
 }
 
-// One parameter's input and how to read it (undefined: leave it to the default).
+const shown = (v) => (v === null ? "none" : String(v));
+
+// One parameter's input, its hint and how to read it (undefined: leave it to the default).
 function paramControl(p, initial) {
-  if (Array.isArray(p.choices)) {
-    const el = h("select", {}, h("option", { value: "" }, `default (${p.default ?? "none"})`),
-      p.choices.map((c, i) => h("option", { value: String(i), selected: initial !== undefined && c === initial }, String(c))));
-    return { el, read: () => (el.value === "" ? undefined : p.choices[Number(el.value)]) };
+  const hint = paramHint(p);
+  if (p.type === "boolean" || (p.type === "string" && p.choices)) {
+    const values = p.type === "boolean" ? [true, false] : p.choices;
+    const el = h("select", {}, h("option", { value: "" }, `default (${shown(p.default)})`),
+      values.map((v, i) => h("option", { value: String(i), selected: initial !== undefined && v === initial }, String(v))));
+    return { el, hint, read: () => (el.value === "" ? undefined : values[Number(el.value)]) };
   }
-  if (BOOL_TYPES.has(p.type)) {
-    const el = h("select", {}, options([["", `default (${p.default})`], ["true", "true"], ["false", "false"]], initial));
-    return { el, read: () => (el.value === "" ? undefined : el.value === "true") };
-  }
-  if (NUMBER_TYPES.has(p.type)) {
-    const [lo, hi] = Array.isArray(p.range) ? p.range : [];
-    const el = h("input", { type: "number", step: "any", inputmode: "decimal", min: lo ?? undefined,
-      max: hi ?? undefined, placeholder: p.default ?? "", value: initial ?? "" });
-    return { el, read: () => (el.value.trim() === "" ? undefined : Number(el.value)) };
-  }
-  const el = h("input", { type: "text", placeholder: p.default ?? "", value: initial ?? "", spellcheck: "false" });
-  return { el, read: () => (el.value.trim() === "" ? undefined : el.value.trim()) };
+  // A number alone is a number input; a number or a keyword ("auto", none) is typed as text.
+  const keywords = [...(p.choices ?? []), ...(p.nullable && p.default !== null ? ["none"] : [])];
+  const numeric = !keywords.length;
+  const el = h("input", {
+    type: numeric ? "number" : "text", step: numeric ? (p.type === "integer" ? "1" : "any") : undefined,
+    inputmode: p.type === "integer" ? "numeric" : "decimal", autocomplete: "off", spellcheck: "false",
+    min: numeric && p.range?.min_inclusive ? p.range.min : undefined,
+    max: numeric && p.range?.max_inclusive ? p.range.max : undefined,
+    placeholder: shown(p.default), value: initial === undefined ? "" : shown(initial),
+  });
+  const read = () => {
+    const text = el.value.trim();
+    if (text === "") return undefined;
+    if (text === "none" && p.nullable) return null;
+    // Anything else that is not a number goes as typed: the API names what it refuses.
+    return p.choices?.includes(text) || !Number.isFinite(Number(text)) ? text : Number(text);
+  };
+  return { el, hint, read };
 }

@@ -2,6 +2,7 @@
 // seconds), filters, cancel, and a selection to compare.
 
 import { get, listAll } from "../api.js";
+import { loadCatalog } from "../catalog.js";
 import { badge, fmtNum, fmtParams, fmtPercent, fmtSeconds, fmtTime, h, labelled, link, options, progressBar, setTitle } from "../dom.js";
 import { cancelButton, currentScore, currentSeconds, isActive, traceOf } from "../jobs_common.js";
 import { LiveTable } from "../live_table.js";
@@ -20,7 +21,7 @@ export async function list(main, { query, signal }) {
     solver: query.get("solver") ?? "",
   };
   let limit = PAGE;
-  const datasets = await listAll("/v1/datasets", { signal });
+  const [datasets, catalog] = await Promise.all([listAll("/v1/datasets", { signal }), loadCatalog()]);
   const datasetName = new Map(datasets.map((d) => [d.id, d.name]));
   const selected = new Set();
   const traces = new Map();
@@ -29,7 +30,8 @@ export async function list(main, { query, signal }) {
     options([["", "any status"], ...STATUSES.map((s) => [s, s])], filters.status));
   const datasetSelect = h("select", {},
     options([["", "any data set"], ...datasets.map((d) => [d.id, `${d.name} (#${d.id})`])], filters.dataset));
-  const solverSelect = h("select", {}, options([["", "any solver"]], ""));
+  const solverSelect = h("select", {},
+    options([["", "any solver"], ...catalog.solvers.map((s) => [s.name, s.name])], filters.solver));
   const compareButton = h("button", { type: "button", class: "primary", disabled: true }, "Compare selected");
   const summary = h("p", { class: "subtle", role: "status" });
   const more = h("button", { type: "button", hidden: true }, "Show older jobs");
@@ -63,23 +65,25 @@ export async function list(main, { query, signal }) {
     return `#/jobs${q.size ? `?${q}` : ""}`;
   }
 
+  // The API filters (status, data set, solver); the page shows what it answers.
+  function listPath() {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (filters.status) q.set("status", filters.status);
+    if (filters.dataset) q.set("dataset_id", filters.dataset);
+    if (filters.solver) q.set("solver", filters.solver);
+    return `/v1/jobs?${q}`;
+  }
+
   async function refresh() {
-    const path = `/v1/jobs?limit=${limit}${filters.status ? `&status=${filters.status}` : ""}`;
-    const page = await get(path, { signal });
-    // The API filters by status; data set and solver are filtered here, on the loaded jobs.
-    const solvers = [...new Set(page.items.map((j) => j.solver))].sort();
-    if (solverSelect.options.length !== solvers.length + 1) {
-      solverSelect.replaceChildren(...options([["", "any solver"], ...solvers.map((s) => [s, s])], filters.solver));
-    }
-    const shown = page.items.filter((j) => (!filters.dataset || String(j.dataset_id) === filters.dataset)
-      && (!filters.solver || j.solver === filters.solver));
+    const page = await get(listPath(), { signal });
+    const shown = page.items;
     const running = shown.filter((j) => j.status === "running").slice(0, MAX_TRACES);
     const fetched = await Promise.all(running.map((j) => traceOf(j.id, signal).catch(() => null)));
     running.forEach((j, i) => traces.set(j.id, fetched[i]));
     table.update(shown);
     more.hidden = !page.next_cursor;
     summary.textContent = `${shown.length} job${shown.length === 1 ? "" : "s"} shown`
-      + `${filters.dataset || filters.solver ? ` (of the newest ${page.items.length})` : ""}; updated live.`;
+      + `${page.next_cursor ? " (the newest; more below)" : ""}; updated live.`;
   }
 
   const onFilter = () => {

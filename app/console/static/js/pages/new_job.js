@@ -1,4 +1,4 @@
-// New job: a form over POST /v1/jobs, built from the solver catalog (or the OpenAPI schema, see
+// New job: a form over POST /v1/jobs, built from the solver catalog and the OpenAPI schema (see
 // catalog.js), with the API's problem+json errors shown next to the fields they name.
 
 import { newIdempotencyKey, post } from "../api.js";

@@ -49,6 +49,7 @@ export async function create(main, { signal }) {
 
   const renumber = () => runs.forEach((run, i) => {
     run.heading.textContent = `Run ${i + 1}`;
+    run.editor.setPrefix(`runs.${i}.`);
     for (const el of run.element.querySelectorAll("[data-field]")) {
       el.dataset.field = el.dataset.field.replace(/^runs\.\d+/, `runs.${i}`);
     }

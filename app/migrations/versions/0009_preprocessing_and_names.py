@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006_preprocessing_and_names"
-down_revision: str | Sequence[str] | None = "0004_trace_sparsity"
+revision: str = "0009_preprocessing_and_names"
+down_revision: str | Sequence[str] | None = "0008_idempotent_creates"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

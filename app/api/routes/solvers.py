@@ -1,0 +1,27 @@
+"""/v1/solvers: the solvers a job can name, their tasks, losses and parameters (app/solvers.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+
+from app.core.errors import not_found
+from app.schemas import SolverList, SolverRead
+from app.solvers import solver_catalogue
+
+router = APIRouter(prefix="/v1/solvers", tags=["solvers"])
+
+
+@router.get("", response_model=SolverList, summary="Every solver, its losses and parameters")
+def list_solvers() -> dict[str, Any]:
+    return {"solvers": list(solver_catalogue().values())}
+
+
+@router.get("/{name}", response_model=SolverRead, summary="One solver, its losses and parameters",
+            responses={404: {"description": "No solver of that name"}})
+def get_solver(name: Annotated[str, Path(description="As in a job's solver")]) -> dict[str, Any]:
+    solver = solver_catalogue().get(name)
+    if solver is None:
+        raise not_found("solver", name)
+    return solver
