@@ -4,6 +4,7 @@ missing values and an id column, the model's metadata, and the requests refused.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,15 @@ from sklearn.preprocessing import StandardScaler
 
 from app.main import create_app
 from app.services.datasets import split_indices
-from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
+from tests.helpers import (
+    JOB_TIMEOUT_S,
+    assert_problem,
+    create_job,
+    make_settings,
+    poll,
+    upload,
+    wait_for,
+)
 
 
 def _magic(data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -195,3 +204,27 @@ def test_the_openapi_document_shows_csv_in_and_out(client: TestClient):
     op = client.get("/openapi.json").json()["paths"]["/v1/models/{model_id}/predict"]["post"]
     assert {"application/json", "text/csv", "text/plain"} <= set(op["requestBody"]["content"])
     assert {"application/json", "text/csv"} <= set(op["responses"]["200"]["content"])
+
+
+def test_a_batch_prediction_of_a_data_set_with_text_columns_equals_predict(
+    client: TestClient, data_dir: Path
+):
+    """A stored data set's text columns reach the model's one-hot encoder in a batch too."""
+    ds = upload(client, _mixed_csv(data_dir, rows=500), "mixed-batch.csv").json()
+    job = _train(client, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    model_id = job["model_id"]
+    r = client.post(f"/v1/models/{model_id}/predictions", json={"dataset_id": ds["id"]})
+    assert r.status_code == 202, r.text
+    path = r.headers["location"]
+    done = poll(client, path, lambda b: b["status"] in ("succeeded", "failed", "cancelled"),
+                JOB_TIMEOUT_S)
+    assert done["status"] == "succeeded", done
+    batch = np.load(io.BytesIO(client.get(f"{path}/result?format=npy&output=scores").content))
+    csv_rows = _mixed_csv(data_dir, rows=500).decode().splitlines()
+    header = csv_rows[0].split(",")[:-1]
+    rows = [dict(zip(header, line.split(",")[:-1], strict=True)) for line in csv_rows[1:]]
+    instances = [{k: (v if k in ("id", "alpha_band") else (float(v) if v else None))
+                  for k, v in row.items()} for row in rows]
+    direct = client.post(f"/v1/models/{model_id}/predict", json={"instances": instances})
+    assert direct.status_code == 200, direct.text
+    np.testing.assert_allclose(batch, direct.json()["scores"], rtol=1e-9, atol=1e-12)
