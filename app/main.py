@@ -12,6 +12,8 @@ from typing import IO, Any
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
+from app.api.deps import reject_unknown_query
+from app.api.openapi import API_GUARDS, REQUEST_GUARDS, install_openapi, problems
 from app.api.routes import (
     aliases,
     batch_predictions,
@@ -40,6 +42,7 @@ from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import NetworkGuardMiddleware, require_api_key
 from app.core.store import install_storage_error_handler
+from app.docs_ui import install_docs
 from app.runner import JobRunner
 from app.services import jobs as job_service
 from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
@@ -133,6 +136,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Upload data sets, train p-norm linear models with the Primal Gradient "
         "Solver, follow time-to-accuracy, and predict. Errors are RFC 9457 problem+json.",
         lifespan=lifespan,
+        # Served from the package instead (app/docs_ui): FastAPI's own pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -156,9 +162,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    auth = [Depends(require_api_key)]
-    app.include_router(health.router)
-    for module in (datasets, jobs, models, batch_predictions, aliases, studies, plots, solvers):
-        app.include_router(module.router, dependencies=auth)
+    # The key first: a caller without one learns nothing about the parameters.
+    api = [Depends(require_api_key), Depends(reject_unknown_query)]
+    app.include_router(health.router, dependencies=[Depends(reject_unknown_query)],
+                       responses=problems(*REQUEST_GUARDS))
+    resources = [module.router for module in (datasets, jobs, models, batch_predictions, aliases,
+                                               studies, plots, solvers)]
+    for router in resources:
+        app.include_router(router, dependencies=api, responses=problems(*API_GUARDS))
+    install_openapi(app, [health.router, *resources])
+    install_docs(app)
     install_console(app)
     return app

@@ -252,7 +252,8 @@ class Model(Base):
 
 
 class IdempotencyKey(Base):
-    """Remembers which job a POST /v1/jobs with an Idempotency-Key created."""
+    """Remembers which resource a creating POST with an Idempotency-Key created: a job, a data set
+    or a study (exactly one of the three ids is set; app/services/idempotency.py)."""
 
     __tablename__ = "idempotency_keys"
 
@@ -260,7 +261,13 @@ class IdempotencyKey(Base):
     principal: Mapped[str] = mapped_column(String(64), primary_key=True)
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
-    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    # Cascades: deleting the resource forgets its key (a retry then creates it anew).
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True)
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), nullable=True)
+    study_id: Mapped[int | None] = mapped_column(
+        ForeignKey("studies.id", ondelete="CASCADE"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

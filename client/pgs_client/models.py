@@ -478,12 +478,66 @@ class TraceRead:
 
 
 @dataclass(kw_only=True)
-class ValidationError:
+class FieldError:
     loc: list[str | int]
+    """
+    Where: body, query, path or header, then the names
+    """
+    field: str
+    """
+    loc joined with dots, e.g. body.params.sigma
+    """
     msg: str
     type: str
-    input: Any | None = None
-    ctx: dict[str, Any] | None = None
+    """
+    Machine-readable kind, e.g. missing, value_error
+    """
+
+
+@dataclass(kw_only=True)
+class Problem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+
+
+@dataclass(kw_only=True)
+class ValidationProblem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+    errors: list[FieldError] | None = None
+    """
+    One entry per field at fault (absent when no field is)
+    """
 
 
 @dataclass(kw_only=True)
@@ -518,11 +572,6 @@ class DatasetList:
     """
     Pass as ?cursor= for the next page; null at the end
     """
-
-
-@dataclass(kw_only=True)
-class HTTPValidationError:
-    detail: list[ValidationError] | None = None
 
 
 @dataclass(kw_only=True)

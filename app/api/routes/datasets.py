@@ -10,16 +10,26 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep, require_json
+from app.api import examples
+from app.api.deps import (
+    DatasetDep,
+    FactoryDep,
+    IdempotencyKeyHeader,
+    PrincipalDep,
+    SessionDep,
+    SettingsDep,
+    require_json,
+)
 from app.api.filters import NameQuery, TagsQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
-from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetPatch, DatasetRead
 from app.services import lineage, registry
 from app.services.datasets import new_dataset_key, task_from_labels
+from app.services.idempotency import Idempotency, commit_created, idempotency, replay
 from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
 from app.services.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
@@ -73,7 +83,8 @@ _UPLOAD_DOC: dict[str, Any] = {
                                  "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
                         **UploadForm.model_json_schema()["properties"],
                     },
-                }
+                },
+                "example": {"file": "(heart_scale.svm)", "name": "heart_scale"},
             }
         },
     }
@@ -99,9 +110,11 @@ def _parse_options(settings: Settings, form: UploadForm, filename: str) -> Parse
     )
 
 
-def _insert(factory: Any, form: UploadForm, name: str, key: str, stored: StoredDataset,
-            sha256: str, size: int) -> Dataset:
-    with transaction(factory) as s:
+def _insert(factory: Any, idem: Idempotency, form: UploadForm, name: str, key: str,
+            stored: StoredDataset, sha256: str, size: int) -> tuple[Dataset, bool]:
+    """The new row; or the data set of a concurrent upload with the same Idempotency-Key that
+    committed first (True)."""
+    with factory() as s:
         ds = Dataset(
             name=name, format=stored.format, compressed=stored.compressed, file_name=key,
             n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
@@ -113,7 +126,14 @@ def _insert(factory: Any, form: UploadForm, name: str, key: str, stored: StoredD
             task_source="guessed" if form.task == "auto" else "declared",
         )
         s.add(ds)
-    return ds
+        s.flush()
+        winner = commit_created(s, idem, ds)
+    return (winner, True) if winner is not None else (ds, False)
+
+
+def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
+    with factory() as s:
+        return replay(s, idem, Dataset)
 
 
 def _dataset_name(form: UploadForm, filename: str) -> str:
@@ -133,17 +153,26 @@ def _dataset_name(form: UploadForm, filename: str) -> str:
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
-    responses={413: {"description": "File over a size, memory or time limit"},
-               415: {"description": "Not multipart"}},
+    responses={**example(201, examples.DATASET),
+               **problems(*BODY_GUARDS, 409, (413, "The file is over a size, memory or time limit"),
+                          (415, "The body is not multipart/form-data"), 507)},
 )
 async def create_dataset(
-    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep
+    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep,
+    principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
     store, key = settings.store, new_dataset_key()
     budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s)
+    # The file's hash stands for its content: a retry sends the same bytes.
+    idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
+                       {"sha256": upload.sha256, "filename": upload.filename,
+                        "fields": upload.fields})
     try:
+        earlier = await run_in_threadpool(_earlier, factory, idem)
+        if earlier is not None:  # a retry: nothing to parse or store
+            return _created(request, response, earlier, replayed=True)
         try:
             form = UploadForm.model_validate(upload.fields)
             form.tag_list()
@@ -162,16 +191,25 @@ async def create_dataset(
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds = await run_in_threadpool(_insert, factory, form, name, key, stored, upload.sha256,
-                                     upload.size)
+        ds, replayed = await run_in_threadpool(_insert, factory, idem, form, name, key, stored,
+                                               upload.sha256, upload.size)
     except BaseException:
         store.delete(key)  # the row is the source of truth: no row, no file
         raise
+    if replayed:
+        store.delete(key)  # a concurrent retry stored the same data set first
+    return _created(request, response, ds, replayed)
+
+
+def _created(request: Request, response: Response, ds: Dataset, replayed: bool) -> Dataset:
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
     return ds
 
 
-@router.get("", response_model=DatasetList, summary="List data sets, newest first")
+@router.get("", response_model=DatasetList, summary="List data sets, newest first",
+            responses=example(200, examples.page(examples.DATASET)))
 def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
                   limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     stmt = select(Dataset).where(*registry.tag_filter(Dataset.tags, tag or []))
@@ -181,13 +219,19 @@ def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = 
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set")
+@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set",
+            responses={**example(200, examples.DATASET), **problems(404)})
 def get_dataset(dataset: DatasetDep) -> Dataset:
     return dataset
 
 
 @router.patch("/{dataset_id}", response_model=DatasetRead, dependencies=[Depends(require_json)],
-              summary="Rename, describe, tag a data set, or correct its task")
+              summary="Rename, describe, tag a data set, or correct its task",
+              responses={**example(200, examples.DATASET),
+                         **problems(*BODY_GUARDS, 404,
+                                    (409, "Queued or running jobs read the data set (a task "
+                                          "change), or the name is taken"),
+                                    (415, "The body is not JSON"))})
 def patch_dataset(dataset: DatasetDep, body: DatasetPatch, session: SessionDep,
                   settings: SettingsDep) -> Dataset:
     changes = body.changes()
@@ -219,8 +263,14 @@ ForceQuery = Annotated[bool, Query(
     description="Delete even though models or studies come from it (they keep its metadata)")]
 
 
-@router.delete("/{dataset_id}", status_code=204,
-               summary="Delete a data set (409 while models, studies or active jobs use it)")
+@router.delete(
+    "/{dataset_id}", status_code=204,
+    summary="Delete a data set (409 while models, studies or active jobs use it)",
+    responses=problems(*BODY_GUARDS, 404,
+                       (409, "Models, studies or queued/running jobs use the data set: "
+                             "force=true deletes it under models and studies, never under "
+                             "active jobs"), 507),
+)
 def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep,
                    force: ForceQuery = False) -> Response:
     lineage.check_deletable(session, dataset, force)

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import select, update
 from starlette.concurrency import run_in_threadpool
 
+from app.api import examples
 from app.api.deps import (
     CacheDep,
     FactoryDep,
@@ -21,6 +22,7 @@ from app.api.deps import (
     require_json,
 )
 from app.api.filters import NameQuery, TagsQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.db import transaction
@@ -76,7 +78,8 @@ ExtraFeaturesQuery = Annotated[ExtraFeatures, Query(
 INLINE_BYTES = 16 * 1024
 
 
-@router.get("", response_model=ModelList, summary="List models, newest first")
+@router.get("", response_model=ModelList, summary="List models, newest first",
+            responses=example(200, examples.page(examples.MODEL)))
 def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
                 limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     stmt = select(Model).where(*registry.tag_filter(Model.tags, tag or []))
@@ -94,8 +97,11 @@ EXPORT_TYPES = {"npz": "application/octet-stream", "json": "application/json",
     "/{model_id}/export",
     summary="Download the model: npz or json (imported back by POST /v1/models), or onnx "
     "(preprocessing and decision in one graph, for onnxruntime)",
-    responses={200: {"content": {"application/octet-stream": {}, "application/json": {}}},
-               422: {"description": "ONNX export of a model it does not cover"}},
+    responses={200: {"content": {"application/octet-stream": {"example": "(the npz or onnx file)"},
+                                 "application/json": {"example": {
+                                     "format": "pgs-model", "version": 1, "model": "...",
+                                     "arrays": "..."}}}},
+               **problems(404, (422, "ONNX export of a model it does not cover (kernel models)"))},
 )
 async def export_model(
     model_id: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep,
@@ -131,9 +137,16 @@ def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -
     summary="Import a model exported as npz (application/octet-stream) or json "
     "(application/json) by GET /v1/models/{id}/export",
     openapi_extra={"requestBody": {"required": True, "content": {
-        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-        "application/json": {"schema": {"type": "object"}}}}},
-    responses={415: {"description": "Neither application/json nor application/octet-stream"}},
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"},
+                                     "example": "(an npz export)"},
+        "application/json": {"schema": {"type": "object"},
+                             "example": {"format": "pgs-model", "version": 1, "model": "...",
+                                         "arrays": "..."}}}}},
+    responses={**example(201, examples.MODEL),
+               **problems(*BODY_GUARDS, (413, "Over PGS_MAX_UPLOAD_BYTES"),
+                          (415, "Neither application/json nor application/octet-stream"),
+                          (422, "Not a model export, or one that does not rebuild and run"),
+                          507)},
 )
 async def import_model(request: Request, settings: SettingsDep, factory: FactoryDep) -> Any:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
@@ -164,13 +177,16 @@ def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
     return row
 
 
-@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)")
+@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)",
+            responses={**example(200, examples.MODEL), **problems(404)})
 def get_model(model: ModelRowDep) -> Model:
     return model
 
 
 @router.patch("/{model_id}", response_model=ModelRead, dependencies=[Depends(require_json)],
-              summary="Name (as the next version), describe or tag a model")
+              summary="Name (as the next version), describe or tag a model",
+              responses={**example(200, examples.MODEL),
+                         **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))})
 def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
     changes = body.changes()
     if "name" in changes:
@@ -180,7 +196,8 @@ def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Mo
     return model
 
 
-@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files")
+@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files",
+               responses=problems(*BODY_GUARDS, 404, 409, 507))
 def delete_model(
     model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
 ) -> Response:
@@ -326,7 +343,10 @@ _PREDICT_DOC: dict[str, Any] = {
     summary="Predict: JSON rows (lists, objects keyed by feature name, or sparse), CSV with a "
     "header, or svmlight lines; answered as JSON or, with Accept: text/csv, as CSV",
     openapi_extra=_PREDICT_DOC,
-    responses={415: {"description": "Not application/json, text/csv or text/plain"}},
+    responses={**example(200, examples.PREDICTION),
+               **problems(*BODY_GUARDS, 404,
+                          (413, "Over PGS_MAX_PREDICT_BYTES or PGS_MAX_PREDICT_ROWS"),
+                          (415, "Not application/json, text/csv or text/plain"), 507)},
 )
 async def predict_route(
     request: Request,
