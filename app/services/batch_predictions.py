@@ -63,11 +63,14 @@ def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> B
     if dataset.n_features > model.n_features and extra_features == "fail":
         msg = beyond_width(dataset.n_features, model.n_features)
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
-    encoded = (model.preprocessing or {}).get("categorical") or []
-    if encoded and (dataset.text_columns or []) != encoded:
-        # The model one-hot encodes text columns: the data set must hold text in those places.
-        msg = (f"the model encodes text columns {encoded}; the data set's text columns are "
-               f"{dataset.text_columns or []}")
+    prep = model.preprocessing or {}
+    encoded, ignored = set(prep.get("categorical") or []), set(prep.get("ignore") or [])
+    text = set(dataset.text_columns or [])
+    if not encoded <= text or text - encoded - ignored:
+        # The model one-hot encodes its text columns and reads the others as numbers: the data
+        # set must hold text exactly there (an ignored column may be either).
+        msg = (f"the model reads text in columns {sorted(encoded)} (ignoring {sorted(ignored)}); "
+               f"the data set's text columns are {sorted(text)}")
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     row = BatchPrediction(model_id=model.id, dataset_id=dataset.id, n_rows=dataset.n_samples,
                           extra_features=extra_features, status=JobStatus.QUEUED, attempts=0,
