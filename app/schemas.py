@@ -127,6 +127,9 @@ class DatasetRead(BaseModel):
 
 
 class DatasetPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart", "tags": ["medical"], "task": "classification"}]})
+
     name: PrintableName | None = None
     task: Literal["classification", "regression"] | None = Field(
         default=None, description="Correct a guessed task; classes are derived from the labels")
@@ -287,6 +290,9 @@ class JobRead(BaseModel):
 
 
 class JobPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart baseline", "tags": ["nightly"]}]})
+
     name: PrintableName | None = None
 
 
@@ -348,6 +354,9 @@ class ModelRead(BaseModel):
 
 
 class ModelPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart-clf", "description": "sigma 1e-4"}]})
+
     name: ModelName | None = Field(
         default=None, description="Register as the next version of this name (null: no name)")
 
@@ -654,7 +663,7 @@ class ValidationProblem(Problem):
 
 
 class AliasPut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"model_id": 3}]})
 
     model_id: int = Field(ge=1, description="A version of the alias's model name")
 
@@ -699,7 +708,8 @@ ExtraFeatures = Literal["fail", "ignore"]
 
 
 class BatchPredictionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"dataset_id": 1, "extra_features": "fail"}]})
 
     dataset_id: int = Field(ge=1, description="Predict every row of this data set")
     extra_features: ExtraFeatures = Field(

@@ -5,6 +5,7 @@ Public API::
 
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
     from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
+    from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
 
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
@@ -34,6 +35,7 @@ from .estimators import (
 )
 from .preprocessing import export_preprocessor, load_preprocessor, make_preprocessor
 from .registry import SOLVERS, SolverSpec, estimator_for
+from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
 from .warmup import warm_up
 
@@ -57,6 +59,7 @@ __all__ = [
     "SGDRegressor",
     "SMIDASClassifier",
     "SMIDASRegressor",
+    "ShardedMatrix",
     "SolverSpec",
     "TracePoint",
     "TruncGradClassifier",

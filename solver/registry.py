@@ -48,6 +48,10 @@ class SolverSpec:
     title: str
     paper: str  # the paper it implements...
     algorithm: str  # ...and where in it
+    # Whether its estimators train from a ``solver.ShardedMatrix``, shard by shard: true for the
+    # stochastic solvers whose step reads one sample or minibatch at a time; the others (full
+    # gradients, coordinate descent, kernel expansions) need every row at once.
+    streams: bool
 
     def estimator_class(self, task: str) -> type[LinearModelBase] | None:
         """The estimator that trains ``task`` ("binary", "multiclass" or "regression"), if any."""
@@ -67,7 +71,7 @@ class SolverSpec:
                     "parameters": describe_parameters(cls),
                 }
         return {"name": self.name, "title": self.title, "paper": self.paper,
-                "algorithm": self.algorithm, "tasks": tasks}
+                "algorithm": self.algorithm, "streams": self.streams, "tasks": tasks}
 
 
 # The papers the solvers implement, as a caller would cite them.
@@ -81,31 +85,35 @@ SOLVERS: dict[str, SolverSpec] = {
     spec.name: spec
     for spec in (
         SolverSpec("pgs", PGSClassifier, PGSRegressor,
-                   "Primal Gradient Solver, p-norm regularised", PGS_PAPER, "Figures 1-2"),
+                   "Primal Gradient Solver, p-norm regularised", PGS_PAPER, "Figures 1-2",
+                   streams=True),
         SolverSpec("scd", SCDClassifier, SCDRegressor,
-                   "Stochastic coordinate descent, L1-regularised", L1_PAPER, "Algorithm 2"),
+                   "Stochastic coordinate descent, L1-regularised", L1_PAPER, "Algorithm 2",
+                   streams=False),
         SolverSpec("gcd", GCDClassifier, GCDRegressor,
                    "Greedy coordinate descent, L1-regularised", L1_PAPER,
-                   "Section 4.2 (baseline)"),
+                   "Section 4.2 (baseline)", streams=False),
         SolverSpec("smidas", SMIDASClassifier, SMIDASRegressor,
                    "Stochastic mirror descent made sparse, L1-regularised", L1_PAPER,
-                   "Algorithm 3"),
+                   "Algorithm 3", streams=True),
         SolverSpec("truncgrad", TruncGradClassifier, TruncGradRegressor,
                    "Truncated gradient, L1-regularised", L1_PAPER,
-                   "Section 4.2 (baseline of Langford, Li and Zhang)"),
+                   "Section 4.2 (baseline of Langford, Li and Zhang)", streams=True),
         SolverSpec("lbfgs", LBFGSClassifier, LBFGSRegressor,
                    "L-BFGS (scipy) on PGS's p-norm objective", PGS_PAPER,
-                   "Section V, Figure 5 (baseline)"),
+                   "Section V, Figure 5 (baseline)", streams=False),
         SolverSpec("gd", GDClassifier, GDRegressor,
-                   "Gradient descent, full gradient, L2-regularised", LECTURE, "Algorithm 1"),
+                   "Gradient descent, full gradient, L2-regularised", LECTURE, "Algorithm 1",
+                   streams=False),
         SolverSpec("sgd", SGDClassifier, SGDRegressor,
                    "Stochastic gradient descent, constant step, L2-regularised", LECTURE,
-                   "Algorithm 2"),
+                   "Algorithm 2", streams=True),
         SolverSpec("ogd", OGDClassifier, OGDRegressor,
-                   "Online gradient descent, step 1/(sigma t), averaged", LECTURE, "Algorithm 3"),
+                   "Online gradient descent, step 1/(sigma t), averaged", LECTURE, "Algorithm 3",
+                   streams=True),
         SolverSpec("kernel_pgs", KernelPGSClassifier, KernelPGSRegressor,
                    "Kernel PGS, p = 2: linear, RBF or polynomial kernel", PGS_PAPER,
-                   "Section VII"),
+                   "Section VII", streams=False),
     )
 }
 

@@ -12,7 +12,8 @@ DATASET: dict[str, Any] = {
     "n_samples": 270, "n_features": 13, "nnz": 3378, "task": "binary", "classes": [-1, 1],
     "index_base": 1,
     "sha256": "5f2c8c1e0d6f3a6b1f3e2a4d9c7b8a6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a",
-    "size_bytes": 27670, "created_at": CREATED, "warnings": [],
+    "size_bytes": 27670, "created_at": CREATED, "warnings": [], "description": "Statlog heart",
+    "tags": ["medical"], "task_source": "guessed",
 }
 
 JOB: dict[str, Any] = {
@@ -25,7 +26,8 @@ JOB: dict[str, Any] = {
                 "time_to_target": {"0.8": 0.012}},
     "stop_reason": "completed", "error": None, "model_id": 3, "attempts": 1,
     "cancel_requested": False, "created_at": CREATED, "started_at": "2026-01-15T09:30:01Z",
-    "finished_at": "2026-01-15T09:30:02Z",
+    "finished_at": "2026-01-15T09:30:02Z", "time_limit_s": 86400.0, "name": "heart baseline",
+    "description": None, "tags": ["nightly"], "model_name": "heart-clf",
 }
 
 QUEUED_JOB: dict[str, Any] = {
@@ -54,7 +56,8 @@ MODEL: dict[str, Any] = {
     "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 20000, "random_state": 0},
     "n_features": 13, "classes": [-1, 1], "job_id": 7, "dataset_id": 1,
     "metrics": {"solver_seconds": 0.041, "test_accuracy": 0.838}, "nnz_weights": 13,
-    "size_bytes": 1180, "created_at": CREATED,
+    "size_bytes": 1180, "created_at": CREATED, "name": "heart-clf", "version": 2,
+    "description": None, "tags": ["nightly"],
 }
 
 PREDICTION: dict[str, Any] = {
@@ -77,6 +80,27 @@ STUDY: dict[str, Any] = {
                "max_seconds": 0.006, "median_iterations": 900.0, "min_iterations": 700,
                "max_iterations": 1400, "selected_sigmas": None}],
 }
+
+
+BATCH_PREDICTION: dict[str, Any] = {
+    "id": 1, "model_id": 3, "dataset_id": 1, "extra_features": "fail", "status": "succeeded",
+    "progress": {"rows_done": 270, "n_rows": 270, "fraction": 1.0},
+    "outputs": ["predictions", "scores", "probabilities"], "error": None, "attempts": 1,
+    "cancel_requested": False, "created_at": CREATED, "started_at": "2026-01-15T09:30:01Z",
+    "finished_at": "2026-01-15T09:30:02Z",
+}
+
+ALIAS: dict[str, Any] = {
+    "name": "heart-clf", "alias": "production", "model_id": 3, "version": 2,
+    "updated_at": CREATED, "ref": "heart-clf@production",
+}
+
+ALIAS_HISTORY: dict[str, Any] = {"items": [
+    {"id": 1, "name": "heart-clf", "alias": "production", "model_id": 2,
+     "previous_model_id": None, "principal": "ci", "at": CREATED},
+    {"id": 2, "name": "heart-clf", "alias": "production", "model_id": 3,
+     "previous_model_id": 2, "principal": "ci", "at": "2026-01-16T10:00:00Z"},
+]}
 
 
 def page(item: dict[str, Any]) -> dict[str, Any]:

@@ -229,8 +229,8 @@ def get_dataset(dataset: DatasetDep) -> Dataset:
               summary="Rename, describe, tag a data set, or correct its task",
               responses={**example(200, examples.DATASET),
                          **problems(*BODY_GUARDS, 404,
-                                    (409, "Queued or running jobs read the data set (a task "
-                                          "change), or the name is taken"),
+                                    (409, "A task change while queued or running jobs "
+                                          "read the data set"),
                                     (415, "The body is not JSON"))})
 def patch_dataset(dataset: DatasetDep, body: DatasetPatch, session: SessionDep,
                   settings: SettingsDep) -> Dataset:

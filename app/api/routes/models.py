@@ -186,7 +186,9 @@ def get_model(model: ModelRowDep) -> Model:
 @router.patch("/{model_id}", response_model=ModelRead, dependencies=[Depends(require_json)],
               summary="Name (as the next version), describe or tag a model",
               responses={**example(200, examples.MODEL),
-                         **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))})
+                         **problems(*BODY_GUARDS, 404,
+                                    (409, "A new name for a model an alias points to"),
+                                    (415, "The body is not JSON"))})
 def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
     changes = body.changes()
     if "name" in changes:
