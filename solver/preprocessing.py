@@ -29,7 +29,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, OneHotEncoder, StandardScaler
 
 __all__ = ["SCALINGS", "export_preprocessor", "load_preprocessor", "make_preprocessor",
-           "transform_rows"]
+           "numeric_columns", "transform_rows"]
 
 SCALINGS = ("standard", "maxabs", "none")
 FORMAT = 1
@@ -38,6 +38,25 @@ _FITTED = {
     "impute": ("statistics_",),
     "scale": ("mean_", "var_", "scale_", "max_abs_"),
 }
+
+
+def numeric_columns(n_features: int, categorical: Sequence[int] = (),
+                    ignore: Sequence[int] = ()) -> slice | np.ndarray:
+    """The raw columns the numeric part reads: every column but the text and ignored ones.
+
+    A slice when that is all of them: a data set of 2^24 sparse features must not become a list
+    of 2^24 column indices (a ColumnTransformer fancy-indexes its input by such a list, which took
+    minutes; a slice is a view)."""
+    skip = np.asarray(sorted(set(categorical) | set(ignore)), dtype=np.int64)
+    if skip.size == 0:
+        return slice(0, n_features)
+    return np.setdiff1d(np.arange(n_features, dtype=np.int64), skip)
+
+
+def _width(columns: slice | np.ndarray | Sequence[int], n_features: int) -> int:
+    if isinstance(columns, slice):
+        return len(range(*columns.indices(n_features)))
+    return len(columns)
 
 
 def make_preprocessor(
@@ -76,7 +95,7 @@ def make_preprocessor(
     bad = sorted(j for j in skip if not 0 <= j < n_features)
     if bad:
         raise ValueError(f"column indices {bad} are outside 0..{n_features - 1}")
-    numeric = [j for j in range(n_features) if j not in skip]
+    numeric = numeric_columns(n_features, categorical, ignore)
     steps: list[tuple[str, Any]] = []
     if impute:
         # keep_empty_features: a column that is all missing in training stays (as zeros), so
@@ -86,7 +105,7 @@ def make_preprocessor(
         steps.append(("scale", StandardScaler(with_mean=not sparse)))
     elif scaling == "maxabs":
         steps.append(("scale", MaxAbsScaler()))
-    parts: list[tuple[str, Any, list[int]]] = [
+    parts: list[tuple[str, Any, Any]] = [
         ("numeric", Pipeline(steps) if steps else "passthrough", numeric),
     ]
     if categorical:
@@ -106,10 +125,11 @@ def transform_rows(ct: ColumnTransformer, X: Any) -> Any:
     and their order are the same, so the result is too (tests/solver/test_preprocessing.py).
     """
     blocks = []
+    n = X.shape[1]
     for name, part, columns in ct.transformers_:
-        if name == "remainder" or part == "drop" or len(columns) == 0:
+        if name == "remainder" or part == "drop" or _width(columns, n) == 0:
             continue
-        block = X if list(columns) == list(range(X.shape[1])) else X[:, columns]
+        block = X if _width(columns, n) == n else X[:, columns]
         blocks.append(block if part == "passthrough" else part.transform(block))
     if ct.sparse_output_:
         return sp.hstack(blocks, format="csr") if len(blocks) > 1 else sp.csr_matrix(blocks[0])
@@ -117,20 +137,26 @@ def transform_rows(ct: ColumnTransformer, X: Any) -> Any:
 
 
 def _settings(ct: ColumnTransformer) -> dict[str, Any]:
-    numeric_part, numeric = ct.transformers[0][1], list(ct.transformers[0][2])
+    """The JSON settings of a :func:`make_preprocessor` result; the numeric columns are left out
+    (:func:`numeric_columns` derives them from ``n_features``, ``categorical`` and ``ignore``)."""
+    numeric_part, numeric = ct.transformers[0][1], ct.transformers[0][2]
     steps = dict(numeric_part.steps) if isinstance(numeric_part, Pipeline) else {}
     scaler = steps.get("scale")
     scaling = ("standard" if isinstance(scaler, StandardScaler)
                else "maxabs" if isinstance(scaler, MaxAbsScaler) else "none")
     categorical = list(ct.transformers[1][2]) if len(ct.transformers) > 1 else []
     n_features = int(ct.n_features_in_) if hasattr(ct, "n_features_in_") else None
-    used = set(numeric) | set(categorical)
+    ignore: list[int] = []
+    if n_features is not None:
+        unused = np.ones(n_features, dtype=bool)
+        unused[numeric] = False
+        unused[categorical] = False
+        ignore = [int(j) for j in np.flatnonzero(unused)]
     return {
         "scaling": scaling,
         "impute": "impute" in steps,
-        "numeric": [int(j) for j in numeric],
         "categorical": [int(j) for j in categorical],
-        "ignore": [] if n_features is None else [j for j in range(n_features) if j not in used],
+        "ignore": ignore,
         "sparse": ct.sparse_threshold == 1.0,
     }
 
@@ -146,8 +172,17 @@ def export_preprocessor(ct: ColumnTransformer) -> tuple[dict[str, Any], dict[str
             part = numeric.named_steps.get(step)
             for attr in attrs:
                 value = getattr(part, attr, None)
-                if value is not None:
-                    arrays[f"{step}.{attr}"] = np.asarray(value, dtype=np.float64)
+                if value is None:
+                    continue
+                if isinstance(part, MaxAbsScaler):
+                    # Sparse data may be 2^24 columns wide, most never seen in training: their
+                    # max_abs_ is 0 (scale_ 1, derived from it). Stored by its non-zeros.
+                    if attr == "max_abs_":
+                        nz = np.flatnonzero(value)
+                        arrays["scale.max_abs_.indices"] = nz.astype(np.int64)
+                        arrays["scale.max_abs_.values"] = np.asarray(value, np.float64)[nz]
+                    continue
+                arrays[f"{step}.{attr}"] = np.asarray(value, dtype=np.float64)
     if meta["categorical"]:
         for k, cats in enumerate(ct.named_transformers_["categorical"].categories_):
             arrays[f"categories.{k}"] = np.asarray(cats, dtype=str)
@@ -173,15 +208,33 @@ def load_preprocessor(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Co
         ignore=[int(j) for j in meta["ignore"]], sparse=bool(meta["sparse"]),
         categories=categories if categorical else "auto",
     )
-    if _settings(ct)["numeric"] != [int(j) for j in meta["numeric"]]:
-        raise ValueError("the numeric columns do not match the ignored and text columns")
+    width = _width(numeric_columns(n, categorical, meta["ignore"]), n)
     ct.fit(_synthetic_row(n, meta, arrays, categories))
     numeric = ct.named_transformers_["numeric"]
+    arrays = _dense_max_abs(arrays, width)
     for key, value in arrays.items():
         step, _, attr = key.partition(".")
         if step in _FITTED:
-            _restore(numeric, step, attr, value, len(meta["numeric"]))
+            _restore(numeric, step, attr, value, width)
     return ct
+
+
+def _dense_max_abs(arrays: dict[str, np.ndarray], width: int) -> dict[str, np.ndarray]:
+    """``arrays`` with a max-abs scaler's sparse ``max_abs_`` expanded (and its ``scale_``, which
+    scikit-learn derives the same way: 1 where the maximum is 0)."""
+    if "scale.max_abs_.indices" not in arrays:
+        return arrays
+    out = {k: v for k, v in arrays.items() if not k.startswith("scale.max_abs_.")}
+    idx = np.asarray(arrays["scale.max_abs_.indices"])
+    vals = np.asarray(arrays["scale.max_abs_.values"], dtype=np.float64)
+    if idx.shape != vals.shape or idx.dtype.kind not in "iu" or (
+            idx.size and (idx.min() < 0 or idx.max() >= width)):
+        raise ValueError("scale.max_abs_ indices must be distinct columns of the numeric part")
+    max_abs = np.zeros(width)
+    max_abs[idx] = vals
+    out["scale.max_abs_"] = max_abs
+    out["scale.scale_"] = np.where(max_abs == 0, 1.0, max_abs)
+    return out
 
 
 def _restore(numeric: BaseEstimator, step: str, attr: str, value: np.ndarray, width: int) -> None:
@@ -196,10 +249,10 @@ def _restore(numeric: BaseEstimator, step: str, attr: str, value: np.ndarray, wi
 
 def _synthetic_row(n: int, meta: dict[str, Any], arrays: dict[str, np.ndarray],
                    categories: list[np.ndarray]) -> Any:
-    numeric = [int(j) for j in meta["numeric"]]
+    numeric = numeric_columns(n, meta["categorical"], meta["ignore"])
     row = np.zeros((1, n), dtype=object if categories else np.float64)
     means = arrays.get("impute.statistics_")
-    if means is not None and np.shape(means) == (len(numeric),):
+    if means is not None and np.shape(means) == (_width(numeric, n),):
         row[0, numeric] = means
     for j, cats in zip(meta["categorical"], categories, strict=True):
         row[0, int(j)] = str(cats[0])

@@ -55,8 +55,11 @@ def _preprocessing_graph(model: LoadedModel) -> Any:
     ColumnTransformer, numeric features come first."""
     from onnx import TensorProto, helper, numpy_helper
 
+    from solver.preprocessing import numeric_columns  # the solver loads Numba: not at import
+
     prep = model.preprocessing
-    numeric = list(range(model.n_features)) if prep is None else list(prep["numeric"])
+    numeric = (np.arange(model.n_features) if prep is None else np.arange(model.n_features)[
+        numeric_columns(model.n_features, prep["categorical"], prep["ignore"])])
     categorical = [] if prep is None else list(prep["categorical"])
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, model.n_features])]
     nodes = [helper.make_node("Gather", ["X", "numeric_columns"], ["numeric_raw"], axis=1)]

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 
 from solver import PGSClassifier, export_preprocessor, load_preprocessor, make_preprocessor
-from solver.preprocessing import transform_rows
+from solver.preprocessing import numeric_columns, transform_rows
 
 
 def _mixed(rng: np.random.Generator, n: int = 120) -> np.ndarray:
@@ -28,7 +28,8 @@ def test_a_mixed_table_round_trips_without_pickle():
     X = _mixed(rng)
     pre = make_preprocessor(5, categorical=[3], ignore=[0]).fit(X)
     meta, arrays = export_preprocessor(pre)
-    assert meta["numeric"] == [1, 2, 4] and meta["ignore"] == [0]
+    assert meta["ignore"] == [0] and list(numeric_columns(5, meta["categorical"],
+                                                          meta["ignore"])) == [1, 2, 4]
     assert all(a.dtype.kind in "fU" for a in arrays.values())
     again = load_preprocessor(meta, arrays)
     np.testing.assert_array_equal(again.transform(X), pre.transform(X))
@@ -46,6 +47,20 @@ def test_sparse_input_stays_sparse_through_max_abs_scaling():
     assert sp.issparse(out) and out.nnz == X.nnz
     assert abs(out - pre.transform(X)).max() == 0.0
     assert abs(transform_rows(pre, X) - out).max() == 0.0
+    # Its scales are stored by the columns seen in training, not one per column.
+    assert arrays["scale.max_abs_.indices"].size == np.count_nonzero(abs(X).max(axis=0).toarray())
+
+
+def test_a_wide_sparse_input_is_sliced_not_indexed_column_by_column():
+    """2^24 columns: the numeric part reads a slice (a list of 2^24 indices took minutes)."""
+    n = 2**24
+    X = sp.csr_matrix((np.array([1.0, -2.0, 3.0]), (np.array([0, 0, 1]), np.array([0, n - 1, 5]))),
+                      shape=(2, n))
+    pre = make_preprocessor(n, scaling="maxabs", impute=False, sparse=True).fit(X)
+    meta, arrays = export_preprocessor(pre)
+    assert sum(a.nbytes for a in arrays.values()) < 1000
+    again = load_preprocessor(meta, arrays)
+    assert abs(transform_rows(again, X) - pre.transform(X)).max() == 0.0
 
 
 def test_in_a_pipeline_with_a_pgs_classifier():
@@ -59,7 +74,7 @@ def test_in_a_pipeline_with_a_pgs_classifier():
 
 @pytest.mark.parametrize(("change", "words"), [
     ({"format": 2}, "format"),
-    ({"numeric": [1, 2]}, "numeric columns"),
+    ({"ignore": [0, 1]}, "must be 2 finite numbers"),
 ])
 def test_load_refuses_what_it_does_not_describe(change: dict, words: str):
     X = _mixed(np.random.default_rng(2))

@@ -32,13 +32,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("models") as batch:
-        batch.drop_column("feature_names")
-        batch.drop_column("preprocessing")
-    with op.batch_alter_table("jobs") as batch:
-        batch.drop_column("preprocessing")
-    with op.batch_alter_table("datasets") as batch:
-        batch.drop_column("n_missing")
-        batch.drop_column("text_columns")
-        batch.drop_column("label_name")
-        batch.drop_column("feature_names")
+    # Columns dropped in place (ALTER TABLE ... DROP COLUMN, SQLite 3.35+), not by a batch
+    # rebuild: dropping the rebuilt jobs table would cascade into job_trace.
+    for table, columns in (
+        ("models", ("feature_names", "preprocessing")),
+        ("jobs", ("preprocessing",)),
+        ("datasets", ("n_missing", "text_columns", "label_name", "feature_names")),
+    ):
+        for column in columns:
+            op.drop_column(table, column)
