@@ -93,6 +93,14 @@ class DatasetRead(BaseModel):
     sha256: str = Field(description="SHA-256 of the file as uploaded")
     size_bytes: int = Field(description="Size of the file as uploaded")
     created_at: dt.datetime
+    feature_names: list[str] | None = Field(
+        default=None, description="The CSV header's feature columns (null without a header)")
+    label_name: str | None = Field(default=None, description="The CSV header's label column")
+    text_columns: list[int] | None = Field(
+        default=None, description="0-based feature columns holding text (CSV; one-hot encoded "
+        "by a job's preprocessing)")
+    n_missing: int = Field(default=0, description="Empty numeric CSV cells (imputed by a job's "
+                           "preprocessing)")
     description: str | None = None
     tags: list[str] = []
     task_source: Literal["guessed", "declared"] = Field(
@@ -132,6 +140,26 @@ class DatasetList(BaseModel):
     next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end")
 
 
+class Preprocessing(BaseModel):
+    """Learned on the training rows only (never the held-out split), stored with the model and
+    applied at prediction, so callers always send raw features."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scaling: Literal["auto", "standard", "maxabs", "none"] = Field(
+        default="auto",
+        description="auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps "
+        "sparsity) for svmlight data",
+    )
+    impute: bool = Field(
+        default=True, description="Missing numeric CSV values become the training mean"
+    )
+    ignore: list[int | str] = Field(
+        default_factory=list, max_length=10_000,
+        description="Columns left out (an id column): CSV header names or 0-based feature indices",
+    )
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -167,6 +195,11 @@ class JobCreate(BaseModel):
     time_budget_s: float | None = Field(
         default=None, gt=0.0, le=7 * 86400,
         description="Stop after this many solver seconds, or as many seconds of wall-clock time"
+    )
+    preprocessing: Preprocessing | None = Field(
+        default_factory=Preprocessing,
+        description="Scaling, imputation, one-hot encoding of text columns and ignored columns, "
+        "fitted on the training rows; null: the raw features as they are",
     )
     name: PrintableName | None = None
     description: Description | None = None
@@ -209,6 +242,9 @@ class JobRead(BaseModel):
     params: dict[str, Any]
     targets: list[float]
     time_budget_s: float | None
+    preprocessing: dict[str, Any] | None = Field(
+        default=None, description="The resolved preprocessing: scaling, impute, categorical "
+        "(one-hot encoded columns), ignore (column indices), sparse; null: raw features")
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
         description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
@@ -304,6 +340,11 @@ class ModelRead(BaseModel):
     )
     partial_reason: Literal["cancelled", "time_limit"] | None = None
     created_at: dt.datetime
+    preprocessing: dict[str, Any] | None = Field(
+        default=None, description="The fitted preprocessing's settings (as the job's); applied "
+        "to every prediction")
+    feature_names: list[str] | None = Field(
+        default=None, description="Names a prediction row may be keyed by (the CSV header)")
     name: str | None = Field(default=None, description="The model name this is a version of")
     version: int | None = Field(default=None, description="Version number within the name")
     description: str | None = None

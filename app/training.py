@@ -35,6 +35,7 @@ from app.services.job_limits import data_bytes
 from app.services.job_rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.model_store import save_model_files
 from app.services.parsing import json_label
+from app.services.preprocessing import raw_matrix
 from app.services.shards import open_dataset
 from app.services.study_phases import select_sigma, subsample_rows
 from app.services.trace_thinning import ThinnedTrace
@@ -61,6 +62,10 @@ class DataSpec:
     subsample_seed: int | None = None
     # What its data sets take in memory as CSR matrices (app/services/job_limits.data_bytes).
     data_bytes: int = 0
+    # The resolved preprocessing (app/services/preprocessing.py), None for raw features, and
+    # the data set's text columns (their values are stored beside X).
+    preprocessing: dict[str, Any] | None = None
+    text_columns: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ class TrainingJob:
     data: DataSpec
     targets: list[float]
     sigma_search: SigmaSearch | None = None
+    feature_names: list[str] | None = None
+    label_name: str | None = None
     # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
     time_limit_s: float | None = None
 
@@ -106,10 +113,12 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 train_key=train.file_name, test_key=test.file_name if test is not None else None,
                 test_fraction=job.test_fraction, split_seed=job.split_seed,
                 n_features=train.n_features, train_size=job.train_size,
-                subsample_seed=job.subsample_seed,
+                subsample_seed=job.subsample_seed, preprocessing=job.preprocessing,
+                text_columns=list(train.text_columns or []),
                 data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
             ),
-            targets=list(job.targets), sigma_search=search, time_limit_s=job.time_limit_s,
+            targets=list(job.targets), sigma_search=search, feature_names=train.feature_names,
+            label_name=train.label_name, time_limit_s=job.time_limit_s,
         )
 
 
@@ -128,6 +137,8 @@ class TrainingData:
     X_eval: Any | None
     y_eval: np.ndarray | None
     classes: np.ndarray | None
+    # The fitted preprocessing X and X_eval went through (None: raw features).
+    preprocessor: Any = None
 
     @property
     def eval_set(self) -> Any:
@@ -162,13 +173,42 @@ def load_data(store: Store, spec: DataSpec, classification: bool,
         return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
 
     if stream:
+        return _streamed(spec, train, evaluation, encode, classes)
+    X, y = train.in_memory()
+    X, preprocessor = _preprocess(spec, X, train.text())
+    if evaluation is None:
+        return TrainingData(X, encode(y), None, None, classes, preprocessor)
+    X_eval, y_eval = evaluation.in_memory()
+    if spec.preprocessing is not None:
+        X_eval = preprocessor.transform(
+            raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing))
+    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
+
+
+def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | None,
+              encode: Callable[[np.ndarray], np.ndarray], classes: np.ndarray | None) -> TrainingData:
+    """Shards as the solver samples them, through the preprocessing when the job has one. The
+    preprocessing is then fitted on a seeded sample of the training rows as large as the largest
+    shard (the memory a shard takes), not on all of them: its scales and categories are those of
+    the sample, and a category the sample lacks encodes as all zeros, like one never seen."""
+    if spec.preprocessing is None:
         X_eval = None if evaluation is None else evaluation.matrix(encode)
         return TrainingData(train.matrix(encode), None, X_eval, None, classes)
-    X, y = train.in_memory()
-    if evaluation is None:
-        return TrainingData(X, encode(y), None, None, classes)
-    X_eval, y_eval = evaluation.in_memory()
-    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes)
+    # A choice without replacement, not a permutation of every row: n may be 100 million.
+    rng = np.random.default_rng(spec.split_seed)
+    sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows),
+                                                replace=False)))
+    X_sample, _ = sample.in_memory()
+    X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
+    resolved = spec.preprocessing
+
+    def transform(X: Any, text: np.ndarray | None) -> Any:
+        return preprocessor.transform(raw_matrix(X, text, spec.text_columns, resolved))
+
+    width = X_fit.shape[1]
+    X_eval = None if evaluation is None else evaluation.matrix(encode, transform, width)
+    return TrainingData(train.matrix(encode, transform, width), None, X_eval, None, classes,
+                        preprocessor)
 
 
 def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | None]:
@@ -181,6 +221,21 @@ def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | No
     if spec.test_fraction is not None:
         return split(train, spec.n_features, spec.test_fraction, spec.split_seed)
     return RowSelection(train, spec.n_features), None
+
+
+def _preprocess(spec: DataSpec, X: Any, text: np.ndarray | None) -> tuple[Any, Any]:
+    """(the training rows preprocessed, the preprocessor fitted on them); the raw rows and None
+    without preprocessing. The evaluation rows go through the same fitted preprocessor."""
+    if spec.preprocessing is None:
+        return X, None
+    from solver import make_preprocessor
+
+    resolved = spec.preprocessing
+    preprocessor = make_preprocessor(
+        spec.n_features, scaling=resolved["scaling"], impute=resolved["impute"],
+        categorical=resolved["categorical"], ignore=resolved["ignore"], sparse=resolved["sparse"],
+    )
+    return preprocessor.fit_transform(raw_matrix(X, text, spec.text_columns, resolved)), preprocessor
 
 
 # -- the fit and its reporter --------------------------------------------------------------------
@@ -363,9 +418,21 @@ class ModelPackage:
     service: dict[str, Any]
 
 
-def package_model(estimator: Any, job: TrainingJob, classes: np.ndarray | None) -> ModelPackage:
+def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> ModelPackage:
+    """The estimator's export, and the fitted preprocessing's (its arrays prefixed
+    ``preprocessing.``, its settings under ``service["preprocessing"]``)."""
+    from solver import export_preprocessor
+
     meta, arrays = estimator.export_model()
+    classes = data.classes
+    preprocessing = None
+    if data.preprocessor is not None:
+        preprocessing, prep_arrays = export_preprocessor(data.preprocessor)
+        arrays = {**arrays, **{f"preprocessing.{k}": v for k, v in prep_arrays.items()}}
     service = {
+        "preprocessing": preprocessing,
+        "feature_names": job.feature_names,
+        "label_name": job.label_name,
         "solver": job.estimator.solver,
         "task": job.estimator.task,
         "n_features": job.data.n_features,
@@ -447,7 +514,7 @@ def train(job: TrainingJob, store: Store, reporter: Reporter,
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
-    package = package_model(estimator, job, data.classes)
+    package = package_model(estimator, job, data)
     metrics = final_metrics(estimator, job, data, package, reporter.extra)
     return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics),
                    stop=reporter.stop)
@@ -471,4 +538,5 @@ def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
         params=package.meta["params"], n_features=job.data.n_features,
         classes=package.service["classes"], index_base=job.index_base,
         metrics=metrics, file_stem=stem, size_bytes=size, partial_reason=partial_reason,
+        preprocessing=package.service["preprocessing"], feature_names=job.feature_names,
     )

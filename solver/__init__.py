@@ -4,10 +4,13 @@ compiled with Numba, as scikit-learn estimators.
 Public API::
 
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
+    from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
     from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
 
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
+
+from typing import TYPE_CHECKING
 
 from .estimators import (
     GCDClassifier,
@@ -32,10 +35,10 @@ from .estimators import (
     TruncGradRegressor,
     load_model,
 )
+from .preprocessing import export_preprocessor, load_preprocessor, make_preprocessor
 from .registry import SOLVERS, SolverSpec, estimator_for
 from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
-from .warmup import warm_up
 
 __all__ = [
     "SOLVERS",
@@ -63,7 +66,24 @@ __all__ = [
     "TruncGradClassifier",
     "TruncGradRegressor",
     "estimator_for",
+    "export_preprocessor",
     "load_model",
+    "load_preprocessor",
+    "make_preprocessor",
     "time_to_target",
     "warm_up",
 ]
+
+
+if TYPE_CHECKING:
+    from .warmup import warm_up
+
+
+def __getattr__(name: str):
+    # warm_up is imported on first use, so that importing solver does not import solver.warmup and
+    # `python -m solver.warmup` runs it once, without runpy's "found in sys.modules" warning.
+    if name == "warm_up":
+        from .warmup import warm_up
+
+        return warm_up
+    raise AttributeError(f"module 'solver' has no attribute {name!r}")

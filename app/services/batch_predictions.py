@@ -21,6 +21,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from app.services.leases import older_than
 from app.services.model_store import LoadedModel
 from app.services.npy_stream import NpyRowWriter
 from app.services.predict import predict
+from app.services.preprocessing import raw_matrix
 from app.services.shards import DatasetShards, open_dataset
 
 log = logging.getLogger(__name__)
@@ -60,6 +62,15 @@ def beyond_width(n_features: int, model_width: int) -> str:
 def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> BatchPrediction:
     if dataset.n_features > model.n_features and extra_features == "fail":
         msg = beyond_width(dataset.n_features, model.n_features)
+        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    prep = model.preprocessing or {}
+    encoded, ignored = set(prep.get("categorical") or []), set(prep.get("ignore") or [])
+    text = set(dataset.text_columns or [])
+    if not encoded <= text or text - encoded - ignored:
+        # The model one-hot encodes its text columns and reads the others as numbers: the data
+        # set must hold text exactly there (an ignored column may be either).
+        msg = (f"the model reads text in columns {sorted(encoded)} (ignoring {sorted(ignored)}); "
+               f"the data set's text columns are {sorted(text)}")
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     row = BatchPrediction(model_id=model.id, dataset_id=dataset.id, n_rows=dataset.n_samples,
                           extra_features=extra_features, status=JobStatus.QUEUED, attempts=0,
@@ -183,6 +194,35 @@ def fit_width(X: sp.csr_matrix, width: int) -> sp.csr_matrix:
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
 
 
+@dataclass(frozen=True)
+class _DatasetRows:
+    """A stored data set (read a shard at a time) and where its text columns are."""
+
+    data: DatasetShards
+    text_columns: list[int]
+
+    def blocks(self, model: LoadedModel) -> Iterator[tuple[int, Any]]:
+        """The rows, BLOCK_ROWS at a time (one shard mapped at a time), as the model's predict()
+        takes them, each with the number of rows up to its end."""
+        done = 0
+        for i in range(self.data.manifest.n_shards):
+            X, _ = self.data.shard(i)
+            text = self.data.text(i)
+            for start in range(0, X.shape[0], BLOCK_ROWS):
+                block = fit_width(X[start:start + BLOCK_ROWS], model.n_features)
+                done += block.shape[0]
+                yield done, self._model_input(
+                    model, block, None if text is None else text[start:start + BLOCK_ROWS])
+
+    def _model_input(self, model: LoadedModel, X: sp.csr_matrix, text: np.ndarray | None) -> Any:
+        """With the text in its places when the model encodes text columns
+        (app/services/preprocessing.py raw_matrix)."""
+        if model.preprocessing is None or not model.preprocessing.get("categorical"):
+            return X
+        return raw_matrix(X, np.asarray(text) if text is not None else None, self.text_columns,
+                          model.preprocessing)
+
+
 class _Run:
     """One run of one batch prediction (``token``): predicts block by block into temp files."""
 
@@ -195,8 +235,9 @@ class _Run:
     def tmp_path(self, output: str) -> Path:
         return self.tmp_dir / f"{TMP_PREFIX}{self.batch_id}-{self.token}-{output}.npy"
 
-    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, DatasetShards] | str:
-        """The model and the data set (read a shard at a time), or why the run cannot start."""
+    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, _DatasetRows] | str:
+        """The model and the data set's rows (read a shard at a time), or why the run cannot
+        start."""
         with self.factory() as s:
             row = s.get(BatchPrediction, self.batch_id)
             assert row is not None  # a running batch prediction is not deleted
@@ -204,22 +245,23 @@ class _Run:
             if row.model_id is None or dataset is None:
                 return "its model or data set was deleted"
             model_id, key = row.model_id, dataset.file_name
+            text_columns = list(dataset.text_columns or [])
         try:
             model = load_model(model_id)
         except ProblemError:
             return "its model was deleted"
-        return model, open_dataset(self.store, key)
+        return model, _DatasetRows(open_dataset(self.store, key), text_columns)
 
-    def predict_all(self, model: LoadedModel, data: DatasetShards) -> list[str] | None:
+    def predict_all(self, model: LoadedModel, rows: _DatasetRows) -> list[str] | None:
         """Predicts into the temp files; the outputs written, or None when the run stops."""
-        n = data.manifest.n_samples
+        n = rows.data.manifest.n_samples
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
         try:
             writers = {name: NpyRowWriter(fh, n, min_dtype if name == "predictions" else None)
                        for name, fh in files.items()}
             last_write = time.monotonic()
-            for rows_done, X in _blocks(data, model.n_features):
+            for rows_done, X in rows.blocks(model):
                 out = predict(model, X)
                 for name in OUTPUTS:
                     if name in out:
@@ -262,18 +304,6 @@ class _Run:
                 self.tmp_path(name).unlink()
 
 
-def _blocks(data: DatasetShards, width: int) -> Iterator[tuple[int, sp.csr_matrix]]:
-    """The data set's rows, BLOCK_ROWS at a time (one shard mapped at a time), at the model's
-    width, each with the number of rows up to its end."""
-    done = 0
-    for i in range(data.manifest.n_shards):
-        X, _ = data.shard(i)
-        for start in range(0, X.shape[0], BLOCK_ROWS):
-            block = fit_width(X[start:start + BLOCK_ROWS], width)
-            done += block.shape[0]
-            yield done, block
-
-
 def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, token: int,
         load_model: ModelLoader, progress_interval_s: float,
         stopping: Callable[[], bool] = lambda: False) -> None:
@@ -285,12 +315,12 @@ def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, tok
         if isinstance(inputs, str):
             finish(factory, batch_id, token, JobStatus.FAILED, error=inputs)
             return
-        model, data = inputs
+        model, rows = inputs
         if not r.keep_going(0):
             return
-        outputs = r.predict_all(model, data)
+        outputs = r.predict_all(model, rows)
         if outputs is not None:
-            r.publish(outputs, data.manifest.n_samples)
+            r.publish(outputs, rows.data.manifest.n_samples)
     except Exception as exc:  # the run ends failed, never stays running
         log.exception("batch prediction %d failed", batch_id)
         finish(factory, batch_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")

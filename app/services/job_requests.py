@@ -23,6 +23,7 @@ from app.schemas import JobCreate
 from app.services import job_limits, jobs
 from app.services.datasets import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
+from app.services.preprocessing import resolve as resolve_preprocessing
 from app.solvers import EstimatorSpec, InvalidParams
 
 
@@ -33,6 +34,7 @@ class JobPlan:
     task: str
     n_train: int
     estimator: Any
+    preprocessing: dict[str, Any] | None
 
 
 def check_job_request(session: Session, body: JobCreate, settings: Settings,
@@ -61,7 +63,7 @@ def check_job_request(session: Session, body: JobCreate, settings: Settings,
     if target_score is not None:
         check_test_scores([target_score], "params.target_score", task, has_test,
                           ["body", "params", "target_score"])
-    return JobPlan(task, n_train, estimator)
+    return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
 
 
 def _dataset(session: Session, ident: int, field: str) -> Dataset:
@@ -81,6 +83,10 @@ def _check_test_dataset(train: Dataset, test: Dataset) -> None:
     if not compatible:
         msg = (f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
                f"the training set ({train.task}, {train.label_kind} labels)")
+        raise invalid(msg, [field_error(loc, msg)])
+    if (test.text_columns or []) != (train.text_columns or []):
+        msg = (f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
+               f"set {train.text_columns or []}")
         raise invalid(msg, [field_error(loc, msg)])
     if test.n_features != train.n_features:
         # A sparse test file may lack the training set's last features: then it says so by
@@ -148,7 +154,7 @@ def create_job(session: Session, body: JobCreate, idem: Idempotency,
         status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
         split_seed=body.split_seed, params=body.params, targets=body.targets,
-        time_budget_s=body.time_budget_s, owner=idem.principal,
+        time_budget_s=body.time_budget_s, preprocessing=plan.preprocessing, owner=idem.principal,
         time_limit_s=time_limit(body.time_budget_s, settings), name=body.name,
         description=body.description, tags=body.tags, model_name=body.model_name,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +20,7 @@ from app.services.shards import DatasetShards
 from solver import ShardedMatrix
 
 Mask = Callable[[int], np.ndarray | None]
+Transform = Callable[[sp.csr_matrix, np.ndarray | None], Any]
 
 
 def _all_rows(_: int) -> None:
@@ -54,13 +56,30 @@ class RowSelection:
         for i in range(self.data.manifest.n_shards):
             yield self.shard(i)[1]
 
-    def matrix(self, encode: Callable[[np.ndarray], np.ndarray]) -> ShardedMatrix:
-        """The rows as a ShardedMatrix whose labels are ``encode(y)`` (class codes, targets)."""
+    def shard_text(self, i: int) -> np.ndarray | None:
+        """Shard ``i``'s selected rows' text column values (rows x k), None without any."""
+        text, m = self.data.text(i), self.mask(i)
+        return None if text is None or m is None else text[m]
+
+    def text(self) -> np.ndarray | None:
+        """The selected rows' text column values (rows x k, in memory), None without any."""
+        if not self.data.manifest.text_columns:
+            return None
+        return np.concatenate([np.array(self.shard_text(i))
+                               for i in range(self.data.manifest.n_shards)])
+
+    def matrix(self, encode: Callable[[np.ndarray], np.ndarray],
+               transform: Transform | None = None, width: int | None = None) -> ShardedMatrix:
+        """The rows as a ShardedMatrix whose labels are ``encode(y)`` (class codes, targets);
+        with ``transform(X, text)`` (a fitted preprocessing) each shard's rows go through it,
+        into ``width`` columns."""
         def open_shard(i: int) -> tuple[sp.csr_matrix, np.ndarray]:
             X, y = self.shard(i)
+            if transform is not None:
+                X = sp.csr_matrix(transform(X, self.shard_text(i)))
             return X, encode(y)
 
-        return ShardedMatrix(self.n_features, self.shard_rows, open_shard)
+        return ShardedMatrix(width or self.n_features, self.shard_rows, open_shard)
 
     def in_memory(self) -> tuple[sp.csr_matrix, np.ndarray]:
         """The rows as one CSR matrix (copied out of the maps) and their labels."""

@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
-from app.core.store import Store
+from app.core.store import Store, StoreUnavailable
 from app.services.parsing import ParsedDataset, ParseError, ParseOptions, TooLargeError, parse_upload
 from app.services.shards import Manifest, ShardWriter, delete_dataset
 
@@ -74,14 +74,23 @@ class StoredDataset:
     classes: list[int | float | str] | None
     index_base: int
     stored_bytes: int
+    feature_names: list[str] | None = None
+    label_name: str | None = None
+    text_columns: list[int] | None = None
+    n_missing: int = 0
 
 
 def _summary(parsed: ParsedDataset, manifest: Manifest) -> StoredDataset:
+    cols = parsed.columns
     return StoredDataset(
         n_samples=manifest.n_samples, n_features=manifest.n_features, nnz=manifest.nnz,
         stored_bytes=manifest.nbytes, format=parsed.format, compressed=parsed.compressed,
         label_kind=parsed.label_kind,
         task=parsed.task, classes=parsed.classes, index_base=parsed.index_base,
+        feature_names=None if cols is None else cols.feature_names,
+        label_name=None if cols is None else cols.label_name,
+        text_columns=None if cols is None else cols.text_columns,
+        n_missing=0 if cols is None else cols.n_missing,
     )
 
 
@@ -118,6 +127,8 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
         outcome = ("invalid", str(exc))
     except MemoryError:
         outcome = ("memory", "")
+    except StoreUnavailable as exc:  # a remote store that does not answer
+        outcome = ("store-unavailable", str(exc))
     except OSError as exc:  # the store cannot take the data set (a full disk, read-only)
         outcome = ("os-error", (exc.errno, exc.strerror))
     except Exception as exc:  # a bug, not the file's fault: the parent answers 500 with this
@@ -184,10 +195,17 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
     if status == "stored":
         return detail
     delete_dataset(store, key)  # in case the child failed after writing
+    raise _failure(status, detail, budget)
+
+
+def _failure(status: str, detail: Any, budget: ParseBudget) -> Exception:
+    """The exception a child's failed outcome becomes in the parent."""
     if status == "memory":
-        raise _over_memory(budget)
+        return _over_memory(budget)
+    if status == "store-unavailable":
+        return StoreUnavailable(detail)  # answered 503 by the storage error handler
     if status == "os-error":
-        raise OSError(*detail)  # answered by the storage error handler (507 for a full disk)
+        return OSError(*detail)  # answered by the storage error handler (507 for a full disk)
     if status == "crashed":
-        raise RuntimeError(f"the parse process failed: {detail}")
-    raise {"quota": QuotaError, "too-large": TooLargeError}.get(status, ParseError)(detail)
+        return RuntimeError(f"the parse process failed: {detail}")
+    return {"quota": QuotaError, "too-large": TooLargeError}.get(status, ParseError)(detail)

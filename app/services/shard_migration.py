@@ -45,11 +45,11 @@ def convert_npz_datasets(factory: SessionFactory, store: Store, shard_bytes: int
                          dataset_id)
                 continue
         try:
-            X, y = load_npz(store, old_key)
+            X, y, text = load_npz(store, old_key)
         except FileNotFoundError:  # another API process converted it meanwhile
             continue
         new_key = old_key.removesuffix(".npz")
-        manifest = write_dataset(store, new_key, X, y, shard_bytes=shard_bytes)
+        manifest = write_dataset(store, new_key, X, y, text, shard_bytes=shard_bytes)
         with transaction(factory) as s:
             row = s.get(Dataset, dataset_id)
             if row is not None and row.file_name == old_key:

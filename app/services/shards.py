@@ -8,7 +8,8 @@ A data set's store key is a prefix, ``datasets/<uuid>``, under which live
   its manifest does, so a parse that fails half-way never looks like a data set;
 - per shard ``i``, raw NumPy files ``shard-{i:05d}.indptr.npy`` (int64, r + 1 entries from 0),
   ``.indices.npy`` (int32), ``.data.npy`` (float64) and ``.y.npy`` (float64, or fixed-width
-  unicode for CSV string labels).
+  unicode for CSV string labels), and for a CSV with text columns (the manifest's ``"text"``:
+  how many, k) ``.text.npy`` (fixed-width unicode, r x k: their values, zeros in the CSR).
 
 Shards are cut at whole rows once their CSR arrays reach ``shard_bytes`` (PGS_SHARD_BYTES), so a
 writer holds at most one shard and a reader maps one shard at a time (``np.load(mmap_mode="r")``
@@ -35,6 +36,8 @@ ARRAYS = ("indptr", "indices", "data", "y")
 # CSR bytes of one stored non-zero (float64 value, int32 column) and of one row (int64 pointer).
 NNZ_BYTES = 12
 ROW_BYTES = 8
+# Rows in memory: CSR, labels, the text columns' values (None without any).
+StoredRows = tuple[sp.csr_matrix, np.ndarray, np.ndarray | None]
 
 
 def new_dataset_key() -> str:
@@ -63,6 +66,9 @@ class Manifest:
     label_dtype: str
     shard_rows: tuple[int, ...]
     shard_nnz: tuple[int, ...]
+    # A CSV's text columns: how many (k), and the dtype of their values (fixed-width unicode).
+    text_columns: int = 0
+    text_dtype: str = "<U1"
 
     @property
     def n_shards(self) -> int:
@@ -73,17 +79,23 @@ class Manifest:
         """Bytes of the data set's arrays: what its shards take in the store, and (within a few
         bytes a shard) what it takes in memory as one CSR matrix with its labels."""
         label_bytes = np.dtype(self.label_dtype).itemsize
+        text_bytes = np.dtype(self.text_dtype).itemsize * self.text_columns
         return (self.nnz * NNZ_BYTES + (self.n_samples + self.n_shards) * ROW_BYTES
-                + self.n_samples * label_bytes)
+                + self.n_samples * (label_bytes + text_bytes))
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        return (*ARRAYS, "text") if self.text_columns else ARRAYS
 
     def keys(self, key: str) -> list[str]:
         """Every store key of the data set, the manifest last."""
-        return [shard_key(key, i, a) for i in range(self.n_shards) for a in ARRAYS] + [
+        return [shard_key(key, i, a) for i in range(self.n_shards) for a in self.arrays] + [
             manifest_key(key)]
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "n_samples": self.n_samples, "n_features": self.n_features,
                 "nnz": self.nnz, "label_dtype": self.label_dtype,
+                "text": self.text_columns, "text_dtype": self.text_dtype,
                 "shards": [{"rows": r, "nnz": k}
                            for r, k in zip(self.shard_rows, self.shard_nnz, strict=True)]}
 
@@ -94,7 +106,9 @@ class Manifest:
         return cls(n_samples=int(doc["n_samples"]), n_features=int(doc["n_features"]),
                    nnz=int(doc["nnz"]), label_dtype=str(doc["label_dtype"]),
                    shard_rows=tuple(int(s["rows"]) for s in doc["shards"]),
-                   shard_nnz=tuple(int(s["nnz"]) for s in doc["shards"]))
+                   shard_nnz=tuple(int(s["nnz"]) for s in doc["shards"]),
+                   text_columns=int(doc.get("text", 0)),
+                   text_dtype=str(doc.get("text_dtype", "<U1")))
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -110,33 +124,46 @@ class ShardWriter:
                  over_limit: Callable[[int], Exception]) -> None:
         self.store, self.key = store, key
         self.shard_bytes, self.max_bytes, self.over_limit = shard_bytes, max_bytes, over_limit
-        self.pending: list[tuple[sp.csr_matrix, np.ndarray]] = []
+        self.pending: list[tuple[sp.csr_matrix, np.ndarray, np.ndarray | None]] = []
         self.pending_bytes = 0
         self.shard_rows: list[int] = []
         self.shard_nnz: list[int] = []
         self.stored_bytes = 0
         self.label_dtype: np.dtype | None = None
+        self.text_dtype: np.dtype | None = None
+        self.text_columns = 0
         self.written: list[str] = []
 
-    def add(self, X: sp.csr_matrix, y: np.ndarray) -> None:
-        """Rows ``X`` (any width: the data set's is given to :meth:`finish`) and labels ``y``."""
+    def add(self, X: sp.csr_matrix, y: np.ndarray, text: np.ndarray | None = None) -> None:
+        """Rows ``X`` (any width: the data set's is given to :meth:`finish`), labels ``y`` and,
+        for a CSV with text columns, their values ``text`` (rows x k, unicode)."""
         if y.dtype.kind not in "fU":
             raise TypeError(f"labels must be float or unicode, got dtype {y.dtype}")
         X = sp.csr_matrix(X)
         self.label_dtype = (y.dtype if self.label_dtype is None
                             else np.promote_types(self.label_dtype, y.dtype))
+        text_row_bytes = 0
+        if text is not None and text.shape[1]:
+            text = np.asarray(text, dtype=str)
+            self.text_columns = text.shape[1]
+            self.text_dtype = (text.dtype if self.text_dtype is None
+                               else np.promote_types(self.text_dtype, text.dtype))
+            text_row_bytes = text.itemsize * text.shape[1]
+        else:
+            text = None
         while X.shape[0]:
             # Bytes of the first k rows of X: the cut that fills the current shard.
             cum = X.indptr[1:] * NNZ_BYTES + np.arange(1, X.shape[0] + 1) * (
-                ROW_BYTES + y.itemsize)
+                ROW_BYTES + y.itemsize + text_row_bytes)
             take = int(np.searchsorted(cum, self.shard_bytes - self.pending_bytes, "right"))
             if take == 0 and not self.pending:
                 take = 1  # a row larger than a shard is a shard of its own
             if take:
                 self._check_room(int(cum[take - 1]))
-                self.pending.append((X[:take], y[:take]))
+                self.pending.append((X[:take], y[:take], None if text is None else text[:take]))
                 self.pending_bytes += int(cum[take - 1])
                 X, y = X[take:], y[take:]
+                text = None if text is None else text[take:]
             if X.shape[0] or self.pending_bytes >= self.shard_bytes:
                 self._flush()
 
@@ -148,12 +175,15 @@ class ShardWriter:
     def shift_indices(self, delta: int) -> None:
         """Add ``delta`` to every column index written so far (an svmlight file found to be
         0-based after its first blocks were taken as 1-based)."""
-        for X, _ in self.pending:
+        for X, _, _ in self.pending:
             X.indices += delta
         for i in range(len(self.shard_rows)):
             key = shard_key(self.key, i, "indices")
             with self.store.open(key) as fh:
                 indices = np.load(fh, allow_pickle=False)
+            # Keys are write-once: the old indices go first. No reader sees the gap: the data
+            # set does not exist before its manifest, written last.
+            self.store.delete(key)
             self._write(key, indices + np.int32(delta))
 
     def _write(self, key: str, array: np.ndarray) -> None:
@@ -165,13 +195,15 @@ class ShardWriter:
         if not self.pending:
             return
         i = len(self.shard_rows)
-        lengths = np.concatenate([np.diff(X.indptr) for X, _ in self.pending])
+        lengths = np.concatenate([np.diff(X.indptr) for X, _, _ in self.pending])
         arrays = {
             "indptr": np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]),
-            "indices": np.concatenate([X.indices for X, _ in self.pending]).astype(np.int32),
-            "data": np.concatenate([X.data for X, _ in self.pending]).astype(np.float64),
-            "y": np.concatenate([y for _, y in self.pending]),
+            "indices": np.concatenate([X.indices for X, _, _ in self.pending]).astype(np.int32),
+            "data": np.concatenate([X.data for X, _, _ in self.pending]).astype(np.float64),
+            "y": np.concatenate([y for _, y, _ in self.pending]),
         }
+        if self.text_columns:
+            arrays["text"] = np.concatenate([t for _, _, t in self.pending if t is not None])
         self.pending, self.pending_bytes = [], 0
         for name, array in arrays.items():
             self._write(shard_key(self.key, i, name), array)
@@ -185,7 +217,8 @@ class ShardWriter:
         manifest = Manifest(
             n_samples=sum(self.shard_rows), n_features=n_features, nnz=sum(self.shard_nnz),
             label_dtype=str(self.label_dtype or np.dtype(np.float64)),
-            shard_rows=tuple(self.shard_rows), shard_nnz=tuple(self.shard_nnz))
+            shard_rows=tuple(self.shard_rows), shard_nnz=tuple(self.shard_nnz),
+            text_columns=self.text_columns, text_dtype=str(self.text_dtype or np.dtype("<U1")))
         body = json.dumps(manifest.to_json()).encode()
         self.written.append(manifest_key(self.key))
         self.store.write(manifest_key(self.key), lambda fh: _write_all(fh, body))
@@ -197,19 +230,20 @@ class ShardWriter:
         self.store.delete(*self.written)
         self.written, self.pending, self.pending_bytes = [], [], 0
         self.shard_rows, self.shard_nnz, self.stored_bytes, self.label_dtype = [], [], 0, None
+        self.text_dtype, self.text_columns = None, 0
 
 
 def _write_all(fh: IO[bytes], body: bytes) -> None:
     fh.write(body)
 
 
-def write_dataset(store: Store, key: str, X: sp.csr_matrix, y: np.ndarray, *,
-                  shard_bytes: int) -> Manifest:
+def write_dataset(store: Store, key: str, X: sp.csr_matrix, y: np.ndarray,
+                  text: np.ndarray | None = None, *, shard_bytes: int) -> Manifest:
     """Store rows already in memory (a conversion, a test) as a sharded data set."""
     writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=np.iinfo(np.int64).max,
                          over_limit=OverflowError)
     try:
-        writer.add(X, np.asarray(y))
+        writer.add(X, np.asarray(y), text)
         return writer.finish(X.shape[1])
     except BaseException:
         writer.abort()
@@ -224,7 +258,7 @@ class DatasetShards:
     ``store.local_path``; a data set still in the old .npz form is one shard read whole."""
 
     def __init__(self, store: Store, key: str, manifest: Manifest,
-                 whole: tuple[sp.csr_matrix, np.ndarray] | None = None) -> None:
+                 whole: StoredRows | None = None) -> None:
         self.store, self.key, self.manifest, self._whole = store, key, manifest, whole
 
     @property
@@ -236,11 +270,19 @@ class DatasetShards:
         if self._whole is not None:
             if i != 0:
                 raise IndexError(i)
-            return self._whole
+            return self._whole[:2]
         indptr, indices, data, y = (self._map(shard_key(self.key, i, a)) for a in ARRAYS)
         X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1,
                                                           self.manifest.n_features), copy=False)
         return X, y
+
+    def text(self, i: int) -> np.ndarray | None:
+        """Shard ``i``'s text column values (rows x k, memory-mapped), None without any."""
+        if self._whole is not None:
+            if i != 0:
+                raise IndexError(i)
+            return self._whole[2]
+        return self._map(shard_key(self.key, i, "text")) if self.manifest.text_columns else None
 
     def _map(self, key: str) -> np.ndarray:
         return np.load(self.store.local_path(key), mmap_mode="r", allow_pickle=False)
@@ -255,22 +297,26 @@ def read_manifest(store: Store, key: str) -> Manifest:
         return Manifest.from_json(json.loads(fh.read()))
 
 
-def load_npz(store: Store, key: str) -> tuple[sp.csr_matrix, np.ndarray]:
-    """A data set in the form stored before the shards: the CSR arrays in one .npz."""
+def load_npz(store: Store, key: str) -> StoredRows:
+    """A data set in the form stored before the shards: the CSR arrays in one .npz, its labels
+    and (a CSV with text columns) the text values."""
     with store.open(key) as fh, np.load(fh, allow_pickle=False) as f:
         shape = tuple(int(v) for v in f["shape"])
-        return sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape), f["y"]
+        X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
+        return X, f["y"], (f["text"] if "text" in f.files else None)
 
 
 def open_dataset(store: Store, key: str) -> DatasetShards:
     """The one reader of stored data sets (training, evaluation, studies, predictions, labels)."""
     if not is_npz(key):
         return DatasetShards(store, key, read_manifest(store, key))
-    X, y = load_npz(store, key)
+    X, y, text = load_npz(store, key)
     manifest = Manifest(n_samples=X.shape[0], n_features=X.shape[1], nnz=int(X.nnz),
                         label_dtype=str(y.dtype), shard_rows=(X.shape[0],),
-                        shard_nnz=(int(X.nnz),))
-    return DatasetShards(store, key, manifest, whole=(X, y))
+                        shard_nnz=(int(X.nnz),),
+                        text_columns=0 if text is None else text.shape[1],
+                        text_dtype="<U1" if text is None else str(text.dtype))
+    return DatasetShards(store, key, manifest, whole=(X, y, text))
 
 
 def delete_dataset(store: Store, key: str) -> None:
@@ -298,5 +344,5 @@ def _unlisted_shard_keys(store: Store, key: str) -> list[str]:
                 pass
         except FileNotFoundError:
             return [*keys, manifest_key(key)]
-        keys += [shard_key(key, i, a) for a in ARRAYS]
+        keys += [shard_key(key, i, a) for a in (*ARRAYS, "text")]  # a missing key is ignored
         i += 1

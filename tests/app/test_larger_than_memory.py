@@ -114,8 +114,9 @@ def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Pat
 
     with TestClient(create_app(settings)) as c:
         dataset = _insert(c, key, manifest)
+        # Raw features (no preprocessing), as the in-memory fit below takes them.
         job_request = {"dataset_id": dataset, "solver": "pgs", "test_fraction": 0.2,
-                       "split_seed": 1, "params": PARAMS}
+                       "split_seed": 1, "params": PARAMS, "preprocessing": None}
         # A solver that needs all rows at once is refused, naming the budget.
         refused = create_job(c, **job_request | {"solver": "lbfgs"})
         assert refused.status_code == 422 and "PGS_WORKER_MEMORY_BYTES" in refused.text

@@ -16,8 +16,9 @@ from sklearn.datasets import load_svmlight_file
 from app.core.store import LocalDirStore
 from app.main import create_app
 from app.models import Dataset
+from app.services.job_rows import split
 from app.services.shard_migration import convert_npz_datasets
-from app.services.shards import FORMAT, open_dataset, write_dataset
+from app.services.shards import FORMAT, delete_dataset, open_dataset, write_dataset
 from tests.helpers import assert_problem, create_job, make_settings, stored_rows, upload, wait_for
 
 
@@ -25,6 +26,7 @@ def test_shards_are_raw_npy_files_with_a_manifest(tmp_path: Path):
     store = LocalDirStore(tmp_path)
     X = sp.random(60, 7, density=0.3, format="csr", random_state=0)
     for y in (np.arange(60, dtype=float), np.array(["g", "hh"] * 30)):
+        store.delete(*[f"datasets/d/{p.name}" for p in (tmp_path / "datasets/d").glob("*")])
         manifest = write_dataset(store, "datasets/d", X, y, shard_bytes=256)
         doc = json.loads((tmp_path / "datasets/d/manifest.json").read_text())
         assert doc["format"] == FORMAT and doc["n_samples"] == 60 and doc["n_features"] == 7
@@ -42,13 +44,35 @@ def test_shards_are_raw_npy_files_with_a_manifest(tmp_path: Path):
     assert not (tmp_path / "datasets/o").exists()  # nothing left of a refused write
 
 
-def _old_npz_dataset(client: TestClient, data_dir: Path, data: Path) -> tuple[int, str]:
-    """heart_scale stored as the service stored data sets before shards: one .npz."""
+def test_text_columns_are_stored_per_shard_and_read_with_the_selected_rows(tmp_path: Path):
+    store = LocalDirStore(tmp_path)
+    # Column 0 numbers the rows, so a selection's rows name the text they must carry.
+    X = sp.csr_matrix(np.column_stack([np.arange(50) + 1.0, np.ones((50, 3))]))
+    text = np.array([[f"c{i % 3}", "x" * (i % 5)] for i in range(50)])
+    manifest = write_dataset(store, "datasets/t", X, np.zeros(50), text, shard_bytes=512)
+    assert manifest.n_shards > 3 and manifest.text_columns == 2
+    assert json.loads((tmp_path / "datasets/t/manifest.json").read_text())["text"] == 2
+    assert (tmp_path / "datasets/t/shard-00001.text.npy").is_file()
+    data = open_dataset(store, "datasets/t")
+    assert np.array_equal(np.concatenate([data.text(i) for i in range(manifest.n_shards)]), text)
+    for rows in split(data, 4, 0.3, seed=2):
+        X_rows, _ = rows.in_memory()
+        numbers = X_rows[:, 0].toarray().ravel().astype(int) - 1
+        assert len(numbers) == rows.n_samples and np.array_equal(rows.text(), text[numbers])
+    # Deleting the data set removes its text shards too.
+    delete_dataset(store, "datasets/t")
+    assert not (tmp_path / "datasets/t").exists()
+
+
+def _old_npz_dataset(client: TestClient, data_dir: Path, data: Path,
+                     **extra: np.ndarray) -> tuple[int, str]:
+    """heart_scale stored as the service stored data sets before shards: one .npz (with a
+    CSV's ``text`` array among ``extra``)."""
     X, y = load_svmlight_file(str(data))
     key = f"datasets/{uuid.uuid4().hex}.npz"
     with open(data_dir / key, "wb") as fh:
         np.savez(fh, data=X.data, indices=X.indices, indptr=X.indptr,
-                 shape=np.asarray(X.shape, dtype=np.int64), y=y)
+                 shape=np.asarray(X.shape, dtype=np.int64), y=y, **extra)
     with client.app.state.session_factory() as s:  # type: ignore[attr-defined]
         row = Dataset(name="old", format="svmlight", compressed=False, file_name=key,
                       n_samples=X.shape[0], n_features=X.shape[1], nnz=X.nnz, task="binary",
@@ -80,6 +104,22 @@ def test_an_old_npz_data_set_is_converted_at_start_and_trains(tmp_path: Path, da
                                      params={"n_iter": 3000, "random_state": 0}).json()["id"])
         assert job["status"] == "succeeded", job
         assert job["metrics"]["test_accuracy"] > 0.7
+
+
+def test_an_old_npz_data_set_keeps_its_text_columns_when_converted(tmp_path: Path,
+                                                                   data_dir: Path):
+    settings = make_settings(tmp_path, shard_bytes=4096)
+    text = np.array([[f"v{i % 4}"] for i in range(270)])
+    with TestClient(create_app(settings)) as c:
+        dataset_id, _ = _old_npz_dataset(c, settings.data_dir, data_dir / "heart_scale.svm",
+                                         text=text)
+    with TestClient(create_app(settings)) as c:
+        with c.app.state.session_factory() as s:  # type: ignore[attr-defined]
+            key = s.get(Dataset, dataset_id).file_name
+        data = open_dataset(settings.store, key)
+        assert data.manifest.n_shards > 1 and data.manifest.text_columns == 1
+        stored = np.concatenate([data.text(i) for i in range(data.manifest.n_shards)])
+        assert np.array_equal(stored, text)
 
 
 def test_a_solver_that_cannot_stream_is_refused_past_the_memory_budget(tmp_path: Path,

@@ -12,9 +12,10 @@ from sklearn.datasets import load_svmlight_file
 
 from app.core.store import LocalDirStore
 from app.services.datasets import ShardSplit
-from app.services.job_rows import codes_of
+from app.services.job_rows import codes_of, split
 from app.services.model_store import load_model_files
-from app.services.shards import write_dataset
+from app.services.preprocessing import raw_matrix
+from app.services.shards import open_dataset, write_dataset
 from app.services.study_phases import subsample_rows
 from app.solvers import EstimatorSpec
 from app.training import (
@@ -82,6 +83,34 @@ def test_a_streaming_job_gets_the_same_rows_as_shards(heart):
         assert np.array_equal(np.concatenate([p[1] for p in pieces]), codes)
 
 
+def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preprocessing(heart):
+    store, X, y = heart
+    # Column 1 (a binary feature of heart_scale) stored as text, as a CSV's text column is.
+    text = np.array([["a" if v > 0 else "b"] for v in X[:, 1].toarray().ravel()])
+    X_text = X.tolil()
+    X_text[:, 1] = 0
+    write_dataset(store, "datasets/heart-text", sp.csr_matrix(X_text), y, text,
+                  shard_bytes=SHARD_BYTES)
+    prep = {"scaling": "standard", "impute": False, "categorical": [1], "ignore": [],
+            "sparse": False}
+    spec = _spec(train_key="datasets/heart-text", test_fraction=0.3, split_seed=5,
+                 preprocessing=prep, text_columns=[1])
+    whole = load_data(store, spec, classification=True)
+    shards = load_data(store, spec, classification=True, stream=True)
+    assert isinstance(shards.X, ShardedMatrix) and shards.preprocessor is not None
+    # One-hot: the text column becomes two columns (a, b).
+    assert shards.X.shape == whole.X.shape == (189, 14)
+    # The same preprocessing (fitted on a sample of the training rows), applied to each row with
+    # its own text.
+    for streamed, rows in zip((shards.X, shards.eval_set),
+                              split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5),
+                              strict=True):
+        X_rows, _ = rows.in_memory()
+        expected = shards.preprocessor.transform(raw_matrix(X_rows, rows.text(), [1], prep))
+        got = sp.vstack([p[0] for p in streamed.shards()]).toarray()
+        assert np.allclose(got, expected)
+
+
 def test_a_test_set_is_widened_and_regression_labels_stay_numbers(heart, tmp_path: Path):
     store, X, y = heart
     write_dataset(store, "datasets/narrow", X[:20, :10], y[:20], shard_bytes=SHARD_BYTES)
@@ -115,7 +144,7 @@ def test_the_stored_model_is_the_fitted_one(heart):
     data = load_data(store, job.data, classification=True)
     est = job.estimator.build()
     est.fit(data.X, data.y, eval_set=data.eval_set, trace=True)
-    package = package_model(est, job, data.classes)
+    package = package_model(est, job, data)
     metrics = final_metrics(est, job, data, package, extra={"phase": "x"})
     assert metrics["test_accuracy"] == pytest.approx(np.mean(est.predict(data.X_eval) == data.y_eval))
     assert metrics["phase"] == "x" and set(metrics["time_to_target"]) == {"0.5"}

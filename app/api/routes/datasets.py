@@ -127,6 +127,8 @@ def _insert(factory: Any, idem: Idempotency, form: UploadForm, name: str, key: s
             task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
             index_base=stored.index_base, sha256=sha256, size_bytes=size,
             stored_bytes=stored.stored_bytes,
+            feature_names=stored.feature_names, label_name=stored.label_name,
+            text_columns=stored.text_columns, n_missing=stored.n_missing,
             description=form.description, tags=form.tag_list(),
             task_source="guessed" if form.task == "auto" else "declared",
         )

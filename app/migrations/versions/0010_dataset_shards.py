@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010_dataset_shards"
-down_revision: str | Sequence[str] | None = "0008_idempotent_creates"
+down_revision: str | Sequence[str] | None = "0009_preprocessing_and_names"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
