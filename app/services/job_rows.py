@@ -59,7 +59,7 @@ class RowSelection:
     def shard_text(self, i: int) -> np.ndarray | None:
         """Shard ``i``'s selected rows' text column values (rows x k), None without any."""
         text, m = self.data.text(i), self.mask(i)
-        return None if text is None or m is None else text[m]
+        return text if text is None or m is None else text[m]
 
     def text(self) -> np.ndarray | None:
         """The selected rows' text column values (rows x k, in memory), None without any."""
