@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
@@ -14,50 +13,22 @@ from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep, requir
 from app.api.filters import NameQuery, TagsQuery
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
-from app.core.db import transaction
-from app.core.errors import ProblemError, conflict, field_error, invalid
+from app.core.errors import conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetPatch, DatasetRead
 from app.services import lineage, registry
 from app.services.datasets import new_dataset_key, task_from_labels
-from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
-from app.services.parsing import ParseError, ParseOptions, TooLargeError
-from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
+from app.services.intake import (
+    DatasetOptions,
+    dataset_name,
+    insert_dataset,
+    parse_file,
+    validate_options,
+)
+from app.services.parsing import ParseError
+from app.services.uploads import receive_upload
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
-
-
-def _printable_name(value: str | None) -> str | None:
-    problem = None if value is None else name_problem(value)
-    if problem:
-        raise ValueError(f"the name {problem}")
-    return value
-
-
-class UploadForm(BaseModel):
-    """The text fields of the multipart upload, validated like a body."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: Annotated[str | None, AfterValidator(_printable_name)] = Field(
-        default=None, max_length=MAX_NAME_CHARS)
-    format: Literal["auto", "svmlight", "csv"] = "auto"
-    label_column: str | None = Field(
-        default=None, description="CSV: column number (0-based, negative from the end) or name"
-    )
-    header: Literal["auto", "true", "false"] = "auto"
-    zero_based: Literal["auto", "true", "false"] = "auto"
-    task: Literal["auto", "classification", "regression"] = "auto"
-    n_features: int | None = Field(
-        default=None, ge=1,
-        description="The data set's width (e.g. a test set's: the training set's n_features); "
-        "the file's largest feature index may not exceed it")
-    description: str | None = Field(default=None, max_length=4000)
-    tags: str | None = Field(default=None, description="Comma-separated tags")
-
-    def tag_list(self) -> list[str]:
-        tags = [t.strip() for t in (self.tags or "").split(",") if t.strip()]
-        return DatasetPatch(tags=tags).tags or []
 
 
 _UPLOAD_DOC: dict[str, Any] = {
@@ -71,58 +42,13 @@ _UPLOAD_DOC: dict[str, Any] = {
                     "properties": {
                         "file": {"type": "string", "format": "binary",
                                  "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
-                        **UploadForm.model_json_schema()["properties"],
+                        **DatasetOptions.model_json_schema()["properties"],
                     },
                 }
             }
         },
     }
 }
-
-
-def _form_problem(exc: ValidationError) -> ProblemError:
-    errors = [
-        field_error(["body", *[str(p) for p in e["loc"]]], e["msg"], e["type"])
-        for e in exc.errors()
-    ]
-    return invalid("invalid form field(s): " + ", ".join(e["field"] for e in errors), errors)
-
-
-def _parse_options(settings: Settings, form: UploadForm, filename: str) -> ParseOptions:
-    return ParseOptions(
-        format=form.format, label_column=form.label_column, header=form.header,
-        zero_based=form.zero_based, task=form.task, filename=filename,
-        max_decompressed_bytes=settings.max_decompressed_bytes,
-        max_compression_ratio=settings.max_compression_ratio,
-        max_features=settings.max_features, max_label_chars=settings.max_label_chars,
-        n_features=form.n_features,
-    )
-
-
-def _insert(factory: Any, form: UploadForm, name: str, key: str, stored: StoredDataset,
-            sha256: str, size: int) -> Dataset:
-    with transaction(factory) as s:
-        ds = Dataset(
-            name=name, format=stored.format, compressed=stored.compressed, file_name=key,
-            n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
-            task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
-            index_base=stored.index_base, sha256=sha256, size_bytes=size,
-            description=form.description, tags=form.tag_list(),
-            task_source="guessed" if form.task == "auto" else "declared",
-        )
-        s.add(ds)
-    return ds
-
-
-def _dataset_name(form: UploadForm, filename: str) -> str:
-    """The explicit name, else the file's name (held to the same rules as a name)."""
-    if form.name:
-        return form.name
-    problem = name_problem(filename)
-    if problem:
-        msg = f"the file name {problem}; send a name field"
-        raise invalid(msg, [field_error(["body", "file"], msg)])
-    return filename or "dataset"
 
 
 @router.post(
@@ -139,31 +65,22 @@ async def create_dataset(
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
-    store, key = settings.store, new_dataset_key()
-    budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s)
+    key = new_dataset_key()
     try:
-        try:
-            form = UploadForm.model_validate(upload.fields)
-            form.tag_list()
-        except ValidationError as exc:
-            raise _form_problem(exc) from exc
-        name = _dataset_name(form, upload.filename)
+        form = validate_options(upload.fields)
+        name = dataset_name(form, upload.filename)
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
         stored = await to_thread.run_sync(
-            parse_and_store, upload.path, _parse_options(settings, form, upload.filename),
-            store, key, budget, limiter=request.app.state.parse_limiter,
+            parse_file, upload.path, settings, form, upload.filename, key,
+            limiter=request.app.state.parse_limiter,
         )
-    except TooLargeError as exc:
-        raise ProblemError(413, str(exc), kind="payload-too-large") from exc
-    except ParseError as exc:
-        raise invalid(str(exc), [field_error(["body", "file"], str(exc))]) from exc
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds = await run_in_threadpool(_insert, factory, form, name, key, stored, upload.sha256,
-                                     upload.size)
+        ds = await run_in_threadpool(insert_dataset, factory, form, name, key, stored,
+                                     upload.sha256, upload.size)
     except BaseException:
-        store.delete(key)  # the row is the source of truth: no row, no file
+        settings.store.delete(key)  # the row is the source of truth: no row, no file
         raise
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
     return ds
