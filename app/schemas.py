@@ -90,7 +90,8 @@ class UploadRead(BaseModel):
         description="receiving: taking bytes (tus PATCH); parsing: being fetched, parsed and "
         "stored; done: dataset_id is the data set; failed: error says why (a failed upload can "
         "be finished again)")
-    length: int = Field(description="Bytes declared (tus Upload-Length)")
+    length: int = Field(description="Bytes declared (tus Upload-Length); for an import, its "
+                        "size once done (a URL's cap while it is fetched)")
     offset: int = Field(description="Bytes received so far")
     filename: str
     source: str | None = Field(default=None, description="An import's path or URL")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from app.core.config import Settings
 from app.core.db import SessionFactory
@@ -22,9 +21,9 @@ class UploadService(LoopService):
     def __init__(self, factory: SessionFactory, settings: Settings) -> None:
         super().__init__(settings.sweep_interval_s)
         self.factory, self.settings = factory, settings
-        # Each parse runs in its own child process (parse_process.py); these threads wait on it.
-        self._pool = ThreadPoolExecutor(settings.max_concurrent_parses,
-                                        thread_name_prefix="pgs-ingest")
+        # Each parse runs in its own child process (parse_process.py) and a daemon thread here
+        # waits on it: a server that stops does not wait for a parse (the next one resumes it).
+        self._slots = threading.BoundedSemaphore(settings.max_concurrent_parses)
         self._held: set[str] = set()
         self._lock = threading.Lock()
 
@@ -33,11 +32,13 @@ class UploadService(LoopService):
             if upload_id in self._held:
                 return
             self._held.add(upload_id)
-        self._pool.submit(self._run, upload_id)
+        threading.Thread(target=self._run, args=(upload_id,), name=f"pgs-ingest-{upload_id}",
+                         daemon=True).start()
 
     def _run(self, upload_id: str) -> None:
         try:
-            ingest.run(self.factory, self.settings, upload_id)
+            with self._slots:
+                ingest.run(self.factory, self.settings, upload_id)
         except Exception as exc:
             # A database outage: the heartbeat stops, and a later pass takes the parse over.
             log_failure(f"upload {upload_id}: parse", exc)
@@ -54,8 +55,3 @@ class UploadService(LoopService):
             log.warning("upload %s: parsing again (no live process was parsing it)", upload_id)
             self.submit(upload_id)
         resumable.sweep_expired(self.factory, self.settings)
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        super().stop(timeout_s)
-        # Running parses are not waited for: their heartbeat stops and the next server resumes.
-        self._pool.shutdown(wait=False, cancel_futures=True)

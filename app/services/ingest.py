@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select, update
 
@@ -31,6 +32,8 @@ def start(factory: SessionFactory, settings: Settings, upload: Upload,
     """Mark a received (or failed) upload "parsing" with these options; 409 unless complete."""
     if upload.state not in (UploadState.RECEIVING, UploadState.FAILED):
         raise conflict(f"the upload is {upload.state}; only a received upload can be finished")
+    if upload.source is not None and upload.state == UploadState.FAILED:
+        raise conflict("a failed import keeps no bytes: import the source again")
     offset = resumable.offset_of(settings, upload)
     if upload.source is None and offset != upload.length:
         raise conflict(f"the upload has {offset} of its {upload.length} bytes; send the rest "
@@ -57,16 +60,16 @@ def run(factory: SessionFactory, settings: Settings, upload_id: str) -> None:
         options = DatasetOptions.model_validate(upload.options or {})
         dataset = store_dataset(factory, settings, path, options, upload.filename, sha256, size)
     except ProblemError as exc:
-        _fail(factory, upload_id, exc.status, exc.detail)
+        _fail(factory, settings, upload, exc.status, exc.detail)
         return
     except OSError as exc:
         if exc.errno not in STORAGE_ERRNOS:
             raise
-        _fail(factory, upload_id, 507, f"the server cannot store the data set ({exc})")
+        _fail(factory, settings, upload, 507, f"the server cannot store the data set ({exc})")
         return
     except Exception:
         log.exception("upload %s: the parse failed", upload_id)
-        _fail(factory, upload_id, 500, "internal error; see the server log")
+        _fail(factory, settings, upload, 500, "internal error; see the server log")
         return
     with transaction(factory) as s:
         s.execute(update(Upload).where(Upload.id == upload_id).values(
@@ -87,12 +90,18 @@ def _bytes_of(settings: Settings, upload: Upload) -> tuple[Path, int]:
     return path, path.stat().st_size
 
 
-def _fail(factory: SessionFactory, upload_id: str, status: int, detail: str) -> None:
-    log.info("upload %s: failed (%d) %s", upload_id, status, detail)
+def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: int,
+          detail: str) -> None:
+    """Record why. An upload keeps its bytes (it can be finished again with other options); an
+    import keeps none and reserves nothing (it is retried by importing again)."""
+    log.info("upload %s: failed (%d) %s", upload.id, status, detail)
+    values: dict[str, Any] = {"state": UploadState.FAILED, "heartbeat_at": None,
+                              "error": {"status": status, "detail": detail}}
+    if upload.source is not None:
+        values["length"] = 0
+        remove_quietly(resumable.upload_path(settings, upload.id))
     with transaction(factory) as s:
-        s.execute(update(Upload).where(Upload.id == upload_id).values(
-            state=UploadState.FAILED, error={"status": status, "detail": detail},
-            heartbeat_at=None))
+        s.execute(update(Upload).where(Upload.id == upload.id).values(**values))
 
 
 def refresh(factory: SessionFactory, upload_ids: set[str]) -> None:

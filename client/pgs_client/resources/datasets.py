@@ -14,6 +14,7 @@ from pgs_client.convert import from_json
 from pgs_client.models import DatasetRead
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
+from pgs_client.resumable import RESUMABLE_BYTES, Uploader
 from pgs_client.transport import Transport
 
 # Files at least this big get a progress bar by default (on a terminal, with rich installed).
@@ -60,6 +61,7 @@ class Datasets:
         tags: Sequence[str] | None = None,
         compress: bool = False,
         progress: bool | None = None,
+        resumable: bool | None = None,
     ) -> DatasetRead:
         """Upload a svmlight/LIBSVM or CSV file (plain, gzip, bzip2 or xz), or ``(X, y)`` in
         memory. ``n_features``: the width to store (a test set's: its training set's).
@@ -67,7 +69,10 @@ class Datasets:
         ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
         labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
         on the way (the service reads both). ``progress``: a bar on stderr; by default for files
-        of 16 MiB and more on a terminal. The other arguments are the service's form fields.
+        of 16 MiB and more on a terminal. ``resumable``: send the file in chunks that survive a
+        dropped connection (:mod:`pgs_client.resumable`; running the same upload again resumes
+        it too); by default for files of 64 MiB and more. The other arguments are the service's
+        form fields.
         """
         fields = {"format": format, "header": header, "zero_based": zero_based, "task": task}
         if label_column is not None:
@@ -90,7 +95,38 @@ class Datasets:
                     path = data.gzip_file(path, Path(tmp))
             if name is not None:
                 fields["name"] = name
+            size = path.stat().st_size
+            if resumable if resumable is not None else size >= RESUMABLE_BYTES:
+                return self._send_resumable(path, filename, fields, progress)
             return self._send(path, filename, fields, progress)
+
+    def _send_resumable(self, path: Path, filename: str, fields: dict[str, str],
+                        progress: bool | None) -> DatasetRead:
+        size = path.stat().st_size
+        uploader = Uploader(self._t)
+        with bar(f"upload {filename}", size, enabled=wanted(progress, size >= BIG_FILE_BYTES),
+                 in_bytes=True) as bar_:
+            location = uploader.send(path, filename, bar_)
+        upload = uploader.finish(location, fields)
+        uploader.forget(path)
+        return self.get(upload["dataset_id"])
+
+    def import_source(
+        self,
+        source: str,
+        name: str | None = None,
+        **fields: str | int,
+    ) -> DatasetRead:
+        """Have the service read a data set from a path or URL its operator allows
+        (``PGS_IMPORT_ROOTS``) and wait for the parse. ``fields``: as :meth:`upload`'s
+        (``format``, ``label_column``, ``task``, ``n_features``, ``description``, ``tags``
+        as a comma-separated string)."""
+        body: dict[str, Any] = {"source": source, **{k: str(v) for k, v in fields.items()}}
+        if name is not None:
+            body["name"] = name
+        r = self._t.request("POST", "/v1/datasets/import", safe=False, json=body)
+        upload = Uploader(self._t).wait(r.headers["Location"])
+        return self.get(upload["dataset_id"])
 
     def _send(self, path: Path, filename: str, fields: dict[str, str],
               progress: bool | None) -> DatasetRead:
