@@ -34,6 +34,8 @@ def _problems(response) -> list[str]:
         ctype = ctype[0] if isinstance(ctype, list) else ctype
         if not ctype.startswith("application/problem+json"):
             out.append(f"{code} with content-type {ctype!r}")
+        elif response.request.method == "HEAD":
+            pass  # a HEAD answer has the headers of the problem, never a body (RFC 9110 9.3.2)
         else:
             body = json.loads(response.content)
             if body.get("status") != code or not body.get("title") or not body.get("type"):
