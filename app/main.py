@@ -12,6 +12,8 @@ from typing import IO, Any
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
+from app.api.deps import reject_unknown_query
+from app.api.openapi import API_GUARDS, REQUEST_GUARDS, install_openapi, problems
 from app.api.routes import (
     aliases,
     batch_predictions,
@@ -42,6 +44,7 @@ from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import NetworkGuardMiddleware, require_api_key
 from app.core.store import install_storage_error_handler
+from app.docs_ui import install_docs
 from app.runner import JobRunner
 from app.services import jobs as job_service
 from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
@@ -140,6 +143,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Upload data sets, train p-norm linear models with the Primal Gradient "
         "Solver, follow time-to-accuracy, and predict. Errors are RFC 9457 problem+json.",
         lifespan=lifespan,
+        # Served from the package instead (app/docs_ui): FastAPI's own pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -163,12 +169,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    auth = [Depends(require_api_key)]
-    app.include_router(health.router)
+    # The key first: a caller without one learns nothing about the parameters.
+    api = [Depends(require_api_key), Depends(reject_unknown_query)]
+    app.include_router(health.router, dependencies=[Depends(reject_unknown_query)],
+                       responses=problems(*REQUEST_GUARDS))
     # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
-    app.include_router(uploads.import_router, dependencies=auth)
-    for module in (datasets, uploads, jobs, models, batch_predictions, aliases, studies, plots,
-                   solvers):
-        app.include_router(module.router, dependencies=auth)
+    resources = [module.router for module in (uploads, datasets, jobs, models, batch_predictions,
+                                               aliases, studies, plots, solvers)]
+    resources.insert(0, uploads.import_router)
+    for router in resources:
+        app.include_router(router, dependencies=api, responses=problems(*API_GUARDS))
+    install_openapi(app, [health.router, *resources])
+    install_docs(app)
     install_console(app)
     return app

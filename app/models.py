@@ -83,6 +83,15 @@ class Dataset(Base):
     # 64-bit (migration 0011): uploads pass 2 GiB. SQLite's INTEGER is 64-bit already.
     size_bytes: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # A CSV file's header (migration 0009): its feature columns' and its label column's names;
+    # null without a header (svmlight, or a CSV whose first row is data).
+    feature_names: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    label_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # Feature columns that hold text (CSV), stored beside the numeric CSR; one-hot encoded by a
+    # job's preprocessing.
+    text_columns: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
+    # Empty numeric CSV cells, stored as NaN: a job must impute them.
+    n_missing: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Migration 0007: labels, and whether the task was "declared" by the upload (or a PATCH) or
     # "guessed" from the labels.
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -153,6 +162,8 @@ class Job(Base):
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     targets: Mapped[list[float]] = mapped_column(JSON, default=list)
     time_budget_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # The resolved preprocessing (app/services/preprocessing.py); null: raw features (migration 0009).
+    preprocessing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
     # Studies (migration 0002): a job of a time-to-accuracy study trains on a seeded subsample of
     # train_size rows of its training part (drawn with subsample_seed), and with select_sigma its
@@ -256,6 +267,10 @@ class Model(Base):
     file_stem: Mapped[str] = mapped_column(String(255))
     size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The fitted preprocessing's settings (its arrays are in the model's .npz) and the names of
+    # the raw features a prediction row may be keyed by (migration 0009).
+    preprocessing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    feature_names: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     # Migration 0007 (services/registry.py): a name groups versions 1, 2, ... of a model; both
     # are null for a model without a name.
     name: Mapped[str | None] = mapped_column(String(255), nullable=True)
@@ -279,7 +294,8 @@ class Model(Base):
 
 
 class IdempotencyKey(Base):
-    """Remembers which job a POST /v1/jobs with an Idempotency-Key created."""
+    """Remembers which resource a creating POST with an Idempotency-Key created: a job, a data set
+    or a study (exactly one of the three ids is set; app/services/idempotency.py)."""
 
     __tablename__ = "idempotency_keys"
 
@@ -287,7 +303,13 @@ class IdempotencyKey(Base):
     principal: Mapped[str] = mapped_column(String(64), primary_key=True)
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
-    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    # Cascades: deleting the resource forgets its key (a retry then creates it anew).
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True)
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), nullable=True)
+    study_id: Mapped[int | None] = mapped_column(
+        ForeignKey("studies.id", ondelete="CASCADE"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -117,6 +117,14 @@ class DatasetRead(BaseModel):
     sha256: str = Field(description="SHA-256 of the file as uploaded")
     size_bytes: int = Field(description="Size of the file as uploaded")
     created_at: dt.datetime
+    feature_names: list[str] | None = Field(
+        default=None, description="The CSV header's feature columns (null without a header)")
+    label_name: str | None = Field(default=None, description="The CSV header's label column")
+    text_columns: list[int] | None = Field(
+        default=None, description="0-based feature columns holding text (CSV; one-hot encoded "
+        "by a job's preprocessing)")
+    n_missing: int = Field(default=0, description="Empty numeric CSV cells (imputed by a job's "
+                           "preprocessing)")
     description: str | None = None
     tags: list[str] = []
     task_source: Literal["guessed", "declared"] = Field(
@@ -143,6 +151,9 @@ class DatasetRead(BaseModel):
 
 
 class DatasetPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart", "tags": ["medical"], "task": "classification"}]})
+
     name: PrintableName | None = None
     task: Literal["classification", "regression"] | None = Field(
         default=None, description="Correct a guessed task; classes are derived from the labels")
@@ -151,6 +162,26 @@ class DatasetPatch(LabelsPatch):
 class DatasetList(BaseModel):
     items: list[DatasetRead]
     next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end")
+
+
+class Preprocessing(BaseModel):
+    """Learned on the training rows only (never the held-out split), stored with the model and
+    applied at prediction, so callers always send raw features."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scaling: Literal["auto", "standard", "maxabs", "none"] = Field(
+        default="auto",
+        description="auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps "
+        "sparsity) for svmlight data",
+    )
+    impute: bool = Field(
+        default=True, description="Missing numeric CSV values become the training mean"
+    )
+    ignore: list[int | str] = Field(
+        default_factory=list, max_length=10_000,
+        description="Columns left out (an id column): CSV header names or 0-based feature indices",
+    )
 
 
 class JobCreate(BaseModel):
@@ -188,6 +219,11 @@ class JobCreate(BaseModel):
     time_budget_s: float | None = Field(
         default=None, gt=0.0, le=7 * 86400,
         description="Stop after this many solver seconds, or as many seconds of wall-clock time"
+    )
+    preprocessing: Preprocessing | None = Field(
+        default_factory=Preprocessing,
+        description="Scaling, imputation, one-hot encoding of text columns and ignored columns, "
+        "fitted on the training rows; null: the raw features as they are",
     )
     name: PrintableName | None = None
     description: Description | None = None
@@ -230,6 +266,9 @@ class JobRead(BaseModel):
     params: dict[str, Any]
     targets: list[float]
     time_budget_s: float | None
+    preprocessing: dict[str, Any] | None = Field(
+        default=None, description="The resolved preprocessing: scaling, impute, categorical "
+        "(one-hot encoded columns), ignore (column indices), sparse; null: raw features")
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
         description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
@@ -275,6 +314,9 @@ class JobRead(BaseModel):
 
 
 class JobPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart baseline", "tags": ["nightly"]}]})
+
     name: PrintableName | None = None
 
 
@@ -322,6 +364,11 @@ class ModelRead(BaseModel):
     )
     partial_reason: Literal["cancelled", "time_limit"] | None = None
     created_at: dt.datetime
+    preprocessing: dict[str, Any] | None = Field(
+        default=None, description="The fitted preprocessing's settings (as the job's); applied "
+        "to every prediction")
+    feature_names: list[str] | None = Field(
+        default=None, description="Names a prediction row may be keyed by (the CSV header)")
     name: str | None = Field(default=None, description="The model name this is a version of")
     version: int | None = Field(default=None, description="Version number within the name")
     description: str | None = None
@@ -331,6 +378,9 @@ class ModelRead(BaseModel):
 
 
 class ModelPatch(LabelsPatch):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "heart-clf", "description": "sigma 1e-4"}]})
+
     name: ModelName | None = Field(
         default=None, description="Register as the next version of this name (null: no name)")
 
@@ -606,11 +656,38 @@ class SolverRead(BaseModel):
 
 class SolverList(BaseModel):
     solvers: list[SolverRead]
+
+
+# -- errors: RFC 9457 problem details (app/core/errors.py builds them) ----------------------------
+
+
+class FieldError(BaseModel):
+    loc: list[str | int] = Field(description="Where: body, query, path or header, then the names")
+    field: str = Field(description="loc joined with dots, e.g. body.params.sigma")
+    msg: str
+    type: str = Field(description="Machine-readable kind, e.g. missing, value_error")
+
+
+class Problem(BaseModel):
+    """Every error the service answers, as ``application/problem+json``."""
+
+    type: str = Field(description="urn:pgs:problem:<kind>, or about:blank")
+    title: str = Field(description="The status's reason phrase")
+    status: int
+    detail: str | None = Field(description="What went wrong and what to do, for a human")
+    instance: str = Field(description="The request's path")
+
+
+class ValidationProblem(Problem):
+    """A 422: the problem, with the fields at fault when it is about named fields."""
+
+    errors: list[FieldError] | None = Field(
+        default=None, description="One entry per field at fault (absent when no field is)")
 # -- aliases -------------------------------------------------------------------------------------
 
 
 class AliasPut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"model_id": 3}]})
 
     model_id: int = Field(ge=1, description="A version of the alias's model name")
 
@@ -655,7 +732,8 @@ ExtraFeatures = Literal["fail", "ignore"]
 
 
 class BatchPredictionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"dataset_id": 1, "extra_features": "fail"}]})
 
     dataset_id: int = Field(ge=1, description="Predict every row of this data set")
     extra_features: ExtraFeatures = Field(

@@ -30,9 +30,10 @@ from app.core.db import SessionFactory, is_unavailable, transaction
 from app.core.store import Store
 from app.models import Dataset, Job, Model
 from app.services import jobs
-from app.services.datasets import load_csr, split_indices, widen
+from app.services.datasets import load_dataset, split_indices, widen
 from app.services.model_store import save_model_files
 from app.services.parsing import json_label
+from app.services.preprocessing import raw_matrix
 from app.services.study_phases import select_sigma, subsample_rows
 from app.services.trace_thinning import ThinnedTrace
 from app.solvers import EstimatorSpec
@@ -55,6 +56,10 @@ class DataSpec:
     # A study's job: a seeded subsample of the training part (app/services/study_phases.py).
     train_size: int | None = None
     subsample_seed: int | None = None
+    # The resolved preprocessing (app/services/preprocessing.py), None for raw features, and
+    # the data set's text columns (their values are stored beside X).
+    preprocessing: dict[str, Any] | None = None
+    text_columns: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class TrainingJob:
     data: DataSpec
     targets: list[float]
     sigma_search: SigmaSearch | None = None
+    feature_names: list[str] | None = None
+    label_name: str | None = None
     # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
     time_limit_s: float | None = None
 
@@ -100,9 +107,11 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 train_key=train.file_name, test_key=test.file_name if test is not None else None,
                 test_fraction=job.test_fraction, split_seed=job.split_seed,
                 n_features=train.n_features, train_size=job.train_size,
-                subsample_seed=job.subsample_seed,
+                subsample_seed=job.subsample_seed, preprocessing=job.preprocessing,
+                text_columns=list(train.text_columns or []),
             ),
-            targets=list(job.targets), sigma_search=search, time_limit_s=job.time_limit_s,
+            targets=list(job.targets), sigma_search=search, feature_names=train.feature_names,
+            label_name=train.label_name, time_limit_s=job.time_limit_s,
         )
 
 
@@ -119,6 +128,8 @@ class TrainingData:
     X_eval: Any | None
     y_eval: np.ndarray | None
     classes: np.ndarray | None
+    # The fitted preprocessing X and X_eval went through (None: raw features).
+    preprocessor: Any = None
 
     @property
     def eval_set(self) -> tuple[Any, np.ndarray] | None:
@@ -126,32 +137,71 @@ class TrainingData:
 
 
 def load_data(store: Store, spec: DataSpec, classification: bool) -> TrainingData:
-    X, y, X_eval, y_eval = _read_and_split(store, spec)
+    train, evaluation = _read_and_split(store, spec)
     if spec.train_size is not None:
         # Never a subsample of the evaluation rows: they were set apart above.
-        rows = subsample_rows(X.shape[0], spec.train_size, spec.subsample_seed or 0)
-        X, y = X[rows], y[rows]
+        train = train.rows(subsample_rows(train.X.shape[0], spec.train_size,
+                                          spec.subsample_seed or 0))
+    X, X_eval, preprocessor = _preprocess(spec, train, evaluation)
+    y, y_eval = train.y, None if evaluation is None else evaluation.y
     if not classification:
         y_eval = None if y_eval is None else y_eval.astype(np.float64)
-        return TrainingData(X, y.astype(np.float64), X_eval, y_eval, classes=None)
+        return TrainingData(X, y.astype(np.float64), X_eval, y_eval, None, preprocessor)
     classes, codes, eval_codes = encode_labels(y, y_eval)
     if len(classes) < 2:
         raise ValueError(f"the training data has a single class ({classes[0]!r}); need two")
-    return TrainingData(X, codes, X_eval, eval_codes, classes)
+    return TrainingData(X, codes, X_eval, eval_codes, classes, preprocessor)
 
 
-def _read_and_split(store: Store, spec: DataSpec) -> tuple[Any, np.ndarray, Any, Any]:
-    """(X, y, X_eval, y_eval): the test set, or the seeded ``test_fraction`` split, or none."""
-    with store.open(spec.train_key) as fh:
-        X, y = load_csr(fh)
+@dataclass(frozen=True)
+class _Rows:
+    """Rows of a stored data set: CSR features, labels, the text columns' values."""
+
+    X: Any
+    y: np.ndarray
+    text: np.ndarray | None
+
+    def rows(self, index: np.ndarray) -> _Rows:
+        return _Rows(self.X[index], self.y[index], None if self.text is None else self.text[index])
+
+
+def _read(store: Store, key: str) -> _Rows:
+    with store.open(key) as fh:
+        return _Rows(*load_dataset(fh))
+
+
+def _read_and_split(store: Store, spec: DataSpec) -> tuple[_Rows, _Rows | None]:
+    """The training rows and the evaluation rows: the test set, the seeded ``test_fraction``
+    split, or none."""
+    train = _read(store, spec.train_key)
     if spec.test_key is not None:
-        with store.open(spec.test_key) as fh:
-            X_eval, y_eval = load_csr(fh)
-        return X, y, widen(X_eval, spec.n_features), y_eval
+        test = _read(store, spec.test_key)
+        return train, _Rows(widen(test.X, spec.n_features), test.y, test.text)
     if spec.test_fraction is not None:
-        train_rows, test_rows = split_indices(X.shape[0], spec.test_fraction, spec.split_seed)
-        return X[train_rows], y[train_rows], X[test_rows], y[test_rows]
-    return X, y, None, None
+        train_rows, test_rows = split_indices(train.X.shape[0], spec.test_fraction,
+                                              spec.split_seed)
+        return train.rows(train_rows), train.rows(test_rows)
+    return train, None
+
+
+def _preprocess(spec: DataSpec, train: _Rows, evaluation: _Rows | None) -> tuple[Any, Any, Any]:
+    """(X, X_eval, the fitted preprocessor): fitted on the training rows only, then applied to
+    both; the raw rows and None without preprocessing."""
+    X_eval = None if evaluation is None else evaluation.X
+    if spec.preprocessing is None:
+        return train.X, X_eval, None
+    from solver import make_preprocessor
+
+    resolved = spec.preprocessing
+    preprocessor = make_preprocessor(
+        spec.n_features, scaling=resolved["scaling"], impute=resolved["impute"],
+        categorical=resolved["categorical"], ignore=resolved["ignore"], sparse=resolved["sparse"],
+    )
+    X = preprocessor.fit_transform(raw_matrix(train.X, train.text, spec.text_columns, resolved))
+    if evaluation is not None:
+        X_eval = preprocessor.transform(
+            raw_matrix(evaluation.X, evaluation.text, spec.text_columns, resolved))
+    return X, X_eval, preprocessor
 
 
 def encode_labels(
@@ -345,9 +395,21 @@ class ModelPackage:
     service: dict[str, Any]
 
 
-def package_model(estimator: Any, job: TrainingJob, classes: np.ndarray | None) -> ModelPackage:
+def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> ModelPackage:
+    """The estimator's export, and the fitted preprocessing's (its arrays prefixed
+    ``preprocessing.``, its settings under ``service["preprocessing"]``)."""
+    from solver import export_preprocessor
+
     meta, arrays = estimator.export_model()
+    classes = data.classes
+    preprocessing = None
+    if data.preprocessor is not None:
+        preprocessing, prep_arrays = export_preprocessor(data.preprocessor)
+        arrays = {**arrays, **{f"preprocessing.{k}": v for k, v in prep_arrays.items()}}
     service = {
+        "preprocessing": preprocessing,
+        "feature_names": job.feature_names,
+        "label_name": job.label_name,
         "solver": job.estimator.solver,
         "task": job.estimator.task,
         "n_features": job.data.n_features,
@@ -425,7 +487,7 @@ def train(job: TrainingJob, store: Store, reporter: Reporter) -> Trained | None:
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
-    package = package_model(estimator, job, data.classes)
+    package = package_model(estimator, job, data)
     metrics = final_metrics(estimator, job, data, package, reporter.extra)
     return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics),
                    stop=reporter.stop)
@@ -449,4 +511,5 @@ def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
         params=package.meta["params"], n_features=job.data.n_features,
         classes=package.service["classes"], index_base=job.index_base,
         metrics=metrics, file_stem=stem, size_bytes=size, partial_reason=partial_reason,
+        preprocessing=package.service["preprocessing"], feature_names=job.feature_names,
     )

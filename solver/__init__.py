@@ -4,6 +4,7 @@ compiled with Numba, as scikit-learn estimators.
 Public API::
 
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
+    from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
     from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
 
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
@@ -32,6 +33,7 @@ from .estimators import (
     TruncGradRegressor,
     load_model,
 )
+from .preprocessing import export_preprocessor, load_preprocessor, make_preprocessor
 from .registry import SOLVERS, SolverSpec, estimator_for
 from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
@@ -63,7 +65,10 @@ __all__ = [
     "TruncGradClassifier",
     "TruncGradRegressor",
     "estimator_for",
+    "export_preprocessor",
     "load_model",
+    "load_preprocessor",
+    "make_preprocessor",
     "time_to_target",
     "warm_up",
 ]

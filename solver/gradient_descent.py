@@ -55,6 +55,7 @@ from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .losses import Loss, loss_derivative
+from .sampling import Sampler
 from .warmup import compile_for
 
 # Columns of the per-coordinate state ``w`` (shape (n_weights, 2)): v, and U of the running sum.
@@ -187,9 +188,10 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
     scal[S_PREFIX] = prefix
 
 
-def averaging_span(X: KernelData, n_weights: int, batch_size: int) -> float:
-    """How far P / a may grow before a flush: 2^12, or the iterations one O(n) pass is worth."""
-    row_cost = max(mean_row_nnz(X), 1.0)
+def averaging_span(mean_nnz: float, n_weights: int, batch_size: int) -> float:
+    """How far P / a may grow before a flush: 2^12, or the iterations one O(n) pass is worth at
+    ``mean_nnz`` non-zeros per row."""
+    row_cost = max(mean_nnz, 1.0)
     return max(_SPAN, 16.0 * n_weights / (batch_size * row_cost))
 
 
@@ -207,11 +209,14 @@ class SGDState:
         The constant step (schedule "constant"); unused for "inverse_time".
     t0 : float
         The offset of the step 1 / (sigma (t + t0)) (schedule "inverse_time").
+    mean_nnz : float or None
+        The mean non-zeros per row of the whole training data (None: those of ``X``; see
+        ``solver.pgs.PGSState``).
     """
 
     def __init__(self, X: KernelData, y: np.ndarray, *, loss: Loss, sigma: float, eta: float,
                  t0: float, schedule: str, fit_intercept: bool, batch_size: int, epsilon: float,
-                 average: bool):
+                 average: bool, mean_nnz: float | None = None):
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
@@ -220,7 +225,8 @@ class SGDState:
             loss=loss.code, sigma=float(sigma), eta=float(eta), t0=float(t0),
             inverse_time=schedule == "inverse_time", bias=1.0 if fit_intercept else 0.0,
             k=int(batch_size), epsilon=float(epsilon), average=bool(average),
-            span=float(averaging_span(X, n_weights, batch_size)),
+            span=float(averaging_span(mean_row_nnz(X) if mean_nnz is None else mean_nnz,
+                                      n_weights, batch_size)),
         )
         self.w = np.zeros((n_weights, 2))
         self.scal = np.array([0.0, 1.0, 0.0, 0.0])
@@ -234,8 +240,12 @@ class SGDState:
         compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w,
                     self.scal)
 
-    def run(self, batches: np.ndarray, n_steps: int) -> None:
-        sgd_chunk(self.X, self.y, batches, n_steps, self.hyp, self.w, self.scal)
+    def run(self, batches: np.ndarray, n_steps: int, X: KernelData | None = None,
+            y: np.ndarray | None = None) -> None:
+        """``n_steps`` iterations on ``batches``, sample indices into the rows of ``X``, ``y`` (by
+        default the state's own; another block of rows, a shard, when training streams)."""
+        sgd_chunk(self.X if X is None else X, self.y if y is None else y, batches, n_steps,
+                  self.hyp, self.w, self.scal)
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"the iterate is no longer finite at iteration {self.t} (sigma="
@@ -259,36 +269,40 @@ class SGDState:
 class SGDEngine:
     """Advances one SGDState per output (one-vs-rest) on shared samples.
 
-    ``full_batch`` is gd: every iteration uses all m samples (``samples_per_iteration = m``).
-    Otherwise each iteration draws ``batch_size`` indices uniformly with replacement, with the same
-    calls to ``rng`` as ``solver.pgs.PGSEngine``, so both see the same samples for one seed.
+    With a ``sampler`` (sgd, ogd) each iteration reads ``batch_size`` samples it draws: uniform with
+    replacement in memory, with the same calls to ``rng`` as ``solver.pgs.PGSEngine``, so both see
+    the same samples for one seed (``solver.sampling``, which also streams shards). Without one
+    (gd), every iteration reads all m rows of the states' own data
+    (``samples_per_iteration = m``).
     """
 
-    def __init__(self, states: list[SGDState], m: int, batch_size: int, full_batch: bool,
-                 output: str, rng):
+    def __init__(self, states: list[SGDState], batch_size: int, output: str,
+                 sampler: Sampler | None):
         self.states = states
-        self.m = m
-        self.batch_size = m if full_batch else batch_size
-        self.samples_per_iteration = self.batch_size
+        self.batch_size = batch_size
+        self.samples_per_iteration = batch_size
         self.output = output
-        self.rng = rng
+        self.sampler = sampler
         self.t = 0
-        # gd's samples, the same at every iteration (None: drawn per chunk).
-        self._every_sample = np.arange(m, dtype=np.int64) if full_batch else None
 
     def compile(self) -> None:
         for state in self.states:
             state.compile()
+        if self.sampler is not None:
+            self.sampler.compile()
 
     def run(self, n: int) -> None:
         if n <= 0:
             return
-        if self._every_sample is not None:
-            batches = self._every_sample
+        if self.sampler is None:
+            every_sample = np.arange(self.batch_size, dtype=np.int64)
+            for state in self.states:
+                state.run(every_sample, n)
         else:
-            batches = self.rng.integers(0, self.m, size=n * self.batch_size)
-        for state in self.states:
-            state.run(batches, n)
+            for segment in self.sampler.draw(n * self.batch_size):
+                steps = segment.rows.shape[0] // self.batch_size
+                for state, y in zip(self.states, segment.targets, strict=True):
+                    state.run(segment.rows, steps, segment.data, y)
         self.t += n
 
     def output_weights(self) -> np.ndarray:

@@ -49,6 +49,7 @@ from numba import njit
 from ._sparse import KernelData, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import integer_power, soft_threshold
+from .sampling import InMemorySampler, Sampler
 from .warmup import compile_for
 
 # Columns of the per-coordinate state (one row per coordinate): theta, and either w_j / C (p > 2) or
@@ -235,48 +236,54 @@ def dual_exponent(n_features: int) -> int:
 
 
 class MirrorEngine:
-    """Advances one mirror-descent run per output column (one-vs-rest) on shared minibatches."""
+    """Advances one mirror-descent run per output column (one-vs-rest) on shared minibatches.
+
+    The samples come from ``sampler`` (``solver.sampling``; shard by shard when training streams),
+    by default drawn uniformly with replacement from ``data`` and ``targets`` (shape
+    (n_outputs, m)), which otherwise only give the kernel's argument types.
+    """
 
     def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, eta: float, p: int, batch_size: int, fit_intercept: bool, rng):
-        self.X = data
-        self.m = targets.shape[1]
+                 sigma: float, eta: float, p: int, batch_size: int, fit_intercept: bool, rng,
+                 sampler: Sampler | None = None):
         n_weights = data.n_features + int(fit_intercept)
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = MirrorHyperParameters(
             loss=loss.code, epsilon=float(epsilon), eta=float(eta), sigma=float(sigma),
             p=int(p), k=int(batch_size), bias=1.0 if fit_intercept else 0.0,
         )
-        self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
-        self.states = [np.zeros((n_weights, 3)) for _ in self.targets]
-        self.members = [np.full((n_weights, 2), -1, dtype=np.int64) for _ in self.targets]
-        self.scals = [np.array([0.0, 0.0, 0.0, 0.0, 1.0]) for _ in self.targets]
+        targets = np.ascontiguousarray(targets, dtype=np.float64)
+        self.sampler = sampler or InMemorySampler(data, targets, "replacement", rng)
+        self._types = (data, targets[0])  # what mirror_chunk compiles for
+        self.states = [np.zeros((n_weights, 3)) for _ in targets]
+        self.members = [np.full((n_weights, 2), -1, dtype=np.int64) for _ in targets]
+        self.scals = [np.array([0.0, 0.0, 0.0, 0.0, 1.0]) for _ in targets]
         self.batch_size = batch_size
         self.samples_per_iteration = batch_size
-        self.rng = rng
         self.t = 0
         self.data_accesses = 0
 
     def compile(self) -> None:
-        for y, state, members, scal in zip(self.targets, self.states, self.members, self.scals,
-                                           strict=True):
-            compile_for(mirror_chunk, self.X, y, np.empty(0, dtype=np.int64), self.hyp, state,
+        data, y = self._types
+        for state, members, scal in zip(self.states, self.members, self.scals, strict=True):
+            compile_for(mirror_chunk, data, y, np.empty(0, dtype=np.int64), self.hyp, state,
                         members, scal)
+        self.sampler.compile()
 
     def run(self, n: int) -> None:
-        batches = self.rng.integers(0, self.m, size=n * self.batch_size)
-        for y, state, members, scal in zip(self.targets, self.states, self.members, self.scals,
-                                           strict=True):
-            self.data_accesses += mirror_chunk(self.X, y, batches, self.hyp, state, members, scal)
-            if scal[S_STATUS]:
-                raise FloatingPointError(
-                    f"{'truncated gradient' if self.hyp.p == 2 else 'SMIDAS'} diverged at "
-                    f"iteration {int(scal[S_T])} (eta={self.hyp.eta:g}): the iterate is no "
-                    "longer finite. Decrease eta (eta='auto' is safe for smooth losses) or scale "
-                    "the features."
-                )
+        for segment in self.sampler.draw(n * self.batch_size):
+            for y, state, members, scal in zip(segment.targets, self.states, self.members,
+                                               self.scals, strict=True):
+                self.data_accesses += mirror_chunk(segment.data, y, segment.rows, self.hyp, state,
+                                                   members, scal)
+                if scal[S_STATUS]:
+                    raise FloatingPointError(
+                        f"{'truncated gradient' if self.hyp.p == 2 else 'SMIDAS'} diverged at "
+                        f"iteration {int(scal[S_T])} (eta={self.hyp.eta:g}): the iterate is no "
+                        "longer finite. Decrease eta (eta='auto' is safe for smooth losses) or "
+                        "scale the features."
+                    )
         self.t += n
-
     def output_weights(self) -> np.ndarray:
         """w at iteration t for every output, shape (n_outputs, n_weights)."""
         if self.hyp.p != 2:

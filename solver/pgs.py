@@ -57,6 +57,7 @@ from numba import njit
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .losses import Loss, loss_derivative
 from .penalties import conjugate_exponent, link_power, link_quarters
+from .sampling import Sampler
 from .warmup import compile_for
 
 # Rows of the per-coordinate state array ``weights`` (shape (3, n_weights)): phi(lambda / ref),
@@ -368,20 +369,6 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     scal[S_WSUM] = wsum
 
 
-@njit(cache=True)
-def _shuffle_step(perm, start, uniforms):
-    """Steps start, start + 1, ... of a Fisher-Yates shuffle of ``perm``, one per uniform in [0, 1).
-
-    Afterwards perm[start:start + len(uniforms)] continue a uniformly random permutation, whatever
-    order ``perm`` was in before (so each epoch can reshuffle the previous epoch's order).
-    """
-    m = perm.shape[0]
-    for step in range(uniforms.shape[0]):
-        pos = start + step
-        j = min(pos + int(uniforms[step] * (m - pos)), m - 1)  # uniform on pos..m-1
-        perm[pos], perm[j] = perm[j], perm[pos]
-
-
 class PGSState:
     """The state of one PGS run on one binary or regression problem, advanced chunk by chunk.
 
@@ -404,6 +391,13 @@ class PGSState:
         rows' root mean square q-norm, so by Hoelder typical margins |<w, x>| <= ||w||_p ||x||_q
         near 1e100 are possible: no model is meaningful there, and squared losses would overflow,
         yet the iterate itself is still finite.
+    mean_nnz : float or None
+        The mean non-zeros per row of the whole training data (None: those of ``X``), which sets
+        how often S is recomputed; given when ``X`` is one shard of it, or a template without
+        rows (``solver.sampling.TrainingShards.template``).
+
+    ``run`` reads ``X`` and ``y`` unless given a block of rows of its own (a shard, when training
+    streams): the iterate carries over from block to block.
     """
 
     def __init__(
@@ -423,12 +417,13 @@ class PGSState:
         intercept_scaling: float = 1.0,
         average_power: float = 0.0,
         max_norm: float = math.inf,
+        mean_nnz: float | None = None,
     ):
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
         q = conjugate_exponent(p)
-        row_cost = mean_row_nnz(X) + int(fit_intercept)
+        row_cost = (mean_row_nnz(X) if mean_nnz is None else mean_nnz) + int(fit_intercept)
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = PGSHyperParameters(
@@ -455,11 +450,14 @@ class PGSState:
         """Load or compile ``pgs_chunk`` for this run's argument types (tracing.Engine.compile)."""
         compile_for(pgs_chunk, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal)
 
-    def run(self, batches: np.ndarray) -> None:
-        """Advance by ``len(batches) // batch_size`` iterations (``batches``: sample indices)."""
+    def run(self, batches: np.ndarray, X: KernelData | None = None, y: np.ndarray | None = None
+            ) -> None:
+        """Advance by ``len(batches) // batch_size`` iterations (``batches``: sample indices into
+        the rows of ``X``, ``y``; by default the state's own)."""
         # Unsigned, like the data's index arrays (solver/_sparse.py): no sign tests in the kernel.
         rows = np.ascontiguousarray(batches, dtype=np.int64).view(np.uint64)
-        pgs_chunk(self.X, self.y, rows, self.hyp, self.weights, self.scal)
+        pgs_chunk(self.X if X is None else X, self.y if y is None else y, rows, self.hyp,
+                  self.weights, self.scal)
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp.sigma:g}): the "
@@ -489,7 +487,8 @@ class PGSState:
 
 
 class PGSEngine:
-    """Advances one PGSState per output column (one-vs-rest for multiclass) on shared minibatches.
+    """Advances one PGSState per output column (one-vs-rest for multiclass) on shared minibatches,
+    drawn by ``sampler`` (``solver.sampling``: all rows in memory, or shard by shard).
 
     ``output="random"`` is Figure 1, line 9: a uniformly random iterate among w_1..w_t, kept by
     reservoir sampling so that it stays uniform however early the run stops. Iterate s replaces the
@@ -497,17 +496,14 @@ class PGSEngine:
     u ~ U(0, 1], which costs one O(n) snapshot per replacement, about ln(T) in all.
     """
 
-    def __init__(self, states: list[PGSState], m: int, batch_size: int, output: str, rng,
-                 sampling: str):
+    def __init__(self, states: list[PGSState], sampler: Sampler, batch_size: int, output: str,
+                 rng):
         self.states = states
-        self.m = m
+        self.sampler = sampler
         self.batch_size = batch_size
         self.samples_per_iteration = batch_size
         self.output = output
         self.rng = rng
-        self.sampling = sampling
-        self._perm = np.arange(m, dtype=np.int64) if sampling == "permutation" else None
-        self._perm_pos = 0
         self.t = 0
         self._next_pick = 1
         self._picked: np.ndarray | None = None
@@ -515,46 +511,20 @@ class PGSEngine:
     def compile(self) -> None:
         for state in self.states:
             state.compile()
-        if self._perm is not None:
-            compile_for(_shuffle_step, self._perm, 0, np.empty(0))
+        self.sampler.compile()
 
     def run(self, n: int) -> None:
         target = self.t + n
         while self.t < target:
             stop = min(target, self._next_pick) if self.output == "random" else target
-            batches = self._draw((stop - self.t) * self.batch_size)
-            for state in self.states:
-                state.run(batches)
+            for segment in self.sampler.draw((stop - self.t) * self.batch_size):
+                for state, y in zip(self.states, segment.targets, strict=True):
+                    state.run(segment.rows, segment.data, y)
             self.t = stop
             if self.output == "random" and self.t == self._next_pick:
                 self._picked = np.stack([state.current() for state in self.states])
                 u = 1.0 - self.rng.random()
                 self._next_pick = math.floor(self.t / u) + 1
-
-    def _draw(self, count: int) -> np.ndarray:
-        """Sample indices for ``count`` draws.
-
-        "replacement": i.i.d. uniform, Figure 1's A_t as the analysis assumes. "permutation": a
-        fresh random permutation per epoch, continued across chunks (the iterates are the same
-        however the run is chunked). The permutation is shuffled lazily, only as far as it has
-        been drawn: rng.permutation(m) cost 0.4 ms at m = 50k, half the solver time of a run that
-        reached its target after 0.03 epoch.
-        """
-        perm = self._perm
-        if perm is None:  # sampling="replacement"
-            return self.rng.integers(0, self.m, size=count)
-        parts = []
-        while count > 0:
-            if self._perm_pos == self.m:
-                self._perm_pos = 0  # a new epoch shuffles the same array again from the start
-            start = self._perm_pos
-            take = min(count, self.m - start)
-            _shuffle_step(perm, start, self.rng.random(take))
-            # A copy: the next epoch's shuffle moves these entries.
-            parts.append(perm[start:start + take].copy())
-            self._perm_pos += take
-            count -= take
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def output_weights(self) -> np.ndarray:
         """Shape (n_outputs, n_weights): the predictor ``output`` asks for, at iteration t."""

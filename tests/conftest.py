@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
+from tests.contract import RECORDER, Report, install_httpx_recording, live_spec
 from tests.helpers import make_settings
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -24,6 +25,36 @@ DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def pytest_configure(config: pytest.Config) -> None:
     # Starlette's TestClient warns that it prefers a newer httpx; irrelevant to these tests.
     config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
+    install_httpx_recording()
+
+
+_contract: list[Report] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run when the service answered something its OpenAPI document does not list
+    (tests/contract.py)."""
+    if not RECORDER.seen:
+        return
+    report = RECORDER.check(live_spec())
+    _contract.append(report)
+    if report.undocumented and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if not _contract:
+        return
+    report = _contract[0]
+    terminalreporter.write_line(report.summary())
+    if report.undocumented:
+        terminalreporter.write_line("contract: FAILED: the service answered what its OpenAPI "
+                                    "document does not list:", red=True)
+    for answer in report.undocumented:
+        terminalreporter.write_line(f"  UNDOCUMENTED: {answer}", red=True)
+    if config.get_verbosity() > 0:
+        for answer in report.unexercised:
+            terminalreporter.write_line(f"  not produced by these tests: {answer}")
 
 
 @pytest.fixture(scope="session")

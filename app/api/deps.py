@@ -10,7 +10,9 @@ No ``from __future__ import annotations`` here: FastAPI reads the annotations of
 from collections.abc import Iterator
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Header, Path, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
@@ -97,3 +99,37 @@ def require_json(request: Request) -> None:
     if ctype != "application/json" and not ctype.endswith("+json"):
         raise ProblemError(415, "send the request body as application/json",
                            kind="unsupported-media-type")
+
+
+def _declared_query(route: APIRoute) -> frozenset[str]:
+    """The query parameters of the operation and of all its dependencies."""
+    names: set[str] = set()
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop()
+        names.update(field.alias for field in dependant.query_params)
+        pending.extend(dependant.dependencies)
+    return frozenset(names)
+
+
+async def reject_unknown_query(request: Request) -> None:
+    """422 naming every query parameter the operation does not declare: a misspelt filter
+    (``?dataset=4`` for ``?dataset_id=4``) must not silently answer for everything."""
+    route = request.scope.get("route")
+    if not request.query_params or not isinstance(route, APIRoute):
+        return
+    unknown = sorted(set(request.query_params) - _declared_query(route))
+    if unknown:
+        raise RequestValidationError([
+            {"loc": ("query", name), "msg": "unknown query parameter", "type": "extra_forbidden"}
+            for name in unknown
+        ])
+
+
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", max_length=255,
+           description="Retrying with the same key and request answers with the resource the "
+           "first request created (Idempotent-Replayed: true), never a second one; the same key "
+           "with another request is a 409"),
+]

@@ -21,6 +21,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,12 @@ from app.core.db import SessionFactory, transaction
 from app.core.errors import ProblemError, field_error, invalid
 from app.core.store import Store
 from app.models import BatchPrediction, Dataset, JobStatus, Model, utcnow
-from app.services.datasets import load_csr
+from app.services.datasets import load_dataset
 from app.services.leases import older_than
 from app.services.model_store import LoadedModel
 from app.services.npy_stream import NpyRowWriter
 from app.services.predict import predict
+from app.services.preprocessing import raw_matrix
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,15 @@ def beyond_width(n_features: int, model_width: int) -> str:
 def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> BatchPrediction:
     if dataset.n_features > model.n_features and extra_features == "fail":
         msg = beyond_width(dataset.n_features, model.n_features)
+        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    prep = model.preprocessing or {}
+    encoded, ignored = set(prep.get("categorical") or []), set(prep.get("ignore") or [])
+    text = set(dataset.text_columns or [])
+    if not encoded <= text or text - encoded - ignored:
+        # The model one-hot encodes its text columns and reads the others as numbers: the data
+        # set must hold text exactly there (an ignored column may be either).
+        msg = (f"the model reads text in columns {sorted(encoded)} (ignoring {sorted(ignored)}); "
+               f"the data set's text columns are {sorted(text)}")
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     row = BatchPrediction(model_id=model.id, dataset_id=dataset.id, n_rows=dataset.n_samples,
                           extra_features=extra_features, status=JobStatus.QUEUED, attempts=0,
@@ -183,6 +194,24 @@ def fit_width(X: sp.csr_matrix, width: int) -> sp.csr_matrix:
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
 
 
+@dataclass(frozen=True)
+class _DatasetRows:
+    """A stored data set's rows at the model's width, and its text columns' values."""
+
+    X: sp.csr_matrix
+    text: np.ndarray | None
+    text_columns: list[int]
+
+    def block(self, model: LoadedModel, start: int, stop: int) -> Any:
+        """Rows start..stop as the model's predict() takes them: with the text in its places
+        when the model encodes text columns (app/services/preprocessing.py raw_matrix)."""
+        X = self.X[start:stop]
+        if model.preprocessing is None or not model.preprocessing.get("categorical"):
+            return X
+        text = None if self.text is None else self.text[start:stop]
+        return raw_matrix(X, text, self.text_columns, model.preprocessing)
+
+
 class _Run:
     """One run of one batch prediction (``token``): predicts block by block into temp files."""
 
@@ -195,7 +224,7 @@ class _Run:
     def tmp_path(self, output: str) -> Path:
         return self.tmp_dir / f"{TMP_PREFIX}{self.batch_id}-{self.token}-{output}.npy"
 
-    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, sp.csr_matrix] | str:
+    def inputs(self, load_model: ModelLoader) -> tuple[LoadedModel, _DatasetRows] | str:
         """The model and the data set's rows, or why the run cannot start."""
         with self.factory() as s:
             row = s.get(BatchPrediction, self.batch_id)
@@ -204,17 +233,18 @@ class _Run:
             if row.model_id is None or dataset is None:
                 return "its model or data set was deleted"
             model_id, key = row.model_id, dataset.file_name
+            text_columns = list(dataset.text_columns or [])
         try:
             model = load_model(model_id)
         except ProblemError:
             return "its model was deleted"
         with self.store.open(key) as fh:
-            X, _ = load_csr(fh)
-        return model, fit_width(X, model.n_features)
+            X, _, text = load_dataset(fh)
+        return model, _DatasetRows(fit_width(X, model.n_features), text, text_columns)
 
-    def predict_all(self, model: LoadedModel, X: sp.csr_matrix) -> list[str] | None:
+    def predict_all(self, model: LoadedModel, rows: _DatasetRows) -> list[str] | None:
         """Predicts into the temp files; the outputs written, or None when the run stops."""
-        n = X.shape[0]
+        n = rows.X.shape[0]
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
         try:
@@ -222,7 +252,7 @@ class _Run:
                        for name, fh in files.items()}
             last_write = time.monotonic()
             for start in range(0, n, BLOCK_ROWS):
-                out = predict(model, X[start:start + BLOCK_ROWS])
+                out = predict(model, rows.block(model, start, start + BLOCK_ROWS))
                 for name in OUTPUTS:
                     if name in out:
                         writers[name].write(np.asarray(out[name]))
@@ -275,12 +305,12 @@ def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, tok
         if isinstance(inputs, str):
             finish(factory, batch_id, token, JobStatus.FAILED, error=inputs)
             return
-        model, X = inputs
+        model, rows = inputs
         if not r.keep_going(0):
             return
-        outputs = r.predict_all(model, X)
+        outputs = r.predict_all(model, rows)
         if outputs is not None:
-            r.publish(outputs, X.shape[0])
+            r.publish(outputs, rows.X.shape[0])
     except Exception as exc:  # the run ends failed, never stays running
         log.exception("batch prediction %d failed", batch_id)
         finish(factory, batch_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")

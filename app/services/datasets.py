@@ -14,8 +14,10 @@ from app.core.store import Store
 from app.services.parsing import infer_task
 
 
-def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
-    """A writer of ``X`` as its CSR arrays plus labels ``y`` (for atomic_write or a Store)."""
+def csr_writer(X: sp.csr_matrix, y: np.ndarray,
+               text: np.ndarray | None = None) -> Callable[[IO[bytes]], None]:
+    """A writer of ``X`` as its CSR arrays plus labels ``y`` (for atomic_write or a Store), and
+    the values of a CSV's text columns (n_samples, k), when it has some."""
     X = sp.csr_matrix(X)
     arrays = {
         "data": np.ascontiguousarray(X.data, dtype=np.float64),
@@ -27,15 +29,23 @@ def csr_writer(X: sp.csr_matrix, y: np.ndarray) -> Callable[[IO[bytes]], None]:
     }
     if arrays["y"].dtype.kind not in "fU":
         raise TypeError(f"labels must be float or unicode, got dtype {arrays['y'].dtype}")
+    if text is not None and text.size:
+        arrays["text"] = np.asarray(text, dtype=str)
     return lambda fh: np.savez(fh, **arrays)  # type: ignore[arg-type]
 
 
 def load_csr(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray]:
     """Read a data set written by :func:`csr_writer` from a path or a binary file (a store)."""
+    X, y, _ = load_dataset(source)
+    return X, y
+
+
+def load_dataset(source: Path | IO[bytes]) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray | None]:
+    """(X, y, the text columns' values or None): all :func:`csr_writer` wrote."""
     with np.load(source, allow_pickle=False) as f:
         shape = tuple(int(v) for v in f["shape"])
         X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=shape)
-        return X, f["y"]
+        return X, f["y"], (f["text"] if "text" in f.files else None)
 
 
 def new_dataset_key() -> str:

@@ -9,11 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.config import Settings
-from app.core.db import SessionFactory, transaction
+from app.core.db import SessionFactory
 from app.core.errors import ProblemError, field_error, invalid
 from app.models import Dataset
 from app.schemas import DatasetPatch
 from app.services.datasets import new_dataset_key
+from app.services.idempotency import Idempotency, commit_created
 from app.services.parse_process import ParseBudget, StoredDataset, parse_and_store
 from app.services.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.uploads import MAX_NAME_CHARS, name_problem
@@ -102,19 +103,28 @@ def parse_file(path: Path, settings: Settings, options: DatasetOptions, filename
 
 
 def insert_dataset(factory: SessionFactory, options: DatasetOptions, name: str, key: str,
-                   stored: StoredDataset, sha256: str, size: int) -> Dataset:
-    """The row for a data set parsed into the store under ``key``."""
-    with transaction(factory) as s:
+                   stored: StoredDataset, sha256: str, size: int,
+                   idem: Idempotency | None = None) -> tuple[Dataset, bool]:
+    """The row for a data set parsed into the store under ``key``; or, with an Idempotency-Key,
+    the data set of a concurrent request with the same key that committed first (True)."""
+    with factory() as s:
         ds = Dataset(
             name=name, format=stored.format, compressed=stored.compressed, file_name=key,
             n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
             task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
             index_base=stored.index_base, sha256=sha256, size_bytes=size,
+            feature_names=stored.feature_names, label_name=stored.label_name,
+            text_columns=stored.text_columns, n_missing=stored.n_missing,
             description=options.description, tags=options.tag_list(),
             task_source="guessed" if options.task == "auto" else "declared",
         )
         s.add(ds)
-    return ds
+        s.flush()
+        if idem is None:
+            s.commit()
+            return ds, False
+        winner = commit_created(s, idem, ds)
+    return (winner, True) if winner is not None else (ds, False)
 
 
 def store_dataset(factory: SessionFactory, settings: Settings, path: Path,
@@ -124,7 +134,7 @@ def store_dataset(factory: SessionFactory, settings: Settings, path: Path,
     key = new_dataset_key()
     stored = parse_file(path, settings, options, filename, key)
     try:
-        return insert_dataset(factory, options, name, key, stored, sha256, size)
+        return insert_dataset(factory, options, name, key, stored, sha256, size)[0]
     except BaseException:
         settings.store.delete(key)  # the row is the source of truth: no row, no file
         raise

@@ -10,21 +10,20 @@ of its runs with the same rules (app/services/study_requests.py).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
-from app.models import Dataset, IdempotencyKey, Job, JobStatus
+from app.models import Dataset, Job, JobStatus
 from app.schemas import JobCreate
 from app.services import job_limits, jobs
 from app.services.datasets import held_out_rows
+from app.services.idempotency import Idempotency, commit_created, replay
+from app.services.preprocessing import resolve as resolve_preprocessing
 from app.solvers import EstimatorSpec, InvalidParams
 
 
@@ -35,6 +34,7 @@ class JobPlan:
     task: str
     n_train: int
     estimator: Any
+    preprocessing: dict[str, Any] | None
 
 
 def check_job_request(session: Session, body: JobCreate, settings: Settings) -> JobPlan:
@@ -57,7 +57,7 @@ def check_job_request(session: Session, body: JobCreate, settings: Settings) -> 
     if target_score is not None:
         check_test_scores([target_score], "params.target_score", task, has_test,
                           ["body", "params", "target_score"])
-    return JobPlan(task, n_train, estimator)
+    return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
 
 
 def _dataset(session: Session, ident: int, field: str) -> Dataset:
@@ -77,6 +77,10 @@ def _check_test_dataset(train: Dataset, test: Dataset) -> None:
     if not compatible:
         msg = (f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
                f"the training set ({train.task}, {train.label_kind} labels)")
+        raise invalid(msg, [field_error(loc, msg)])
+    if (test.text_columns or []) != (train.text_columns or []):
+        msg = (f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
+               f"set {train.text_columns or []}")
         raise invalid(msg, [field_error(loc, msg)])
     if test.n_features != train.n_features:
         # A sparse test file may lack the training set's last features: then it says so by
@@ -131,66 +135,35 @@ def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_job(
-    session: Session, body: JobCreate, principal: str, idempotency_key: str | None,
-    settings: Settings,
-) -> tuple[Job, bool]:
+def create_job(session: Session, body: JobCreate, idem: Idempotency,
+               settings: Settings) -> tuple[Job, bool]:
     """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
     caller used before with the same body, that request's job. True when it is the earlier one.
     A request that would pass the queue quotas is a 429 (app/services/job_limits.py)."""
-    digest = _hash(body)
-    if idempotency_key is not None:
-        existing = _replay(session, principal, idempotency_key, digest)
-        if existing is not None:
-            return existing, True
+    existing = replay(session, idem, Job)
+    if existing is not None:
+        return existing, True
     plan = check_job_request(session, body, settings)
     job = Job(
         status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
         split_seed=body.split_seed, params=body.params, targets=body.targets,
-        time_budget_s=body.time_budget_s, owner=principal,
+        time_budget_s=body.time_budget_s, preprocessing=plan.preprocessing, owner=idem.principal,
         time_limit_s=time_limit(body.time_budget_s, settings), name=body.name,
         description=body.description, tags=body.tags, model_name=body.model_name,
     )
-    try:
-        with job_limits.queue_lock:
-            job_limits.check_queue_room(session, principal, 1, settings.max_queued_jobs_per_key,
-                                        settings.max_queued_jobs)
-            session.add(job)
-            session.flush()
-            if idempotency_key is not None:
-                session.add(IdempotencyKey(principal=principal, key=idempotency_key,
-                                           request_hash=digest, job_id=job.id))
-            session.commit()
-    except IntegrityError:
-        # A concurrent request with the same key won the race: answer with its job.
-        session.rollback()
-        assert idempotency_key is not None
-        existing = _replay(session, principal, idempotency_key, digest)
-        assert existing is not None
-        return existing, True
-    return job, False
+    with job_limits.queue_lock:
+        job_limits.check_queue_room(session, idem.principal, 1, settings.max_queued_jobs_per_key,
+                                    settings.max_queued_jobs)
+        session.add(job)
+        session.flush()
+        winner = commit_created(session, idem, job)
+    return (winner, True) if winner is not None else (job, False)
 
 
 def time_limit(time_budget_s: float | None, settings: Settings) -> float:
     """The wall-clock seconds a job's run may take: its own budget, else the server's limit."""
     return time_budget_s if time_budget_s is not None else settings.max_job_seconds
-
-
-def _hash(body: JobCreate) -> str:
-    canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _replay(session: Session, principal: str, key: str, digest: str) -> Job | None:
-    row = session.get(IdempotencyKey, (principal, key))
-    if row is None:
-        return None
-    if row.request_hash != digest:
-        raise conflict(f"Idempotency-Key {key!r} was already used with a different request body")
-    job = session.get(Job, row.job_id)
-    assert job is not None  # cascade: the key goes with its job
-    return job
 
 
 def cancel_job(session: Session, job: Job) -> None:

@@ -51,6 +51,19 @@ def load_model_files(
     return meta, arrays
 
 
+def stored_preprocessing(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The LoadedModel fields of a model's preprocessing and names, rebuilt from its files."""
+    from solver import load_preprocessor
+
+    service = meta.get("service", {})
+    settings = service.get("preprocessing")
+    prefix = "preprocessing."
+    preprocessor = None if settings is None else load_preprocessor(
+        settings, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+    return {"preprocessor": preprocessor, "preprocessing": settings,
+            "feature_names": service.get("feature_names"), "label_name": service.get("label_name")}
+
+
 def delete_model_files(store: Store | Path, stem: str) -> None:
     as_store(store).delete(f"{stem}.json", f"{stem}.npz")
 
@@ -68,6 +81,18 @@ class LoadedModel:
     classes: np.ndarray | None
     # The bytes of the estimator's arrays: what holding it in the cache costs.
     nbytes: int = 0
+    # The fitted preprocessing (solver.make_preprocessor) and its settings; None: raw features.
+    preprocessor: Any = None
+    preprocessing: dict[str, Any] | None = None
+    # The raw features' names (a CSV header): prediction rows may be keyed by them.
+    feature_names: list[str] | None = None
+    # The training CSV's label column: a CSV prediction body may carry it (it is left out).
+    label_name: str | None = None
+
+    @property
+    def dense_input(self) -> bool:
+        """Its preprocessing takes dense rows (CSV data): text, missing values, named columns."""
+        return self.preprocessing is not None and not self.preprocessing["sparse"]
 
     @property
     def has_proba(self) -> bool:
@@ -177,4 +202,5 @@ def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedMode
         n_features=n_features, index_base=index_base,
         classes=None if classes is None else np.asarray(classes),
         nbytes=estimator_nbytes(estimator),
+        **stored_preprocessing(meta, arrays),
     )

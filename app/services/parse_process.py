@@ -49,13 +49,22 @@ class StoredDataset:
     task: Literal["binary", "multiclass", "regression"]
     classes: list[int | float | str] | None
     index_base: int
+    feature_names: list[str] | None = None
+    label_name: str | None = None
+    text_columns: list[int] | None = None
+    n_missing: int = 0
 
 
 def _summary(parsed: ParsedDataset) -> StoredDataset:
+    cols = parsed.columns
     return StoredDataset(
         n_samples=parsed.X.shape[0], n_features=parsed.X.shape[1], nnz=int(parsed.X.nnz),
         format=parsed.format, compressed=parsed.compressed, label_kind=parsed.label_kind,
         task=parsed.task, classes=parsed.classes, index_base=parsed.index_base,
+        feature_names=None if cols is None else cols.feature_names,
+        label_name=None if cols is None else cols.label_name,
+        text_columns=None if cols is None else cols.text_columns,
+        n_missing=0 if cols is None else cols.n_missing,
     )
 
 
@@ -80,7 +89,8 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
     try:
         _limit_self(budget)
         parsed = parse_upload(upload, options)
-        store.write(key, csr_writer(parsed.X, parsed.y))
+        text = None if parsed.columns is None else parsed.columns.text
+        store.write(key, csr_writer(parsed.X, parsed.y, text))
         outcome = ("stored", _summary(parsed))
     except TooLargeError as exc:
         outcome = ("too-large", str(exc))

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import bz2
 import csv
+import dataclasses
 import gzip
 import io
 import lzma
+import math
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -93,6 +95,18 @@ class ParsedDataset:
     task: Literal["binary", "multiclass", "regression"]
     classes: list[int | float | str] | None
     index_base: int
+    # CSV only: the header's names, the text columns (their values in ``text``, one column each,
+    # zeros in X) and the empty numeric cells (NaN in X).
+    columns: CsvColumns | None = None
+
+
+@dataclass
+class CsvColumns:
+    feature_names: list[str] | None
+    label_name: str | None
+    text_columns: list[int]
+    text: np.ndarray  # (n_samples, len(text_columns)), unicode
+    n_missing: int
 
 
 class _LimitedReader(io.RawIOBase):
@@ -245,7 +259,8 @@ def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
                                                 codec)
         label_kind: LabelKind = "numeric"
     else:
-        X, y, label_kind = _decompression_guard(lambda: _parse_csv(open_stream, options), codec)
+        X, y, label_kind, columns = _decompression_guard(lambda: _parse_csv(open_stream, options),
+                                                         codec)
         index_base = 1
     if X.shape[0] == 0:
         raise ParseError("the file has no data rows")
@@ -254,7 +269,10 @@ def parse_upload(path: Path, options: ParseOptions) -> ParsedDataset:
     _check_width(max(X.shape[1], options.n_features or 0), options)
     X = _declared_width(X, options.n_features, index_base)
     task, classes = infer_task(y, label_kind, options.task)
-    return ParsedDataset(X, y, fmt, codec is not None, label_kind, task, classes, index_base)
+    parsed = ParsedDataset(X, y, fmt, codec is not None, label_kind, task, classes, index_base)
+    if fmt == "csv":
+        parsed.columns = columns
+    return parsed
 
 
 def _declared_width(X: sp.csr_matrix, n_features: int | None, index_base: int) -> sp.csr_matrix:
@@ -310,8 +328,10 @@ def _line_of_row(block: bytes, first_line: int, row: int, comments: bool) -> int
 
 
 def _first_nonfinite_line(X: sp.csr_matrix, y: np.ndarray | None, block: bytes,
-                          first_line: int, comments: bool) -> str | None:
-    bad_x = ~np.isfinite(X.data)
+                          first_line: int, comments: bool, missing: bool = False) -> str | None:
+    """The first line with an infinite feature (or NaN, unless ``missing`` values are allowed) or
+    a non-finite label."""
+    bad_x = np.isinf(X.data) if missing else ~np.isfinite(X.data)
     if bad_x.any():
         row = int(np.searchsorted(X.indptr, np.flatnonzero(bad_x)[0], "right")) - 1
         return f"line {_line_of_row(block, first_line, row, comments)}: a feature is NaN or infinite"
@@ -495,6 +515,13 @@ class _CsvLayout:
     n_cols: int
     label_col: int
     has_header: bool
+    names: list[str] | None = None
+    # File columns of text features: those whose first data row holds a non-number.
+    text_cols: tuple[int, ...] = ()
+
+    @property
+    def feature_cols(self) -> list[int]:
+        return [c for c in range(self.n_cols) if c != self.label_col]
 
 
 def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvLayout:
@@ -514,33 +541,62 @@ def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvLayout:
     else:
         has_header = options.header == "true"
     label_col = _label_index(options.label_column, cells if has_header else None, n_cols)
-    return _CsvLayout(delimiter, n_cols, label_col, has_header)
+    return _CsvLayout(delimiter, n_cols, label_col, has_header, cells if has_header else None)
 
 
 class _LabelsAreStrings(Exception):
     """A label that is not a number, after numeric ones: the file is read again as strings."""
 
 
+class _Codes:
+    """Distinct strings to integer codes in order of appearance (labels, or a text column)."""
+
+    def __init__(self, max_chars: int, max_distinct: int | None, allow_empty: bool) -> None:
+        self.max_chars = max_chars
+        self.max_distinct = max_distinct
+        # An empty label is refused; an empty cell of a text column is a category of its own.
+        self.allow_empty = allow_empty
+        self.codes: dict[str, int] = {}
+
+    def __call__(self, field: str) -> float:
+        value = field.strip()
+        code = self.codes.get(value)
+        if code is None:
+            if len(value) > self.max_chars or not (value or self.allow_empty):
+                raise ValueError("value length")
+            if self.max_distinct is not None and len(self.codes) >= self.max_distinct:
+                raise ValueError("too many distinct values")
+            code = self.codes[value] = len(self.codes)
+        return float(code)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        names = np.asarray(sorted(self.codes, key=self.codes.__getitem__) or [""], dtype=str)
+        return names[codes.astype(np.intp)]
+
+
 class _CsvBlocks:
-    """Accumulates CSR rows and labels from CSV blocks, enforcing the layout and label limits."""
+    """Accumulates CSR rows and labels from CSV blocks, enforcing the layout and label limits.
+
+    A block of numbers only is read by ``np.loadtxt`` (text columns through converters); a
+    block it refuses, with empty numeric cells (missing values) or a bad line, is read line by
+    line, which also names the line that is wrong.
+    """
 
     def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions) -> None:
         self.layout = layout
         self.string_labels = string_labels
         self.options = options
-        self.codes: dict[str, int] = {}
+        self.labels = _Codes(options.max_label_chars, MAX_CLASSES, allow_empty=False)
+        self.text = {c: _Codes(options.max_label_chars, None, allow_empty=True)
+                     for c in layout.text_cols}
+        self.text_codes: list[np.ndarray] = []
         self.rows = _Rows()
 
-    def _encode(self, field: str) -> float:
-        label = field.strip()
-        code = self.codes.get(label)
-        if code is None:
-            if not label or len(label) > self.options.max_label_chars:
-                raise ValueError("label length")
-            if len(self.codes) >= MAX_CLASSES:
-                raise ValueError("too many labels")
-            code = self.codes[label] = len(self.codes)
-        return float(code)
+    def _converters(self) -> dict[int | str, Callable[[str], float]]:
+        conv: dict[int | str, Callable[[str], float]] = {c: codes for c, codes in self.text.items()}
+        if self.string_labels:
+            conv[self.layout.label_col] = self.labels
+        return conv
 
     def add(self, first_line: int, block: bytes) -> None:
         lay = self.layout
@@ -548,42 +604,64 @@ class _CsvBlocks:
             text = block.decode("utf-8")
             table = np.loadtxt(
                 io.StringIO(text), delimiter=lay.delimiter, dtype=np.float64, ndmin=2,
-                quotechar='"', comments=None,
-                converters={lay.label_col: self._encode} if self.string_labels else None,
+                quotechar='"', comments=None, converters=self._converters() or None,
             )
             if table.size and table.shape[1] != lay.n_cols:
                 raise ValueError("column count")
         except (ValueError, UnicodeDecodeError):
-            raise self._explain(first_line, block) from None
-        features = np.delete(table, lay.label_col, axis=1)
-        X = sp.csr_matrix(features)
+            table = self._read_lines(first_line, block)
+        text_cols = list(lay.text_cols)
+        self.text_codes.append(table[:, text_cols])
+        table[:, text_cols] = 0.0
+        X = sp.csr_matrix(np.delete(table, lay.label_col, axis=1))
         y = table[:, lay.label_col]
         problem = _first_nonfinite_line(X, None if self.string_labels else y, block, first_line,
-                                        comments=False)
+                                        comments=False, missing=True)
         if problem:
             raise ParseError(problem)
         self.rows.add(X, y)
 
-    def _explain(self, first_line: int, block: bytes) -> Exception:
-        """The first line of a block the fast parser refused, and why (or _LabelsAreStrings)."""
-        lay = self.layout
+    def _read_lines(self, first_line: int, block: bytes) -> np.ndarray:
+        """The block line by line: empty numeric cells are missing (NaN); the first line that
+        cannot be read raises ParseError naming it (or _LabelsAreStrings)."""
+        rows = []
         for offset, raw in enumerate(block.split(b"\n")):
             line_no = first_line + offset
             text = _decode(raw, line_no)
-            if not text.strip():
-                continue
-            cells = _split_row(text, lay.delimiter, line_no)
-            if len(cells) != lay.n_cols:
-                return ParseError(f"line {line_no} has {len(cells)} fields; the first row has "
-                                  f"{lay.n_cols}")
-            for col, cell in enumerate(cells):
-                if col != lay.label_col and not _is_number(cell):
-                    return ParseError(f"line {line_no}, column {col + 1}: {cell[:40]!r} is not "
-                                      "a number")
-            problem = self._label_problem(cells[lay.label_col].strip(), line_no)
-            if problem is not None:
-                return problem
-        return ParseError("not a valid CSV data set")
+            if text.strip():
+                rows.append(self._read_line(_split_row(text, self.layout.delimiter, line_no),
+                                            line_no))
+        return np.asarray(rows, dtype=np.float64).reshape(len(rows), self.layout.n_cols)
+
+    def _read_line(self, cells: list[str], line_no: int) -> list[float]:
+        lay = self.layout
+        if len(cells) != lay.n_cols:
+            raise ParseError(f"line {line_no} has {len(cells)} fields; the first row has "
+                             f"{lay.n_cols}")
+        label = cells[lay.label_col].strip()
+        problem = self._label_problem(label, line_no)
+        if problem is not None:
+            raise problem
+        row = []
+        for col, raw_cell in enumerate(cells):
+            cell = raw_cell.strip()
+            if col == lay.label_col:
+                row.append(self.labels(cell) if self.string_labels else float(cell))
+            elif col in self.text:
+                if len(cell) > self.options.max_label_chars:
+                    raise ParseError(f"line {line_no}, column {col + 1}: the text has {len(cell)} "
+                                     f"characters; the limit is {self.options.max_label_chars} "
+                                     "(PGS_MAX_LABEL_CHARS)")
+                row.append(self.text[col](cell))
+            elif not cell:
+                row.append(math.nan)  # a missing value: imputed by a job's preprocessing
+            elif _is_number(cell):
+                row.append(float(cell))
+            else:
+                raise ParseError(f"line {line_no}, column {col + 1}: {cell[:40]!r} is not a "
+                                 "number (the column's first row is a number, so the column is "
+                                 "numeric)")
+        return row
 
     def _label_problem(self, label: str, line_no: int) -> Exception | None:
         if not label:
@@ -593,16 +671,30 @@ class _CsvBlocks:
         if len(label) > self.options.max_label_chars:
             return ParseError(f"line {line_no}: the label has {len(label)} characters; the "
                               f"limit is {self.options.max_label_chars} (PGS_MAX_LABEL_CHARS)")
-        if label not in self.codes and len(self.codes) >= MAX_CLASSES:
+        if label not in self.labels.codes and len(self.labels.codes) >= MAX_CLASSES:
             return ParseError(f"line {line_no}: more than {MAX_CLASSES} distinct labels")
         return None
 
-    def result(self) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
-        X, y = self.rows.result(self.layout.n_cols - 1)
+    def result(self) -> tuple[sp.csr_matrix, np.ndarray, LabelKind, CsvColumns]:
+        lay = self.layout
+        X, y = self.rows.result(lay.n_cols - 1)
+        codes = (np.concatenate(self.text_codes) if self.text_codes
+                 else np.empty((0, len(lay.text_cols))))
+        self.text_codes.clear()
+        text = np.empty((X.shape[0], len(lay.text_cols)), dtype=str)
+        if lay.text_cols:
+            text = np.column_stack([self.text[c].decode(codes[:, k])
+                                    for k, c in enumerate(lay.text_cols)])
+        feature_pos = {c: k for k, c in enumerate(lay.feature_cols)}
+        columns = CsvColumns(
+            feature_names=None if lay.names is None else [lay.names[c] for c in lay.feature_cols],
+            label_name=None if lay.names is None else lay.names[lay.label_col],
+            text_columns=[feature_pos[c] for c in lay.text_cols], text=text,
+            n_missing=int(np.isnan(X.data).sum()),
+        )
         if not self.string_labels:
-            return X, y, "numeric"
-        names = np.asarray(sorted(self.codes, key=self.codes.__getitem__))
-        return X, names[y.astype(np.intp)], "string"
+            return X, y, "numeric", columns
+        return X, self.labels.decode(y), "string", columns
 
 
 def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
@@ -613,22 +705,31 @@ def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
     return line_no, row
 
 
-def _label_is_text(row: bytes, layout: _CsvLayout, line_no: int) -> bool:
-    cells = _split_row(_decode(row, line_no), layout.delimiter, line_no)
-    return len(cells) == layout.n_cols and not _is_number(cells[layout.label_col].strip())
+def _cells(row: bytes, layout: _CsvLayout, line_no: int) -> list[str] | None:
+    cells = [c.strip() for c in _split_row(_decode(row, line_no), layout.delimiter, line_no)]
+    return cells if len(cells) == layout.n_cols else None
+
+
+def _text_columns(cells: list[str] | None, layout: _CsvLayout) -> tuple[int, ...]:
+    """The feature columns whose first data row holds text (neither a number nor empty)."""
+    if cells is None:
+        return ()
+    return tuple(c for c in layout.feature_cols if cells[c] and not _is_number(cells[c]))
 
 
 def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
-              string_labels: bool | None) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+              string_labels: bool | None) -> tuple[sp.csr_matrix, np.ndarray, LabelKind, CsvColumns]:
     with open_stream() as fh:
         line_no, first = _first_row(fh)
         layout = _csv_layout(_decode(first, line_no).rstrip("\r\n"), line_no, options)
         data_line = line_no + 1 if layout.has_header else line_no
         row = fh.readline() if layout.has_header else first
+        cells = _cells(row, layout, data_line) if row.strip() else None
+        layout = dataclasses.replace(layout, text_cols=_text_columns(cells, layout))
         if string_labels is None:
             # Decided by the first data row; a later label that is not a number reads the file
             # again with string labels (_LabelsAreStrings).
-            string_labels = _label_is_text(row, layout, data_line)
+            string_labels = cells is not None and not _is_number(cells[layout.label_col])
         blocks = _CsvBlocks(layout, string_labels, options)
         if row.strip():
             blocks.add(data_line, row)
@@ -639,7 +740,7 @@ def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOption
 
 def _parse_csv(
     open_stream: Callable[[], io.BufferedReader], options: ParseOptions
-) -> tuple[sp.csr_matrix, np.ndarray, LabelKind]:
+) -> tuple[sp.csr_matrix, np.ndarray, LabelKind, CsvColumns]:
     try:
         return _read_csv(open_stream, options, None)
     except _LabelsAreStrings:

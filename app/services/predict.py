@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -73,12 +75,12 @@ def _sparse_row(row: dict[str, Any], i: int, n_features: int, errors: list[dict[
     return idx, val
 
 
-def instances_to_matrix(payload: Any, n_features: int,
-                        ignore_extra: bool = False) -> np.ndarray | sp.csr_matrix:
+def instances_to_matrix(payload: Any, model: LoadedModel, ignore_extra: bool = False) -> Any:
     """Validate ``{"instances": [...]}``; every bad row is named in the 422 problem.
 
-    Sparse rows with indices at or beyond ``n_features`` fail, or with ``ignore_extra`` lose
+    Sparse rows with indices at or beyond the model's width fail, or with ``ignore_extra`` lose
     those entries (dense rows always have exactly ``n_features`` values)."""
+    n_features = model.n_features
     if not isinstance(payload, dict) or "instances" not in payload:
         raise invalid("the JSON body must be an object with an 'instances' list",
                       [field_error(["body", "instances"], "Field required", "missing")])
@@ -92,6 +94,8 @@ def instances_to_matrix(payload: Any, n_features: int,
         raise invalid("'instances' must be a non-empty list",
                       [field_error(["body", "instances"], "must be a non-empty list")])
     errors: list[dict[str, Any]] = []
+    if model.dense_input or any(_is_named(r) for r in rows):
+        return typed_rows(rows, model)
     if all(isinstance(r, list) for r in rows):
         dense = _dense_rows(rows, n_features, errors)
         if errors:
@@ -102,6 +106,88 @@ def instances_to_matrix(payload: Any, n_features: int,
     if fast is not None:
         return fast
     return _mixed_rows(rows, n_features, ignore_extra)
+
+
+def _is_named(row: Any) -> bool:
+    return isinstance(row, dict) and set(row) != {"indices", "values"}
+
+
+def _named_to_list(row: dict[str, Any], i: int, model: LoadedModel,
+                   errors: list[dict[str, Any]]) -> list[Any] | None:
+    names = model.feature_names
+    loc: list[str | int] = ["body", "instances", i]
+    if names is None:
+        errors.append(field_error(loc, "this model has no feature names (its data had no "
+                                  "header): send lists or {indices, values}"))
+        return None
+    unknown = sorted(set(row) - set(names))
+    if unknown:
+        errors.append(field_error([*loc, unknown[0]], f"unknown feature {unknown[0]!r}; the "
+                                  f"model's features are {', '.join(names)}"))
+        return None
+    # An absent feature is missing: imputed when the model imputes, refused otherwise.
+    return [row.get(name) for name in names]
+
+
+def _cell(value: Any, j: int, kinds: dict[int, str], impute: bool) -> tuple[Any, str | None]:
+    """A raw feature value for column ``j`` and None, or None and what is wrong with it."""
+    kind = kinds.get(j, "numeric")
+    if kind == "ignored":
+        return 0.0, None
+    if kind == "text":
+        return (value, None) if isinstance(value, str) else (None, "must be a string (a text "
+                                                                   "column)")
+    if value is None:
+        return (np.nan, None) if impute else (None, "is missing and this model does not impute")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None, "must be a finite number" + (" or null (missing)" if impute else "")
+    return float(value), None
+
+
+def typed_rows(rows: list[Any], model: LoadedModel) -> np.ndarray:
+    """Rows for a model whose preprocessing takes dense input: lists of n_features values,
+    objects keyed by feature name, or {indices, values}; text columns take strings and numeric
+    ones numbers or null (missing, imputed). An object array when the model has text columns."""
+    prep = model.preprocessing or {"categorical": [], "ignore": [], "impute": False}
+    kinds = {j: "text" for j in prep["categorical"]} | {j: "ignored" for j in prep["ignore"]}
+    n = model.n_features
+    out = np.zeros((len(rows), n), dtype=object if prep["categorical"] else np.float64)
+    errors: list[dict[str, Any]] = []
+    for i, row in enumerate(rows):
+        if len(errors) >= MAX_REPORTED_ERRORS:
+            break
+        values = _row_values(row, i, model, errors)
+        if values is None:
+            continue
+        if len(values) != n:
+            errors.append(field_error(["body", "instances", i],
+                                      f"expected {n} values, got {len(values)}"))
+            continue
+        for j, v in enumerate(values):
+            cell, problem = _cell(v, j, kinds, prep["impute"])
+            if problem is not None:
+                name = model.feature_names[j] if model.feature_names else j
+                errors.append(field_error(["body", "instances", i, name], f"feature {name!r} "
+                                          f"{problem}"))
+                break
+            out[i, j] = cell
+    if errors:
+        raise invalid(_summary(errors), errors[:MAX_REPORTED_ERRORS])
+    return out
+
+
+def _row_values(row: Any, i: int, model: LoadedModel,
+                errors: list[dict[str, Any]]) -> list[Any] | None:
+    if isinstance(row, list):
+        return row
+    if _is_named(row):
+        return _named_to_list(row, i, model, errors)
+    piece = _one_row(row, i, model.n_features, errors, ignore_extra=False)
+    if piece is None:
+        return None
+    dense = np.zeros(model.n_features)
+    dense[piece[0]] = piece[1]
+    return dense.tolist()
 
 
 def _one_row(row: Any, i: int, n_features: int, errors: list[dict[str, Any]],
@@ -253,6 +339,74 @@ def svmlight_to_matrix(body: bytes, n_features: int, index_base: int,
     return X
 
 
+def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
+    """A text/csv body (a header, then one row per instance) as the JSON payload it stands for:
+    rows keyed by the header when the model knows its feature names (the label column, if
+    present, is left out), else positional rows of n_features values. Empty cells are missing."""
+    try:
+        lines = list(csv.reader(io.StringIO(body.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise invalid(f"not valid CSV text: {exc}", [field_error(["body"], str(exc))]) from exc
+    lines = [row for row in lines if any(cell.strip() for cell in row)]
+    if len(lines) < 2:
+        msg = "a text/csv body has a header row and at least one data row"
+        raise invalid(msg, [field_error(["body"], msg)])
+    header = [h.strip() for h in lines[0]]
+    text = set((model.preprocessing or {}).get("categorical", []))
+    if model.feature_names is None:
+        rows: list[Any] = [[_csv_cell(c, j in text) for j, c in enumerate(r)] for r in lines[1:]]
+        return {"instances": rows}
+    position = {name: j for j, name in enumerate(model.feature_names)}
+    unknown = sorted(set(header) - set(position) - {model.label_name})
+    if unknown:
+        msg = (f"unknown column(s) {', '.join(map(repr, unknown))}; the model's features are "
+               f"{', '.join(model.feature_names)}")
+        raise invalid(msg, [field_error(["body", "header"], msg)])
+    rows = []
+    for i, r in enumerate(lines[1:]):
+        if len(r) != len(header):
+            msg = f"row {i + 1} has {len(r)} fields; the header has {len(header)}"
+            raise invalid(msg, [field_error(["body", "instances", i], msg)])
+        rows.append({h: _csv_cell(c, position[h] in text) for h, c in zip(header, r, strict=True)
+                     if h in position})
+    return {"instances": rows}
+
+
+def _csv_cell(cell: str, is_text: bool) -> Any:
+    value = cell.strip()
+    if is_text:
+        return value
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value  # named as not a number by the row checks
+
+
+def predictions_csv(out: dict[str, Any], classes: np.ndarray | None) -> bytes:
+    """The answer as CSV: prediction, the score(s) (score_<class> per class when there are
+    several) and probability_<class> for logistic models."""
+    names = [] if classes is None else [str(c) for c in classes]
+    scores = np.asarray(out["scores"], dtype=np.float64)
+    header = ["prediction"]
+    columns = [np.asarray(out["predictions"], dtype=object)[:, None]]
+    if scores.ndim == 2:
+        header += [f"score_{c}" for c in names]
+        columns.append(scores)
+    else:
+        header.append("score")
+        columns.append(scores[:, None])
+    if out.get("probabilities") is not None:
+        header += [f"probability_{c}" for c in names]
+        columns.append(np.asarray(out["probabilities"], dtype=np.float64))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(np.hstack([c.astype(object) for c in columns]).tolist())
+    return buf.getvalue().encode()
+
+
 def too_many_rows(rows: int, max_rows: int, at_least: bool = False) -> ProblemError:
     return ProblemError(
         413, f"{'at least ' if at_least else ''}{rows} rows in one request; the limit is "
@@ -268,7 +422,7 @@ def check_row_count(body: bytes, media_type: str, max_rows: int) -> None:
     valid JSON body has one "[" per dense row and one "{" and two "[" per sparse row, plus the
     outer object and array, so it has at least (brackets - 2) / 3 rows.
     """
-    if media_type == "text/plain":
+    if media_type in ("text/plain", "text/csv"):
         ends = body.count(b"\n") + body.count(b"\r") - body.count(b"\r\n")
         rows = ends + (0 if body.endswith((b"\n", b"\r")) else 1)
         if rows > max_rows:
@@ -289,6 +443,16 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     tests/app/test_predict.py checks the results equal the estimator's methods.
     """
     est = model.estimator
+    if model.preprocessor is not None:
+        # Imported here: importing the web app does not load the solver (and Numba).
+        from solver.preprocessing import transform_rows
+
+        # The preprocessing takes the input kind it was fitted on (dense CSV, sparse svmlight).
+        if model.dense_input and isinstance(X, sp.csr_matrix):
+            X = X.toarray()
+        elif not model.dense_input and isinstance(X, np.ndarray):
+            X = sp.csr_matrix(X)
+        X = transform_rows(model.preprocessor, X)
     if not hasattr(est, "coef_"):
         return _predict_with_methods(model, X)  # not a linear model: ask the estimator
     coef = np.atleast_2d(est.coef_)
@@ -331,6 +495,7 @@ def _predict_with_methods(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> 
 
 def unsupported_media_type() -> ProblemError:
     return ProblemError(
-        415, "send application/json {\"instances\": [...]} or text/plain svmlight lines",
+        415, "send application/json {\"instances\": [...]}, text/csv with a header, or "
+        "text/plain svmlight lines",
         kind="unsupported-media-type",
     )

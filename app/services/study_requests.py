@@ -20,6 +20,7 @@ from app.schemas import JobCreate, StudyCreate
 from app.services import job_limits, job_requests
 from app.services import studies as study_service
 from app.services.datasets import held_out_rows
+from app.services.idempotency import Idempotency, commit_created, replay
 from app.solvers import EstimatorSpec, InvalidParams
 
 # Fields of a job request that come from one run of the study (the others are the study's own).
@@ -134,10 +135,16 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_study(session: Session, body: StudyCreate, principal: str,
-                 settings: Settings) -> tuple[Study, list[Job]]:
-    """The study of a checked request and its queued jobs, committed; 429 when its jobs would
-    pass the queue quotas (app/services/job_limits.py)."""
+def create_study(
+    session: Session, body: StudyCreate, idem: Idempotency, settings: Settings
+) -> tuple[Study, list[Job], bool]:
+    """The study of a checked request and its queued jobs, committed; or, for an
+    ``Idempotency-Key`` this caller used before with the same body, that request's study (and
+    no jobs to submit). True when it is the earlier one. 429 when its jobs would pass the queue
+    quotas (app/services/job_limits.py)."""
+    existing = replay(session, idem, Study)
+    if existing is not None:
+        return existing, [], True
     plan = check_study_request(session, body, settings)
     study = Study(
         name=body.name, task=plan.task, dataset_id=body.dataset_id,
@@ -153,16 +160,16 @@ def create_study(session: Session, body: StudyCreate, principal: str,
     limit = job_requests.time_limit(body.time_budget_s, settings)
     n_jobs = len(body.runs) * len(body.sizes) * body.repeats
     with job_limits.queue_lock:
-        job_limits.check_queue_room(session, principal, n_jobs,
+        job_limits.check_queue_room(session, idem.principal, n_jobs,
                                     settings.max_queued_jobs_per_key, settings.max_queued_jobs)
         session.add(study)
         session.flush()
         planned = study_service.plan_jobs(study, plan.estimators)
         for job in planned:
-            job.owner, job.time_limit_s = principal, limit
+            job.owner, job.time_limit_s = idem.principal, limit
         session.add_all(planned)
-        session.commit()
-    return study, planned
+        winner = commit_created(session, idem, study)
+    return (winner, [], True) if winner is not None else (study, planned, False)
 
 
 def cancel_study(session: Session, study: Study) -> int:

@@ -126,51 +126,24 @@ class DatasetRead:
     """
     What the data set cannot be used for (stored all the same)
     """
+    feature_names: list[str] | None = None
+    """
+    The CSV header's feature columns (null without a header)
+    """
+    label_name: str | None = None
+    """
+    The CSV header's label column
+    """
+    text_columns: list[int] | None = None
+    """
+    0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)
+    """
+    n_missing: int | None = 0
+    """
+    Empty numeric CSV cells (imputed by a job's preprocessing)
+    """
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
-
-
-@dataclass(kw_only=True)
-class JobCreate:
-    dataset_id: int
-    """
-    Training data set
-    """
-    test_dataset_id: int | None = None
-    """
-    Evaluation data set
-    """
-    test_fraction: float | None = None
-    """
-    Hold out this fraction of the training set
-    """
-    split_seed: int | None = 0
-    """
-    Seed of the test_fraction split
-    """
-    solver: str | None = "pgs"
-    """
-    Training algorithm (see the registry)
-    """
-    params: dict[str, Any] | None = None
-    """
-    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
-    """
-    targets: list[float] | None = None
-    """
-    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
-    """
-    time_budget_s: float | None = None
-    """
-    Stop after this many solver seconds, or as many seconds of wall-clock time
-    """
-    name: str | None = None
-    description: str | None = None
-    tags: list[str] | None = field(default_factory=list)
-    model_name: str | None = None
-    """
-    Register the trained model as the next version of this name
-    """
 
 
 @dataclass(kw_only=True)
@@ -220,6 +193,10 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
+    """
     time_limit_s: float | None = None
     """
     Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
@@ -279,6 +256,14 @@ class ModelRead:
     The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
     """
     partial_reason: Literal["cancelled", "time_limit"] | None = None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The fitted preprocessing's settings (as the job's); applied to every prediction
+    """
+    feature_names: list[str] | None = None
+    """
+    Names a prediction row may be keyed by (the CSV header)
+    """
     name: str | None = None
     """
     The model name this is a version of
@@ -305,6 +290,22 @@ class PredictResponse:
     probabilities: list[list[float]] | None = None
     """
     Class probabilities (logistic models only), columns = classes
+    """
+
+
+@dataclass(kw_only=True)
+class Preprocessing:
+    scaling: Literal["auto", "standard", "maxabs", "none"] | None = "auto"
+    """
+    auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps sparsity) for svmlight data
+    """
+    impute: bool | None = True
+    """
+    Missing numeric CSV values become the training mean
+    """
+    ignore: list[int | str] | None = None
+    """
+    Columns left out (an id column): CSV header names or 0-based feature indices
     """
 
 
@@ -478,12 +479,66 @@ class TraceRead:
 
 
 @dataclass(kw_only=True)
-class ValidationError:
+class FieldError:
     loc: list[str | int]
+    """
+    Where: body, query, path or header, then the names
+    """
+    field: str
+    """
+    loc joined with dots, e.g. body.params.sigma
+    """
     msg: str
     type: str
-    input: Any | None = None
-    ctx: dict[str, Any] | None = None
+    """
+    Machine-readable kind, e.g. missing, value_error
+    """
+
+
+@dataclass(kw_only=True)
+class Problem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+
+
+@dataclass(kw_only=True)
+class ValidationProblem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+    errors: list[FieldError] | None = None
+    """
+    One entry per field at fault (absent when no field is)
+    """
 
 
 @dataclass(kw_only=True)
@@ -521,8 +576,50 @@ class DatasetList:
 
 
 @dataclass(kw_only=True)
-class HTTPValidationError:
-    detail: list[ValidationError] | None = None
+class JobCreate:
+    dataset_id: int
+    """
+    Training data set
+    """
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the training set
+    """
+    split_seed: int | None = 0
+    """
+    Seed of the test_fraction split
+    """
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    """
+    targets: list[float] | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    """
+    time_budget_s: float | None = None
+    """
+    Stop after this many solver seconds, or as many seconds of wall-clock time
+    """
+    preprocessing: Preprocessing | None = None
+    """
+    Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+    """
+    Register the trained model as the next version of this name
+    """
 
 
 @dataclass(kw_only=True)

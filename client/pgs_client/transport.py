@@ -5,9 +5,9 @@ Which failures are retried, and why that never duplicates work:
 * a connection that could not be opened (the request never left): always;
 * 503 (the service did not do the work: its database is away): always, after ``Retry-After``;
 * a connection lost after the request was sent (the service may have done it): only for
-  requests that are safe to repeat: reads, deletes, predictions, cancels, and POSTs that carry
-  an ``Idempotency-Key`` the service honours (``POST /v1/jobs``: the retry returns the first
-  job). Uploads and study creation are not repeated then: the error is raised.
+  requests that are safe to repeat: reads, deletes, predictions, cancels, and the creating
+  POSTs (jobs, data sets, studies), which carry an ``Idempotency-Key``: the service answers the
+  retry with what the first request created.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +29,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .._sparse import DataStats, KernelData, prepare
 from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, mean_loss
 from ..parameters import declare_parameters, param
+from ..sampling import TrainingRows, TrainingShards
+from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, TracePoint, drive
 
 ESTIMATORS: dict[str, type[LinearModelBase]] = {}
@@ -101,6 +103,10 @@ class LinearModelBase(_Fitted):
         default=1.0, allowed=[POSITIVE, None],
         doc="...and at least every this many solver seconds.")
 
+    # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
+    # ``solver.sampling.TrainingRows``); ``solver.registry`` says the same per solver.
+    streams: ClassVar[bool] = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
@@ -132,17 +138,50 @@ class LinearModelBase(_Fitted):
                 f"None. Got {self.target_score!r} instead."
             )
 
+    def _engine_over(self, rows: TrainingRows, rng: np.random.Generator) -> Engine:
+        """An engine that reads ``rows`` block by block (``solver.sampling``): the hook of the
+        families whose estimators stream."""
+        raise NotImplementedError
+
     def _fit_targets(self, X, targets: np.ndarray, evaluation: _Evaluation | None, callback, trace):
         """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
         self._check_fit_request(X.shape[0], evaluation)
         data, stats = prepare(X)
-        n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(X.shape[0])
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
 
+        def objective(weights):
+            return sum(self._objective(X, y, w, data) for y, w in zip(targets, weights, strict=True))
+
+        return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data)
+
+    def _fit_shards(self, X: ShardedMatrix, encode: Callable[[np.ndarray], np.ndarray],
+                    n_outputs: int, evaluation: _Evaluation | None, callback, trace):
+        """``_fit_targets`` on a ShardedMatrix: the engine samples shard by shard, and the
+        objective at checkpoints streams over the shards. ``encode`` maps a shard's labels to its
+        targets (shape (n_outputs, rows))."""
+        self._check_fit_request(X.n_samples, evaluation)
+        rows = TrainingShards(X, encode, n_outputs)
+        engine = self._engine_over(rows, _generator(self.random_state))
+
+        def objective(weights):
+            total = 0.0
+            for X_block, targets in rows.matrix_blocks():
+                scores = self._scores(X_block, weights)
+                total += sum(self._mean_loss(scores[:, o], y) * y.shape[0]
+                             for o, y in enumerate(targets))
+            return sum(self._penalty(w) for w in weights) + total / rows.m
+
+        return self._drive(engine, X.n_samples, objective, evaluation, callback, trace, None)
+
+    def _drive(self, engine: Engine, m: int, objective: Callable[[np.ndarray], float],
+               evaluation: _Evaluation | None, callback, trace, data: KernelData | None):
+        """Run ``engine`` (tracing.drive) and set the fitted attributes."""
+        n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(m)
+
         def evaluate(weights):
-            objective = sum(self._objective(X, y, w, data) for y, w in zip(targets, weights, strict=True))
-            test_score = evaluation.score(self._scores(evaluation.X, weights, data)) if evaluation else None
-            return objective, test_score
+            test_score = (evaluation.score(lambda X: self._scores(X, weights, data))
+                          if evaluation is not None else None)
+            return objective(weights), test_score
 
         result = drive(
             engine,
@@ -162,6 +201,18 @@ class LinearModelBase(_Fitted):
         self.solver_seconds_ = result.solver_seconds
         self.compile_seconds_ = result.compile_seconds
         return self
+
+    def _check_streams(self, X) -> None:
+        """ValueError unless this estimator's solver trains from shards."""
+        if self.streams:
+            return
+        from ..registry import SOLVERS  # the registry imports the estimators
+
+        streaming = sorted(name for name, spec in SOLVERS.items() if spec.streams)
+        raise ValueError(
+            f"{type(self).__name__} needs every row of the data at once and cannot train from "
+            f"{X!r}; the solvers that stream from shards are {', '.join(streaming)}"
+        )
 
     def _check_fit_request(self, m: int, evaluation: _Evaluation | None) -> None:
         batch_size = getattr(self, "batch_size", None)  # the minibatch solvers' k
@@ -194,11 +245,11 @@ class LinearModelBase(_Fitted):
     def _mean_loss(self, z: np.ndarray, y: np.ndarray) -> float:
         return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon)))
 
-    def _finish_fit(self, engine: Engine, data: KernelData) -> None:
+    def _finish_fit(self, engine: Engine, data: KernelData | None) -> None:
         """The fitted model from the engine that ran the iterations."""
         self._set_weights(engine.output_weights(), data)
 
-    def _set_weights(self, weights: np.ndarray, data: KernelData) -> None:
+    def _set_weights(self, weights: np.ndarray, data: KernelData | None) -> None:
         """The fitted model from engine output ``weights`` (shape (n_outputs, n_weights))."""
         if self.fit_intercept:
             self.coef_, self.intercept_ = weights[:, :-1].copy(), weights[:, -1].copy()
@@ -214,20 +265,27 @@ class LinearModelBase(_Fitted):
         return _margins(self._validated(X), np.atleast_2d(self.coef_), False) + self.intercept_
 
     def _check_eval_set(self, eval_set):
+        """``eval_set`` as ``(X_test, y_test)`` checked, or a ShardedMatrix as it is (its shards
+        are checked as they are read)."""
         if eval_set is None:
             return None
-        if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
-            raise ValueError("eval_set must be a pair (X_test, y_test)")
-        X_test, y_test = eval_set
-        try:
-            X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
-        except ValueError as exc:
-            raise ValueError(f"eval_set X: {exc}") from exc
+        if isinstance(eval_set, ShardedMatrix):
+            X_test = eval_set
+        elif not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
+            raise ValueError("eval_set must be a pair (X_test, y_test) or a ShardedMatrix")
+        else:
+            X_test, y_test = eval_set
+            try:
+                X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
+            except ValueError as exc:
+                raise ValueError(f"eval_set X: {exc}") from exc
         if X_test.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"eval_set X has {X_test.shape[1]} features, but {type(self).__name__} was given "
                 f"{self.n_features_in_} features to fit"
             )
+        if isinstance(X_test, ShardedMatrix):
+            return X_test
         y_test = np.asarray(y_test)
         if y_test.shape != (X_test.shape[0],):
             raise ValueError(f"eval_set y must have shape ({X_test.shape[0]},), got {y_test.shape}")
@@ -294,13 +352,24 @@ class LinearModelBase(_Fitted):
 
 @dataclass(frozen=True)
 class _Evaluation:
-    """The test set of a fit: ``score`` maps the scores of X (n_samples, n_outputs) to the test
-    score, accuracy or RMSE."""
+    """The test set of a fit: the test score is ``finish`` of the mean of ``per_row(scores, y)``
+    over its rows, read block by block (one block in memory, one shard at a time for a
+    ShardedMatrix): accuracy, or RMSE."""
 
-    X: Any
-    score: Callable[[np.ndarray], float]
+    data: Any  # (X_test, y_test) or a ShardedMatrix
+    per_row: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    finish: Callable[[float], float]
     name: str
     higher_is_better: bool
+
+    def score(self, scores_of: Callable[[Any], np.ndarray]) -> float:
+        """The test score given ``scores_of(X)``, the scores of rows X (n_samples, n_outputs)."""
+        blocks = self.data.shards() if isinstance(self.data, ShardedMatrix) else [self.data]
+        total, count = 0.0, 0
+        for X, y in blocks:
+            total += float(np.sum(self.per_row(scores_of(X), y)))
+            count += y.shape[0]
+        return self.finish(total / max(count, 1))
 
 
 class LinearClassifierMixin(ClassifierMixin):
@@ -317,9 +386,14 @@ class LinearClassifierMixin(ClassifierMixin):
         leaving a fitted model.
         """
         self.validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             ensure_all_finite=False)  # X's values: checked by prepare's one pass
-        self.classes_ = _classes_of(y)
+        if isinstance(X, ShardedMatrix):
+            self._check_streams(X)
+            self.n_features_in_ = X.n_features
+            self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                                 ensure_all_finite=False)  # X's values: prepare's one pass
+            self.classes_ = _classes_of(y)
         if self.classes_.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
@@ -331,20 +405,27 @@ class LinearClassifierMixin(ClassifierMixin):
                 f"[0, 1]. Got {self.target_score!r} instead."
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        if isinstance(X, ShardedMatrix):
+            classes = self.classes_
+            return self._fit_shards(X, lambda y: _one_vs_rest(y, classes),
+                                    1 if classes.shape[0] == 2 else classes.shape[0], evaluation,
+                                    callback, trace)
         return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
 
     def _accuracy_on(self, eval_data) -> _Evaluation | None:
+        """Test accuracy; the labels of a ShardedMatrix are not checked against the classes (one
+        it does not know counts as an error)."""
         if eval_data is None:
             return None
-        X_test, y_test = eval_data
-        unknown = np.setdiff1d(y_test, self.classes_)
-        if unknown.size:
-            raise ValueError(
-                f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
-                f"are {self.classes_[:10].tolist()})"
-            )
-        return _Evaluation(X_test, lambda scores: float(np.mean(self._labels_from(scores) == y_test)),
-                           "accuracy", higher_is_better=True)
+        if not isinstance(eval_data, ShardedMatrix):
+            unknown = np.setdiff1d(eval_data[1], self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
+                    f"are {self.classes_[:10].tolist()})"
+                )
+        return _Evaluation(eval_data, lambda scores, y: self._labels_from(scores) == y,
+                           lambda mean: mean, "accuracy", higher_is_better=True)
 
     def _labels_from(self, scores):
         if scores.ndim == 1 or scores.shape[1] == 1:
@@ -399,26 +480,34 @@ class LinearRegressorMixin(RegressorMixin):
         ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
         """
         self.validate_params()
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
-            ensure_all_finite=False,  # X's values: checked by prepare's one pass
-        )
-        y = np.ascontiguousarray(y, dtype=np.float64)
+        if isinstance(X, ShardedMatrix):
+            self._check_streams(X)
+            self.n_features_in_ = X.n_features
+        else:
+            X, y = validate_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
+                ensure_all_finite=False,  # X's values: checked by prepare's one pass
+            )
+            y = np.ascontiguousarray(y, dtype=np.float64)
         if self.target_score is not None and self.target_score < 0.0:
             raise ValueError(
                 f"The 'target_score' parameter of {type(self).__name__} is a test RMSE, >= 0. Got "
                 f"{self.target_score!r} instead."
             )
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        if isinstance(X, ShardedMatrix):
+            return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
         return self._fit_targets(X, y[None, :], evaluation, callback, trace)
 
     @staticmethod
     def _rmse_on(eval_data) -> _Evaluation | None:
         if eval_data is None:
             return None
-        X_test, y_test = eval_data
-        y_test = check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y")
-        return _Evaluation(X_test, lambda scores: float(np.sqrt(np.mean((scores[:, 0] - y_test) ** 2))),
+        if not isinstance(eval_data, ShardedMatrix):
+            X_test, y_test = eval_data
+            eval_data = X_test, check_array(y_test, ensure_2d=False, dtype=np.float64,
+                                            input_name="eval_set y")
+        return _Evaluation(eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt,
                            "rmse", higher_is_better=False)
 
     def _as_task_outputs(self) -> None:
@@ -493,6 +582,14 @@ def _classes_of(y: np.ndarray) -> np.ndarray:
             return np.unique(np.array([low, high], dtype=y.dtype))
     check_classification_targets(y)
     return np.unique(y)
+
+
+def _regression_targets(y: np.ndarray) -> np.ndarray:
+    """A shard's float targets as one output row, refusing values that are not finite."""
+    y = np.asarray(y, dtype=np.float64)[None, :]
+    if not np.isfinite(y).all():
+        raise ValueError("Input y contains NaN or infinity.")
+    return y
 
 
 def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:

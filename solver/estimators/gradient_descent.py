@@ -18,6 +18,7 @@ from ..gradient_descent import SGDEngine, SGDState
 from ..losses import LOSSES
 from ..parameters import declare_parameters, param
 from ..penalties import l2_penalty
+from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
 from .base import (
     AT_LEAST_ONE,
@@ -42,6 +43,7 @@ class _GradientDescentBase(LinearModelBase):
     """
 
     _full_batch: ClassVar[bool] = False
+    streams = True  # sgd and ogd: one minibatch per step (gd sets it False)
 
     sigma: float = param(default=1e-5, allowed=[POSITIVE],
                          doc="Regularisation weight (the lecture's lambda): F(w) = mean loss + "
@@ -72,17 +74,22 @@ class _GradientDescentBase(LinearModelBase):
         return math.ceil(5 * m / self._batch())  # 5 epochs
 
     def _make_engine(self, data, stats, targets, rng):
-        m = data.indptr.shape[0] - 1
-        schedule, eta, t0 = self._schedule(data, stats)
-        batch = m if self._full_batch else self._batch()
+        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+
+    def _engine_over(self, rows: TrainingRows, rng) -> SGDEngine:
+        schedule, eta, t0 = self._schedule(rows.first_block()[0], rows.stats)
+        batch = rows.m if self._full_batch else self._batch()
+        data, targets = rows.template()
         states = [
             SGDState(data, y, loss=LOSSES[self.loss], sigma=float(self.sigma), eta=eta,
                      t0=t0, schedule=schedule, fit_intercept=bool(self.fit_intercept),
                      batch_size=batch, epsilon=float(self.epsilon),
-                     average=self.output == "average")
+                     average=self.output == "average", mean_nnz=rows.mean_row_nnz)
             for y in targets
         ]
-        return SGDEngine(states, m, batch, self._full_batch, self.output, rng)
+        # Uniform draws with replacement: the lecture's Algorithms 2-3 (gd reads every row).
+        sampler = None if self._full_batch else rows.sampler(batch, "replacement", rng)
+        return SGDEngine(states, batch, self.output, sampler)
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -100,6 +107,7 @@ class _GDBase(_GradientDescentBase):
     """Algorithm 1: full gradient, constant step ``eta``."""
 
     _full_batch = True
+    streams = False
 
     n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
                                doc="Iterations T; None: 100.")

@@ -40,6 +40,7 @@ from ..losses import (
 from ..mirror_descent import MirrorEngine, dual_exponent
 from ..parameters import declare_parameters, param
 from ..penalties import l1_penalty
+from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import mirror_descent_step
 from .base import (
     AT_LEAST_ONE,
@@ -203,6 +204,8 @@ class _MirrorDescentBase(_L1Base):
     """Algorithm 3 with the link of exponent ``_link_exponent`` (2: the identity, truncated
     gradient)."""
 
+    streams = True
+
     eta: float | str = param(
         default="auto", allowed=[Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
         doc="The constant learning rate; the value used is eta_.",
@@ -229,17 +232,24 @@ class _MirrorDescentBase(_L1Base):
         return math.ceil(5 * m / self.batch_size)  # 5 epochs, as PGS
 
     def _make_engine(self, data, stats, targets, rng):
+        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+
+    def _engine_over(self, rows: TrainingRows, rng) -> MirrorEngine:
         loss = LOSSES[self.loss]
-        p = self._link_exponent(data.n_features)
+        p = self._link_exponent(rows.n_features)
         if self.eta == "auto":
-            eta = mirror_descent_step(loss, data, p, bool(self.fit_intercept))
+            # Proposition 4 bounds ||x_i||_p over every row: the smallest step over the blocks.
+            eta = min(mirror_descent_step(loss, data, p, bool(self.fit_intercept))
+                      for data, _ in rows.kernel_blocks())
         else:
             eta = float(self.eta)
         self.dual_exponent_ = p
         self.eta_ = eta
+        data, targets = rows.template()
         return MirrorEngine(
             data, targets, loss=loss, epsilon=float(self.epsilon), sigma=float(self.sigma), eta=eta,
             p=p, batch_size=int(self.batch_size), fit_intercept=bool(self.fit_intercept), rng=rng,
+            sampler=rows.sampler(int(self.batch_size), "replacement", rng),
         )
 
 

@@ -12,6 +12,7 @@ from ..losses import LOSSES, loss_at_zero
 from ..parameters import declare_parameters, param
 from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
+from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
 from .base import (
     AT_LEAST_ONE,
@@ -34,6 +35,8 @@ _DIVERGED_MARGIN = 1e100
 @declare_parameters
 class _PGSBase(LinearModelBase):
     """The PGS parameters and how they become the kernel's settings."""
+
+    streams = True
 
     p: float = param(
         default=2.0, allowed=[Interval(Real, P_MIN, 2.0, closed="both")],
@@ -102,26 +105,33 @@ class _PGSBase(LinearModelBase):
         return math.ceil(5 * m / self.batch_size)  # 5 epochs
 
     def _make_engine(self, data, stats, targets, rng):
-        m = data.indptr.shape[0] - 1
+        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+
+    def _engine_over(self, rows: TrainingRows, rng) -> PGSEngine:
         # E||x||^2 over the data's own features, from prepare's one pass, gives s and (p = 2) t0
         # and the divergence bound; p < 2 uses sampled q-norms instead (and, for t0="auto" with a
-        # Lipschitz loss, one more pass: pnorm_margin_gain).
-        mean_sq = stats.mean_sq
-        self.intercept_scaling_ = self._intercept_value_for(stats)
-        dual_sq = self._mean_sq_dual_norm(data, mean_sq)
-        self.t0_ = t0 = self._t0_for(data, targets, dual_sq)
+        # Lipschitz loss, one more pass: pnorm_margin_gain), read from the first block of rows.
+        mean_sq = rows.stats.mean_sq
+        self.intercept_scaling_ = self._intercept_value_for(rows.stats)
+        first, first_targets = rows.first_block()
+        dual_sq = self._mean_sq_dual_norm(first, mean_sq)
+        self.t0_ = t0 = self._t0_for(first, first_targets, dual_sq)
+        del first, first_targets  # a shard, when training streams: not kept
+        data, targets = rows.template()
         states = [
             PGSState(
                 data, y, loss=LOSSES[self.loss], p=float(self.p),
-                sigma=float(self.sigma), radius=self._radius_for(y),
+                sigma=float(self.sigma), radius=self._radius_for(f0),
                 fit_intercept=bool(self.fit_intercept), batch_size=int(self.batch_size), t0=t0,
                 epsilon=float(self.epsilon), average=self.output == "average",
                 intercept_scaling=self.intercept_scaling_, average_power=float(self.average_power),
                 max_norm=_DIVERGED_MARGIN / math.sqrt(dual_sq) if dual_sq > 0.0 else math.inf,
+                mean_nnz=rows.mean_row_nnz,
             )
-            for y in targets
+            for y, f0 in zip(targets, self._losses_at_zero(rows), strict=True)
         ]
-        return PGSEngine(states, m, int(self.batch_size), self.output, rng, self.sampling)
+        sampler = rows.sampler(int(self.batch_size), self.sampling, rng)
+        return PGSEngine(states, sampler, int(self.batch_size), self.output, rng)
 
     def _intercept_value_for(self, stats) -> float:
         """s, the value of the constant feature that carries the intercept."""
@@ -142,12 +152,23 @@ class _PGSBase(LinearModelBase):
             w = np.concatenate([w[:-1], w[-1:] / s])
         return pnorm_penalty(w, float(self.p), float(self.sigma))[0]
 
-    def _radius_for(self, y: np.ndarray) -> float:
+    def _losses_at_zero(self, rows: TrainingRows) -> list[float]:
+        """F(0) of eq. (7) per output: the mean loss of the zero predictor over every block of
+        rows (one at a time when training streams)."""
+        means, sizes = [], []
+        for targets in rows.target_blocks():
+            means.append([loss_at_zero(self.loss, y, self.epsilon) for y in targets])
+            sizes.append(targets.shape[1])
+        if len(means) == 1:
+            return means[0]
+        return [float(v) for v in np.average(np.array(means), axis=0, weights=sizes)]
+
+    def _radius_for(self, f0: float) -> float:
+        """B for the mean loss F(0) of the zero predictor."""
         if self.radius is None:
             return math.inf
         if self.radius == "auto":
             # Section IV made exact: sigma r(w*) <= F(w*) <= F(0), so ||w*||_p <= sqrt(2(p-1)F(0)/sigma).
-            f0 = loss_at_zero(self.loss, y, self.epsilon)
             return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
         return float(self.radius)
 

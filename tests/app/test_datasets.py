@@ -38,7 +38,8 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
         "n_samples": 270, "n_features": 13, "nnz": X_ref.nnz, "task": "binary",
         "classes": [-1, 1], "index_base": 1, "size_bytes": path.stat().st_size,
         "sha256": __import__("hashlib").sha256(path.read_bytes()).hexdigest(), "created_at": "",
-        "warnings": [], "description": None, "tags": [], "task_source": "guessed",
+        "warnings": [], "feature_names": None, "label_name": None, "text_columns": None,
+        "n_missing": 0, "description": None, "tags": [], "task_source": "guessed",
         "task_note": 'binary, guessed from 2 distinct label(s); PATCH /v1/datasets/1 with '
                      '{"task": "regression"} if they are values to regress',
     }
@@ -115,7 +116,7 @@ def test_list_get_delete(client: TestClient, data_dir: Path):
         (b"1 1:1\n-1 0:2\n", "zero.svm", {"zero_based": "false"}),
         (b"a,b,c\n1,2,x\n1,inf,y\n", "inf.csv", {}),
         (b"1,2,x\n1,2\n", "ragged.csv", {}),
-        (b"1,abc,x\n2,3,y\n", "text-feature.csv", {"header": "false"}),
+        (b"1,2,x\n2,abc,y\n", "text-feature.csv", {"header": "false"}),
         (b"1,2,x\n3,4,\n", "missing-label.csv", {}),
         (b"1,2,3\n", "t.csv", {"label_column": "7"}),
         (b"1,2,3\n", "t.csv", {"label_column": "nope", "header": "false"}),
@@ -125,7 +126,7 @@ def test_list_get_delete(client: TestClient, data_dir: Path):
     ],
     ids=[
         "empty", "blank", "empty-gzip", "binary", "corrupt-gzip", "nan", "duplicate-index",
-        "zero-index-1-based", "csv-inf", "csv-ragged", "csv-text-feature", "csv-missing-label",
+        "zero-index-1-based", "csv-inf", "csv-ragged", "csv-text-in-a-numeric-column", "csv-missing-label",
         "csv-label-column-range", "csv-label-column-name", "unknown-format", "bad-format-field",
         "unknown-field",
     ],

@@ -75,10 +75,17 @@ def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
         conn.execute(text(
             "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, solver_seconds) "
             "VALUES (1, 0, 0, 0, 0.0), (1, 1, 10, 10, 0.5)"))
+        conn.execute(text(
+            "INSERT INTO idempotency_keys (principal, key, request_hash, job_id, created_at) "
+            "VALUES ('anonymous', 'k', 'h', 1, '2026-01-01 00:00:00')"))
     run_migrations(engine)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
         assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
+        # 0008 rebuilds idempotency_keys (SQLite batch mode): the job's key is kept.
+        assert conn.execute(text(
+            "SELECT key, job_id, dataset_id, study_id FROM idempotency_keys")).one() == (
+            "k", 1, None, None)
         applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
     # 0004 merged the studies and leases branches: being at the single head (0004 or a later
     # revision) means 0002 was applied.

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from sklearn.datasets import load_svmlight_file
+from sklearn.pipeline import make_pipeline
 
 from app.main import create_app
-from solver import PGSClassifier, PGSRegressor
+from solver import PGSClassifier, PGSRegressor, make_preprocessor
 from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
@@ -99,7 +100,11 @@ def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
 
     X, y = load_svmlight_file(str(data_dir / "abalone.svm"))
     tr, te = split_indices(X.shape[0], 0.25, 3)
-    est = PGSRegressor(loss="squared", sigma=1e-4, n_iter=8000, random_state=1).fit(X[tr], y[tr])
+    # The default preprocessing of svmlight data: max-abs scaling fitted on the training rows.
+    est = make_pipeline(
+        make_preprocessor(X.shape[1], scaling="maxabs", impute=False, sparse=True),
+        PGSRegressor(loss="squared", sigma=1e-4, n_iter=8000, random_state=1),
+    ).fit(X[tr], y[tr])
     rmse = float(np.sqrt(np.mean((est.predict(X[te]) - y[te]) ** 2)))
     assert m["test_rmse"] == pytest.approx(rmse, rel=1e-12)
 

@@ -88,7 +88,7 @@ def test_the_stored_model_is_the_fitted_one(heart):
     data = load_data(store, job.data, classification=True)
     est = job.estimator.build()
     est.fit(data.X, data.y, eval_set=data.eval_set, trace=True)
-    package = package_model(est, job, data.classes)
+    package = package_model(est, job, data)
     metrics = final_metrics(est, job, data, package, extra={"phase": "x"})
     assert metrics["test_accuracy"] == pytest.approx(np.mean(est.predict(data.X_eval) == data.y_eval))
     assert metrics["phase"] == "x" and set(metrics["time_to_target"]) == {"0.5"}

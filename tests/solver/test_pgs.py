@@ -179,7 +179,7 @@ def test_permutation_sampling_visits_every_sample_once_per_epoch():
     clf = PGSClassifier(sampling="permutation", random_state=0)
     engine = clf._make_engine(*prepare(X), np.where(y == 1, 1.0, -1.0)[None, :],
                               np.random.default_rng(0))
-    drawn = np.concatenate([engine._draw(k) for k in (7, 30, 13, 50, 1, 49)])
+    drawn = np.concatenate([next(engine.sampler.draw(k)).rows for k in (7, 30, 13, 50, 1, 49)])
     for epoch in range(3):
         assert sorted(drawn[50 * epoch:50 * (epoch + 1)]) == list(range(50))
 
@@ -190,7 +190,8 @@ def test_permutation_sampling_is_uniform():
     engine = PGSClassifier()._make_engine(*prepare(np.eye(4)),
                                           np.array([[1.0, -1.0, 1.0, -1.0]]),
                                           np.random.default_rng(0))
-    drawn = np.concatenate([engine._draw(k) for k in [3, 5, 8] * 1000]).reshape(-1, 4)
+    draws = [next(engine.sampler.draw(k)).rows for k in [3, 5, 8] * 1000]
+    drawn = np.concatenate(draws).reshape(-1, 4)
     orders, counts = np.unique(drawn, axis=0, return_counts=True)
     assert len(orders) == 24
     expected = len(drawn) / 24

@@ -11,8 +11,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Response
 
+from app.api import examples
 from app.api.deps import PrincipalDep, SessionDep, require_json
 from app.api.filters import NameQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.core.errors import field_error, invalid
 from app.schemas import AliasEventRead, AliasHistory, AliasList, AliasPut, AliasRead
 from app.services import registry
@@ -35,19 +37,24 @@ def _parse_ref(ref: Annotated[str, Path(max_length=200,
 RefDep = Annotated[tuple[str, str], Depends(_parse_ref)]
 
 
-@router.get("", response_model=AliasList, summary="List aliases (of one model name)")
+@router.get("", response_model=AliasList, summary="List aliases (of one model name)",
+            responses=example(200, {"items": [examples.ALIAS]}))
 def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
     return {"items": registry.list_aliases(session, name)}
 
 
-@router.get("/{ref}", response_model=AliasRead, summary="Where an alias points")
+@router.get("/{ref}", response_model=AliasRead, summary="Where an alias points",
+            responses={**example(200, examples.ALIAS), **problems(404)})
 def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
     return registry.alias_read(session, registry.get_alias(session, *ref))
 
 
 @router.put("/{ref}", response_model=AliasRead, dependencies=[Depends(require_json)],
             summary="Set or move an alias to a version of its model name",
-            responses={409: {"description": "The model is not a version of that name"}})
+            responses={**example(200, examples.ALIAS),
+                       **problems(*BODY_GUARDS, (404, "No such model"),
+                                  (409, "The model is not a version of that name"),
+                                  (415, "The body is not JSON"))})
 def put_alias(ref: RefDep, body: AliasPut, session: SessionDep,
               principal: PrincipalDep) -> dict[str, Any]:
     row = registry.set_alias(session, ref[0], ref[1], body.model_id, principal)
@@ -55,7 +62,8 @@ def put_alias(ref: RefDep, body: AliasPut, session: SessionDep,
     return registry.alias_read(session, row)
 
 
-@router.delete("/{ref}", status_code=204, summary="Delete an alias (recorded in its history)")
+@router.delete("/{ref}", status_code=204, summary="Delete an alias (recorded in its history)",
+               responses=problems(*BODY_GUARDS, 404))
 def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> Response:
     registry.delete_alias(session, ref[0], ref[1], principal)
     session.commit()
@@ -63,7 +71,8 @@ def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> R
 
 
 @router.get("/{ref}/history", response_model=AliasHistory,
-            summary="Every change of an alias, oldest first")
+            summary="Every change of an alias, oldest first",
+            responses={**example(200, examples.ALIAS_HISTORY), **problems(404)})
 def alias_history(ref: RefDep, session: SessionDep) -> dict[str, Any]:
     events = registry.history(session, *ref)
     return {"items": [AliasEventRead.model_validate(e) for e in events]}

@@ -13,7 +13,9 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 
+from app.api import examples
 from app.api.deps import ModelRowDep, SessionDep, SettingsDep, require_json
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.models import BatchPrediction, Dataset, JobStatus
@@ -38,7 +40,16 @@ BatchDep = Annotated[BatchPrediction, Depends(_load)]
 
 @router.post("/{model_id}/predictions", status_code=202, response_model=BatchPredictionRead,
              dependencies=[Depends(require_json)],
-             summary="Predict every row of a stored data set, in the background")
+             summary="Predict every row of a stored data set, in the background",
+             responses={**example(202, {**examples.BATCH_PREDICTION, "status": "queued",
+                                        "progress": {"rows_done": 0, "n_rows": 270,
+                                                     "fraction": 0.0},
+                                        "outputs": None, "attempts": 0, "started_at": None,
+                                        "finished_at": None}),
+                        **problems(*BODY_GUARDS, (404, "No such model"),
+                                   (415, "The body is not JSON"),
+                                   (422, "Invalid body, no such data set, or a data set wider "
+                                         "than the model without extra_features=ignore"))})
 def create_batch(model: ModelRowDep, body: BatchPredictionCreate, session: SessionDep,
                  request: Request, response: Response) -> BatchPrediction:
     dataset = session.get(Dataset, body.dataset_id)
@@ -53,7 +64,9 @@ def create_batch(model: ModelRowDep, body: BatchPredictionCreate, session: Sessi
 
 
 @router.get("/{model_id}/predictions", response_model=BatchPredictionList,
-            summary="The model's batch predictions, newest first")
+            summary="The model's batch predictions, newest first",
+            responses={**example(200, examples.page(examples.BATCH_PREDICTION)),
+                       **problems(404)})
 def list_batches(model: ModelRowDep, session: SessionDep, limit: LimitQuery = 50,
                  cursor: CursorQuery = None) -> dict[str, Any]:
     stmt = select(BatchPrediction).where(BatchPrediction.model_id == model.id)
@@ -62,20 +75,26 @@ def list_batches(model: ModelRowDep, session: SessionDep, limit: LimitQuery = 50
 
 
 @router.get("/{model_id}/predictions/{prediction_id}", response_model=BatchPredictionRead,
-            summary="Status and progress of a batch prediction")
+            summary="Status and progress of a batch prediction",
+            responses={**example(200, examples.BATCH_PREDICTION), **problems(404)})
 def get_batch(batch: BatchDep) -> BatchPrediction:
     return batch
 
 
 @router.post("/{model_id}/predictions/{prediction_id}/cancel",
-             response_model=BatchPredictionRead, summary="Cancel a queued or running one")
+             response_model=BatchPredictionRead, summary="Cancel a queued or running one",
+             responses={**example(200, {**examples.BATCH_PREDICTION, "status": "cancelled",
+                                        "cancel_requested": True, "outputs": None}),
+                        **problems(*BODY_GUARDS, 404, (409, "It already ended"))})
 def cancel_batch(batch: BatchDep, session: SessionDep) -> BatchPrediction:
     batch_predictions.request_cancel(session, batch)
     return batch
 
 
 @router.delete("/{model_id}/predictions/{prediction_id}", status_code=204,
-               summary="Delete a finished batch prediction and its result")
+               summary="Delete a finished batch prediction and its result",
+               responses=problems(*BODY_GUARDS, 404,
+                                  (409, "Queued or running: cancel it first"), 507))
 def delete_batch(batch: BatchDep, session: SessionDep, settings: SettingsDep) -> Response:
     if batch.status in JobStatus.ACTIVE:
         raise conflict(f"batch prediction {batch.id} is {batch.status}; cancel it first")
@@ -84,6 +103,13 @@ def delete_batch(batch: BatchDep, session: SessionDep, settings: SettingsDep) ->
     batch_predictions.delete_result(settings.store, batch)  # files after the row, as for models
     return Response(status_code=204)
 
+
+_RESULT_EXAMPLES = {
+    "text/csv": "row,prediction,score,probability_-1,probability_1\n0,1,4.13,0.016,0.984\n",
+    "application/x-ndjson": '{"row": 0, "prediction": 1, "score": 4.13, '
+                            '"probabilities": [0.016, 0.984]}\n',
+    "application/x-npy": "(a NumPy .npy file: one output, one entry per row)",
+}
 
 FormatQuery = Annotated[
     ResultFormat | None,
@@ -98,8 +124,10 @@ OutputQuery = Annotated[
 @router.get(
     "/{model_id}/predictions/{prediction_id}/result",
     summary="The result, streamed: CSV, JSON lines, or one output as .npy",
-    responses={200: {"content": {m: {} for m in MEDIA_TYPES.values()}},
-               409: {"description": "Not succeeded (yet)"}},
+    responses={200: {"content": {
+                   m: {"example": _RESULT_EXAMPLES[m]} for m in MEDIA_TYPES.values()}},
+               **problems(404, (409, "Not succeeded (yet)"),
+                          (422, "An output this model has not, or an invalid format"))},
 )
 def get_result(batch: BatchDep, model: ModelRowDep, settings: SettingsDep,
                result_format: FormatQuery = None, output: OutputQuery = "predictions",

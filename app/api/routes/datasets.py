@@ -9,8 +9,18 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import DatasetDep, FactoryDep, SessionDep, SettingsDep, require_json
+from app.api import examples
+from app.api.deps import (
+    DatasetDep,
+    FactoryDep,
+    IdempotencyKeyHeader,
+    PrincipalDep,
+    SessionDep,
+    SettingsDep,
+    require_json,
+)
 from app.api.filters import NameQuery, TagsQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
@@ -18,6 +28,7 @@ from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetPatch, DatasetRead
 from app.services import lineage, registry
 from app.services.datasets import new_dataset_key, task_from_labels
+from app.services.idempotency import Idempotency, idempotency, replay
 from app.services.intake import (
     DatasetOptions,
     dataset_name,
@@ -44,11 +55,17 @@ _UPLOAD_DOC: dict[str, Any] = {
                                  "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
                         **DatasetOptions.model_json_schema()["properties"],
                     },
-                }
+                },
+                "example": {"file": "(heart_scale.svm)", "name": "heart_scale"},
             }
         },
     }
 }
+
+
+def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
+    with factory() as s:
+        return replay(s, idem, Dataset)
 
 
 @router.post(
@@ -57,16 +74,25 @@ _UPLOAD_DOC: dict[str, Any] = {
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
-    responses={413: {"description": "File over a size, memory or time limit"},
-               415: {"description": "Not multipart"}},
+    responses={**example(201, examples.DATASET),
+               **problems(*BODY_GUARDS, 409, (413, "The file is over a size, memory or time limit"),
+                          (415, "The body is not multipart/form-data"), 507)},
 )
 async def create_dataset(
-    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep
+    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep,
+    principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
     key = new_dataset_key()
+    # The file's hash stands for its content: a retry sends the same bytes.
+    idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
+                       {"sha256": upload.sha256, "filename": upload.filename,
+                        "fields": upload.fields})
     try:
+        earlier = await run_in_threadpool(_earlier, factory, idem)
+        if earlier is not None:  # a retry: nothing to parse or store
+            return _created(request, response, earlier, replayed=True)
         form = validate_options(upload.fields)
         name = dataset_name(form, upload.filename)
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
@@ -77,16 +103,25 @@ async def create_dataset(
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds = await run_in_threadpool(insert_dataset, factory, form, name, key, stored,
-                                     upload.sha256, upload.size)
+        ds, replayed = await run_in_threadpool(insert_dataset, factory, form, name, key, stored,
+                                               upload.sha256, upload.size, idem)
     except BaseException:
         settings.store.delete(key)  # the row is the source of truth: no row, no file
         raise
+    if replayed:
+        settings.store.delete(key)  # a concurrent retry stored the same data set first
+    return _created(request, response, ds, replayed)
+
+
+def _created(request: Request, response: Response, ds: Dataset, replayed: bool) -> Dataset:
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
     return ds
 
 
-@router.get("", response_model=DatasetList, summary="List data sets, newest first")
+@router.get("", response_model=DatasetList, summary="List data sets, newest first",
+            responses=example(200, examples.page(examples.DATASET)))
 def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
                   limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     stmt = select(Dataset).where(*registry.tag_filter(Dataset.tags, tag or []))
@@ -96,13 +131,19 @@ def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = 
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set")
+@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set",
+            responses={**example(200, examples.DATASET), **problems(404)})
 def get_dataset(dataset: DatasetDep) -> Dataset:
     return dataset
 
 
 @router.patch("/{dataset_id}", response_model=DatasetRead, dependencies=[Depends(require_json)],
-              summary="Rename, describe, tag a data set, or correct its task")
+              summary="Rename, describe, tag a data set, or correct its task",
+              responses={**example(200, examples.DATASET),
+                         **problems(*BODY_GUARDS, 404,
+                                    (409, "A task change while queued or running jobs "
+                                          "read the data set"),
+                                    (415, "The body is not JSON"))})
 def patch_dataset(dataset: DatasetDep, body: DatasetPatch, session: SessionDep,
                   settings: SettingsDep) -> Dataset:
     changes = body.changes()
@@ -134,8 +175,14 @@ ForceQuery = Annotated[bool, Query(
     description="Delete even though models or studies come from it (they keep its metadata)")]
 
 
-@router.delete("/{dataset_id}", status_code=204,
-               summary="Delete a data set (409 while models, studies or active jobs use it)")
+@router.delete(
+    "/{dataset_id}", status_code=204,
+    summary="Delete a data set (409 while models, studies or active jobs use it)",
+    responses=problems(*BODY_GUARDS, 404,
+                       (409, "Models, studies or queued/running jobs use the data set: "
+                             "force=true deletes it under models and studies, never under "
+                             "active jobs"), 507),
+)
 def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep,
                    force: ForceQuery = False) -> Response:
     lineage.check_deletable(session, dataset, force)

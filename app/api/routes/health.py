@@ -10,13 +10,14 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import FactoryDep, RunnerDep
+from app.api.openapi import example, problems
 from app.core.errors import problem_response
 from app.core.security import metrics_access
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", summary="The process answers")
+@router.get("/healthz", summary="The process answers", responses=example(200, {"status": "ok"}))
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -33,7 +34,9 @@ def _db_ok(factory: Any) -> tuple[bool, str]:
 @router.get(
     "/readyz",
     summary="Database and worker pool usable",
-    responses={503: {"description": "Not ready (problem+json says why)"}},
+    responses={**example(200, {"status": "ready",
+                               "checks": {"database": "ok", "workers": "ok"}}),
+               **problems((503, "Not ready: the problem's detail says which check failed"))},
 )
 async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep) -> Any:
     db_ok, db_msg = await run_in_threadpool(_db_ok, factory)
@@ -47,8 +50,13 @@ async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep) -> An
     )
 
 
-@router.get("/metrics", summary="Prometheus metrics (PGS_METRICS_ACCESS)", response_class=Response,
-            dependencies=[Depends(metrics_access)])
+@router.get(
+    "/metrics", summary="Prometheus metrics (PGS_METRICS_ACCESS)", response_class=Response,
+    dependencies=[Depends(metrics_access)],
+    responses={**example(200, "# TYPE pgs_jobs gauge\npgs_jobs{status=\"queued\"} 0.0\n",
+                         media_type="text/plain"),
+               **problems(401, (404, "Metrics are turned off (PGS_METRICS_ACCESS=off)"))},
+)
 async def metrics(request: Request) -> Response:
     registry = request.app.state.metrics.registry
     body = await run_in_threadpool(generate_latest, registry)

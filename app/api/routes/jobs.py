@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import select
 
+from app.api import examples
 from app.api.deps import (
+    IdempotencyKeyHeader,
     JobDep,
     PrincipalDep,
     RunnerDep,
@@ -16,20 +18,15 @@ from app.api.deps import (
     require_json,
 )
 from app.api.filters import NameQuery, TagsQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, JobStatus
 from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
 from app.services import job_requests, registry
 from app.services import jobs as job_service
+from app.services.idempotency import idempotency
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
-
-IdempotencyHeader = Annotated[
-    str | None,
-    Header(alias="Idempotency-Key", max_length=255,
-           description="Retrying with the same key and body returns the same job"),
-]
-
 
 @router.post(
     "",
@@ -37,11 +34,11 @@ IdempotencyHeader = Annotated[
     response_model=JobRead,
     summary="Queue a training job",
     dependencies=[Depends(require_json)],
-    responses={409: {"description": "Idempotency-Key reused with another body"},
-               415: {"description": "Body is not JSON"},
-               422: {"description": "Invalid request, or its model would pass "
-                     "PGS_MAX_MODEL_BYTES"},
-               429: {"description": "The caller's or the server's queue is full (Retry-After)"}},
+    responses={**example(202, examples.QUEUED_JOB),
+               **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
+                          (415, "The body is not JSON"),
+                          (422, "Invalid request, or its model would pass PGS_MAX_MODEL_BYTES"),
+                          (429, "The caller's or the server's queue is full"))},
 )
 def create_job(
     body: JobCreate,
@@ -51,9 +48,10 @@ def create_job(
     runner: RunnerDep,
     principal: PrincipalDep,
     settings: SettingsDep,
-    idempotency_key: IdempotencyHeader = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Job:
-    job, replayed = job_requests.create_job(session, body, principal, idempotency_key, settings)
+    idem = idempotency(principal, idempotency_key, "POST /v1/jobs", body.model_dump(mode="json"))
+    job, replayed = job_requests.create_job(session, body, idem, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:
@@ -72,7 +70,8 @@ DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained 
 SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
 
 
-@router.get("", response_model=JobList, summary="List jobs, newest first")
+@router.get("", response_model=JobList, summary="List jobs, newest first",
+            responses=example(200, examples.page(examples.JOB)))
 def list_jobs(
     session: SessionDep,
     status: StatusQuery = None,
@@ -96,7 +95,8 @@ def list_jobs(
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics")
+@router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
+            responses={**example(200, examples.JOB), **problems(404)})
 def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
     read = JobRead.model_validate(job)
     if job.status == JobStatus.QUEUED:
@@ -105,7 +105,9 @@ def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
 
 
 @router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
-              summary="Name, describe or tag a job")
+              summary="Name, describe or tag a job",
+              responses={**example(200, examples.JOB),
+                         **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))})
 def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
     registry.apply_changes(job, body.changes())
     session.commit()
@@ -116,8 +118,10 @@ def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
     "/{job_id}/cancel",
     response_model=JobRead,
     summary="Cancel a queued or running job",
-    responses={202: {"description": "Running: the worker stops within about a second"},
-               409: {"description": "The job already finished"}},
+    responses={**example(200, examples.CANCELLED_JOB, "Was queued: cancelled"),
+               **example(202, {**examples.JOB, "status": "running", "cancel_requested": True},
+                         "Running: the worker stops within about a second"),
+               **problems(*BODY_GUARDS, 404, (409, "The job already succeeded or failed"))},
 )
 def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     job_requests.cancel_job(session, job)
@@ -125,7 +129,8 @@ def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     return job
 
 
-@router.get("/{job_id}/trace", response_model=TraceRead, summary="Checkpoints of the run")
+@router.get("/{job_id}/trace", response_model=TraceRead, summary="Checkpoints of the run",
+            responses={**example(200, examples.TRACE), **problems(404)})
 def get_trace(job: JobDep, session: SessionDep) -> dict[str, Any]:
     points = job_service.trace_points(session, job.id)
     score_name = next((p.score_name for p in points if p.score_name), None)

@@ -5,12 +5,13 @@ A path's ``{model_id}`` is a model id or an alias ``name@alias`` (services/regis
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import select, update
 from starlette.concurrency import run_in_threadpool
 
+from app.api import examples
 from app.api.deps import (
     CacheDep,
     FactoryDep,
@@ -21,8 +22,11 @@ from app.api.deps import (
     require_json,
 )
 from app.api.filters import NameQuery, TagsQuery
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
-from app.core.errors import ProblemError, conflict, field_error, invalid
+from app.core.config import Settings
+from app.core.db import transaction
+from app.core.errors import ProblemError, conflict, field_error, invalid, not_found
 from app.models import BatchPrediction, Job, JobStatus, Model
 from app.schemas import (
     ExtraFeatures,
@@ -34,16 +38,30 @@ from app.schemas import (
 )
 from app.services import registry
 from app.services.batch_predictions import delete_result
+from app.services.model_export import (
+    checked_import,
+    document,
+    facts_of,
+    from_json,
+    from_npz,
+    to_json,
+    to_npz,
+)
 from app.services.model_store import (
     LoadedModel,
     ModelCache,
     delete_model_files,
     load_for_prediction,
+    load_model_files,
+    save_model_files,
 )
+from app.services.onnx_export import NotExportable, to_onnx
 from app.services.predict import (
     check_row_count,
+    csv_to_payload,
     instances_to_matrix,
     predict,
+    predictions_csv,
     svmlight_to_matrix,
     too_many_rows,
     unsupported_media_type,
@@ -60,7 +78,8 @@ ExtraFeaturesQuery = Annotated[ExtraFeatures, Query(
 INLINE_BYTES = 16 * 1024
 
 
-@router.get("", response_model=ModelList, summary="List models, newest first")
+@router.get("", response_model=ModelList, summary="List models, newest first",
+            responses=example(200, examples.page(examples.MODEL)))
 def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
                 limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
     stmt = select(Model).where(*registry.tag_filter(Model.tags, tag or []))
@@ -70,13 +89,106 @@ def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = No
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)")
+EXPORT_TYPES = {"npz": "application/octet-stream", "json": "application/json",
+                "onnx": "application/octet-stream"}
+
+
+@router.get(
+    "/{model_id}/export",
+    summary="Download the model: npz or json (imported back by POST /v1/models), or onnx "
+    "(preprocessing and decision in one graph, for onnxruntime)",
+    responses={200: {"content": {"application/octet-stream": {"example": "(the npz or onnx file)"},
+                                 "application/json": {"example": {
+                                     "format": "pgs-model", "version": 1, "model": "...",
+                                     "arrays": "..."}}}},
+               **problems(404, (422, "ONNX export of a model it does not cover (kernel models)"))},
+)
+async def export_model(
+    model_id: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep,
+    format: Annotated[Literal["npz", "json", "onnx"], Query(description="File format")] = "npz",
+) -> Response:
+    model = await _cached_model(model_id, settings, factory, cache)
+    body = await run_in_threadpool(_export, model, format, settings, factory)
+    return Response(body, media_type=EXPORT_TYPES[format], headers={
+        "content-disposition": f'attachment; filename="model-{model.model_id}.{format}"'})
+
+
+def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -> bytes:
+    if format == "onnx":
+        try:
+            return to_onnx(model)
+        except NotExportable as exc:
+            raise invalid(str(exc), [field_error(["query", "format"], str(exc))]) from exc
+    with transaction(factory) as s:
+        row = s.get(Model, model.model_id)
+        if row is None:
+            raise not_found("model", model.model_id)
+        stem, facts = row.file_stem, facts_of(row)
+    try:
+        meta, arrays = load_model_files(settings.store, stem)
+    except FileNotFoundError:
+        raise not_found("model", model.model_id) from None
+    doc = document(facts, meta)
+    return to_npz(doc, arrays) if format == "npz" else to_json(doc, arrays)
+
+
+@router.post(
+    "", response_model=ModelRead, status_code=201,
+    summary="Import a model exported as npz (application/octet-stream) or json "
+    "(application/json) by GET /v1/models/{id}/export",
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"},
+                                     "example": "(an npz export)"},
+        "application/json": {"schema": {"type": "object"},
+                             "example": {"format": "pgs-model", "version": 1, "model": "...",
+                                         "arrays": "..."}}}}},
+    responses={**example(201, examples.MODEL),
+               **problems(*BODY_GUARDS, (413, "Over PGS_MAX_UPLOAD_BYTES"),
+                          (415, "Neither application/json nor application/octet-stream"),
+                          (422, "Not a model export, or one that does not rebuild and run"),
+                          507)},
+)
+async def import_model(request: Request, settings: SettingsDep, factory: FactoryDep) -> Any:
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype not in ("application/json", "application/octet-stream"):
+        raise ProblemError(415, "send an npz export as application/octet-stream or a json "
+                           "export as application/json", kind="unsupported-media-type")
+    body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
+    return await run_in_threadpool(_import, body, ctype, settings, factory)
+
+
+def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
+    doc, arrays = (from_json(body) if ctype == "application/json"
+                   else from_npz(body, settings.max_decompressed_bytes))
+    parsed, _ = checked_import(doc, arrays)
+    stem, size = save_model_files(settings.store, parsed.files, arrays)
+    facts = parsed.model
+    with transaction(factory) as s:
+        row = Model(
+            job_id=None, dataset_id=None, solver=facts.solver, task=facts.task,
+            estimator=facts.estimator, params=facts.params, n_features=facts.n_features,
+            classes=facts.classes, index_base=facts.index_base, metrics=facts.metrics,
+            file_stem=stem, size_bytes=size, preprocessing=facts.preprocessing,
+            feature_names=facts.feature_names,
+        )
+        s.add(row)
+        s.flush()
+        s.expunge(row)
+    return row
+
+
+@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)",
+            responses={**example(200, examples.MODEL), **problems(404)})
 def get_model(model: ModelRowDep) -> Model:
     return model
 
 
 @router.patch("/{model_id}", response_model=ModelRead, dependencies=[Depends(require_json)],
-              summary="Name (as the next version), describe or tag a model")
+              summary="Name (as the next version), describe or tag a model",
+              responses={**example(200, examples.MODEL),
+                         **problems(*BODY_GUARDS, 404,
+                                    (409, "A new name for a model an alias points to"),
+                                    (415, "The body is not JSON"))})
 def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
     changes = body.changes()
     if "name" in changes:
@@ -86,7 +198,8 @@ def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Mo
     return model
 
 
-@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files")
+@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files",
+               responses=problems(*BODY_GUARDS, 404, 409, 507))
 def delete_model(
     model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
 ) -> Response:
@@ -135,24 +248,30 @@ async def _cached_model(ref: ModelRef, settings: SettingsDep, factory: FactoryDe
     )
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int,
+                     setting: str = "PGS_MAX_PREDICT_BYTES") -> bytes:
+    too_large = ProblemError(413, f"the body exceeds {limit} bytes ({setting})",
+                             kind="payload-too-large")
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
-                           kind="payload-too-large")
+        raise too_large
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ProblemError(413, f"the body exceeds {limit} bytes (PGS_MAX_PREDICT_BYTES)",
-                               kind="payload-too-large")
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 def _to_matrix(body: bytes, media_type: str, model: LoadedModel, ignore_extra: bool) -> Any:
     if media_type == "text/plain":
+        if (model.preprocessing or {}).get("categorical"):
+            msg = "this model has text columns, which svmlight lines cannot carry: send JSON or CSV"
+            raise invalid(msg, [field_error(["body"], msg)])
         return svmlight_to_matrix(body, model.n_features, model.index_base, ignore_extra)
+    if media_type == "text/csv":
+        return instances_to_matrix(csv_to_payload(body, model), model, ignore_extra)
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -160,18 +279,21 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel, ignore_extra: b
         # (Python's int_max_str_digits); RecursionError: nesting deeper than the parser's stack.
         raise invalid(f"the body is not valid JSON: {exc}",
                       [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
-    return instances_to_matrix(payload, model.n_features, ignore_extra)
+    return instances_to_matrix(payload, model, ignore_extra)
 
 
-def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int,
+def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool,
          ignore_extra: bool) -> bytes:
     check_row_count(body, media_type, max_rows)
     X = _to_matrix(body, media_type, model, ignore_extra)
     if X.shape[0] > max_rows:
         raise too_many_rows(X.shape[0], max_rows)
     try:
+        out = predict(model, X)
+        if as_csv:
+            return predictions_csv(out, model.classes)
         # allow_nan=False: NaN is not JSON; a client would fail to parse the answer.
-        return json.dumps(predict(model, X), allow_nan=False).encode()
+        return json.dumps(out, allow_nan=False).encode()
     except ValueError as exc:
         msg = "the instances' values are so large that the model's scores are not finite"
         raise invalid(msg, [field_error(["body", "instances"], msg)]) from exc
@@ -185,8 +307,13 @@ _PREDICT_DOC: dict[str, Any] = {
                 "type": "object",
                 "required": ["instances"],
                 "properties": {"instances": {"type": "array", "minItems": 1, "items": {"anyOf": [
-                    {"type": "array", "items": {"type": "number"},
-                     "description": "dense: n_features numbers"},
+                    {"type": "array", "items": {"type": ["number", "string", "null"]},
+                     "description": "dense: n_features values (strings for text columns, null "
+                     "for a missing value the model imputes)"},
+                    {"type": "object", "additionalProperties": {
+                        "type": ["number", "string", "null"]},
+                     "description": "named: keyed by the model's feature_names (an absent "
+                     "feature is missing)"},
                     {"type": "object", "required": ["indices", "values"], "properties": {
                         "indices": {"type": "array", "items": {"type": "integer"}},
                         "values": {"type": "array", "items": {"type": "number"}}},
@@ -195,19 +322,33 @@ _PREDICT_DOC: dict[str, Any] = {
                 "description": PredictRequest.__doc__,
             },
             "example": {"instances": [[0.1, 0.0, 1.0], {"indices": [0, 2], "values": [0.1, 1]}]}},
+            "text/csv": {"schema": {"type": "string"},
+                         "description": "A header row, then one row per instance: columns named "
+                         "by the model's feature_names (the label column may be present and is "
+                         "left out; empty cells are missing), or positional without names",
+                         "example": "fLength,fWidth,colour\n28.8,16.0,red\n"},
             "text/plain": {"schema": {"type": "string"},
                            "example": "1:0.5 3:1.25\n2:1 7:-0.5"},
         },
-    }
+    },
+    "responses": {"200": {"content": {"text/csv": {
+        "schema": {"type": "string"},
+        "description": "With Accept: text/csv: prediction, score (or score_<class>), "
+        "probability_<class> (logistic)",
+        "example": "prediction,score,probability_g,probability_h\ng,-1.2,0.77,0.23\n"}}}},
 }
 
 
 @router.post(
     "/{model_id}/predict",
     response_model=PredictResponse,
-    summary="Predict: JSON dense or sparse rows, or text/plain svmlight lines",
+    summary="Predict: JSON rows (lists, objects keyed by feature name, or sparse), CSV with a "
+    "header, or svmlight lines; answered as JSON or, with Accept: text/csv, as CSV",
     openapi_extra=_PREDICT_DOC,
-    responses={415: {"description": "Neither application/json nor text/plain"}},
+    responses={**example(200, examples.PREDICTION),
+               **problems(*BODY_GUARDS, 404,
+                          (413, "Over PGS_MAX_PREDICT_BYTES or PGS_MAX_PREDICT_ROWS"),
+                          (415, "Not application/json, text/csv or text/plain"), 507)},
 )
 async def predict_route(
     request: Request,
@@ -216,13 +357,14 @@ async def predict_route(
     extra_features: ExtraFeaturesQuery = "fail",
 ) -> Response:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if ctype not in ("application/json", "text/plain"):
+    if ctype not in ("application/json", "text/plain", "text/csv"):
         raise unsupported_media_type()
+    as_csv = "text/csv" in request.headers.get("accept", "")
     body = await _read_body(request, settings.max_predict_bytes)
     ignore_extra = extra_features == "ignore"
     if len(body) <= INLINE_BYTES:
-        out = _run(body, ctype, model, settings.max_predict_rows, ignore_extra)
+        out = _run(body, ctype, model, settings.max_predict_rows, as_csv, ignore_extra)
     else:
         out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows,
-                                      ignore_extra)
-    return Response(out, media_type="application/json")
+                                      as_csv, ignore_extra)
+    return Response(out, media_type="text/csv" if as_csv else "application/json")

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import JobDep, SessionDep, StudyDep
+from app.api.openapi import problems
 from app.core.errors import ProblemError
 from app.services import jobs as job_service
 from app.services import plots
@@ -21,9 +22,13 @@ from app.services import studies as study_service
 router = APIRouter(tags=["plots"])
 
 FormatQuery = Annotated[Literal["svg", "png"], Query(description="svg (default) or png")]
-_IMAGE: dict[int | str, dict[str, Any]] = {200: {"content": {"image/svg+xml": {}, "image/png": {}},
-                "description": "The figure"},
-          503: {"description": "matplotlib is not installed"}}
+_SVG_EXAMPLE = '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="480">...</svg>'
+_IMAGE: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The figure",
+          "content": {"image/svg+xml": {"schema": {"type": "string"}, "example": _SVG_EXAMPLE},
+                      "image/png": {"schema": {"type": "string", "format": "binary"}}}},
+    **problems(404, (503, "matplotlib is not installed, or the database is unavailable")),
+}
 
 
 def _image(render: Callable[..., bytes], fmt: str, *args: Any) -> Response:

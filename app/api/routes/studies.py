@@ -11,7 +11,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy import select
 
+from app.api import examples
 from app.api.deps import (
+    IdempotencyKeyHeader,
     PrincipalDep,
     RunnerDep,
     SessionDep,
@@ -19,11 +21,13 @@ from app.api.deps import (
     StudyDep,
     require_json,
 )
+from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.models import Job, Study
 from app.schemas import JobList, StudyCreate, StudyList, StudyRead
 from app.services import studies as study_service
 from app.services import study_requests
+from app.services.idempotency import idempotency
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 
@@ -34,14 +38,22 @@ router = APIRouter(prefix="/v1/studies", tags=["studies"])
     response_model=StudyRead,
     summary="Start a time-to-accuracy study (runs x sizes x repeats jobs)",
     dependencies=[Depends(require_json)],
-    responses={415: {"description": "Body is not JSON"},
-               429: {"description": "The caller's or the server's queue is full (Retry-After)"}},
+    responses={**example(202, {**examples.STUDY, "status": "queued"}),
+               **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
+                          (415, "The body is not JSON"),
+                          (429, "The caller's or the server's queue cannot take the study's "
+                                "jobs"))},
 )
 def create_study(
     body: StudyCreate, request: Request, response: Response, session: SessionDep,
     runner: RunnerDep, principal: PrincipalDep, settings: SettingsDep,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> dict[str, Any]:
-    study, planned = study_requests.create_study(session, body, principal, settings)
+    idem = idempotency(principal, idempotency_key, "POST /v1/studies",
+                       body.model_dump(mode="json"))
+    study, planned, replayed = study_requests.create_study(session, body, idem, settings)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     # After the commit: a worker must find the rows. Repeat-major order (see plan_jobs).
     for job in planned:
         runner.submit(job.id)
@@ -49,7 +61,8 @@ def create_study(
     return study_service.study_read(session, study, with_table=True)
 
 
-@router.get("", response_model=StudyList, summary="List studies, newest first (no tables)")
+@router.get("", response_model=StudyList, summary="List studies, newest first (no tables)",
+            responses=example(200, examples.page({**examples.STUDY, "table": None})))
 def list_studies(
     session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> dict[str, Any]:
@@ -63,12 +76,14 @@ def list_studies(
 
 
 @router.get("/{study_id}", response_model=StudyRead,
-            summary="Status, progress and the time-to-target table")
+            summary="Status, progress and the time-to-target table",
+            responses={**example(200, examples.STUDY), **problems(404)})
 def get_study(study: StudyDep, session: SessionDep) -> dict[str, Any]:
     return study_service.study_read(session, study, with_table=True)
 
 
-@router.get("/{study_id}/jobs", response_model=JobList, summary="The study's jobs, newest first")
+@router.get("/{study_id}/jobs", response_model=JobList, summary="The study's jobs, newest first",
+            responses={**example(200, examples.page(examples.JOB)), **problems(404)})
 def list_study_jobs(
     study: StudyDep, session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> dict[str, Any]:
@@ -81,8 +96,11 @@ def list_study_jobs(
     "/{study_id}/cancel",
     response_model=StudyRead,
     summary="Cancel every queued or running job of the study",
-    responses={202: {"description": "Some jobs were running: their workers stop within ~1 s"},
-               409: {"description": "All its jobs had already finished"}},
+    responses={**example(200, {**examples.STUDY, "status": "cancelled", "cancel_requested": True},
+                         "No job was running: all are cancelled"),
+               **example(202, {**examples.STUDY, "cancel_requested": True},
+                         "Some jobs were running: their workers stop within about a second"),
+               **problems(*BODY_GUARDS, 404, (409, "All its jobs had already finished"))},
 )
 def cancel_study(study: StudyDep, session: SessionDep, response: Response) -> dict[str, Any]:
     running = study_requests.cancel_study(session, study)

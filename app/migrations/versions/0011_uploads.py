@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011_uploads"
-down_revision: str | Sequence[str] | None = "0007_registry"
+down_revision: str | Sequence[str] | None = "0009_preprocessing_and_names"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -62,6 +63,7 @@ class Datasets:
         compress: bool = False,
         progress: bool | None = None,
         resumable: bool | None = None,
+        idempotency_key: str | None = None,
     ) -> DatasetRead:
         """Upload a svmlight/LIBSVM or CSV file (plain, gzip, bzip2 or xz), or ``(X, y)`` in
         memory. ``n_features``: the width to store (a test set's: its training set's).
@@ -69,10 +71,12 @@ class Datasets:
         ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
         labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
         on the way (the service reads both). ``progress``: a bar on stderr; by default for files
-        of 16 MiB and more on a terminal. ``resumable``: send the file in chunks that survive a
-        dropped connection (:mod:`pgs_client.resumable`; running the same upload again resumes
-        it too); by default for files of 64 MiB and more. The other arguments are the service's
-        form fields.
+        of 16 MiB and more on a terminal. The request carries an ``Idempotency-Key`` (a fresh
+        one unless given): a retry after a lost connection returns the first data set instead of
+        storing a second. ``resumable``: send the file in chunks that survive a dropped
+        connection (:mod:`pgs_client.resumable`; running the same upload again resumes it too);
+        by default for files of 64 MiB and more. The other arguments are the service's form
+        fields.
         """
         fields = {"format": format, "header": header, "zero_based": zero_based, "task": task}
         if label_column is not None:
@@ -98,7 +102,8 @@ class Datasets:
             size = path.stat().st_size
             if resumable if resumable is not None else size >= RESUMABLE_BYTES:
                 return self._send_resumable(path, filename, fields, progress)
-            return self._send(path, filename, fields, progress)
+            return self._send(path, filename, fields, progress,
+                              idempotency_key or str(uuid.uuid4()))
 
     def _send_resumable(self, path: Path, filename: str, fields: dict[str, str],
                         progress: bool | None) -> DatasetRead:
@@ -129,7 +134,7 @@ class Datasets:
         return self.get(upload["dataset_id"])
 
     def _send(self, path: Path, filename: str, fields: dict[str, str],
-              progress: bool | None) -> DatasetRead:
+              progress: bool | None, idempotency_key: str) -> DatasetRead:
         size = path.stat().st_size
         show = wanted(progress, size >= BIG_FILE_BYTES)
         with ExitStack() as stack:
@@ -140,8 +145,8 @@ class Datasets:
                 file = stack.enter_context(path.open("rb"))
                 return {"files": {"file": (filename, _Reading(file, bar_))}, "data": fields}
 
-            # Not repeated once sent: the service has no idempotency key for uploads.
-            response = self._t.request("POST", "/v1/datasets", safe=False, build=body)
+            response = self._t.request("POST", "/v1/datasets", safe=False,
+                                       idempotency_key=idempotency_key, build=body)
         return from_json(DatasetRead, response.json())
 
     def get(self, dataset: int | DatasetRead) -> DatasetRead:

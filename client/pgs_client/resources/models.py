@@ -1,5 +1,6 @@
-"""``/v1/models``: list, read, edit, delete, predict in batches, and batch predictions of a
-stored data set. A model is named by its id, its result object, or ``"name@alias"``."""
+"""``/v1/models``: list, read, edit, delete, export and import, predict in batches, and batch
+predictions of a stored data set. A model is named by its id, its result object, or
+``"name@alias"``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pgs_client import data
 from pgs_client.convert import from_json
@@ -82,6 +83,25 @@ class Models:
 
     def delete(self, model: ModelRef) -> None:
         self._t.request("DELETE", f"/v1/models/{model_ref(model)}", safe=True)
+
+    def export(self, model: ModelRef, format: Literal["npz", "json", "onnx"],
+               path: str | Path) -> Path:
+        """Download the model to ``path``: npz or json (for :meth:`import_file` in another
+        installation) or onnx (its preprocessing and decision, for onnxruntime)."""
+        response = self._t.request("GET", f"/v1/models/{model_ref(model)}/export", safe=True,
+                                   params={"format": format})
+        target = Path(path)
+        target.write_bytes(response.content)
+        return target
+
+    def import_file(self, path: str | Path) -> ModelRead:
+        """Create a model from an npz or json file written by :meth:`export`."""
+        target = Path(path)
+        content_type = ("application/json" if target.suffix.lower() == ".json"
+                        else "application/octet-stream")
+        response = self._t.request("POST", "/v1/models", safe=False, content=target.read_bytes(),
+                                   headers={"Content-Type": content_type})
+        return from_json(ModelRead, response.json())
 
     # -- batch predictions of a stored data set -------------------------------------------------
 

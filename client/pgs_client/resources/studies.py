@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -31,11 +32,12 @@ class Studies:
         name: str | None = None,
         time_budget_s: float | None = None,
         select_sigma: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
     ) -> StudyRead:
         """Start a study: every run (``{"solver", "params", "label"}``) at every training-set
         size, ``repeats`` times, each an ordinary job. Give ``test_dataset`` or
-        ``test_fraction``. Not repeated after a lost connection (the service has no idempotency
-        key for studies): list the studies to see whether it was created."""
+        ``test_fraction``. The request carries an ``Idempotency-Key`` (a fresh one unless given):
+        a retry after a lost connection returns the first study instead of starting a second."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset), "runs": [dict(r) for r in runs], "sizes": list(sizes),
             "targets": list(targets), "repeats": repeats, "seed": seed,
@@ -44,7 +46,9 @@ class Studies:
                     "test_fraction": test_fraction, "name": name, "time_budget_s": time_budget_s,
                     "select_sigma": select_sigma}
         body.update({k: v for k, v in optional.items() if v is not None})
-        response = self._t.request("POST", "/v1/studies", safe=False, json=body)
+        key = idempotency_key or str(uuid.uuid4())
+        response = self._t.request("POST", "/v1/studies", safe=False, idempotency_key=key,
+                                   json=body)
         return from_json(StudyRead, response.json())
 
     def get(self, study: int | StudyRead) -> StudyRead:
