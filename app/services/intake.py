@@ -31,7 +31,8 @@ class DatasetOptions(BaseModel):
     """How to read a file and label the data set: the upload form's text fields, the body of a
     resumable upload's finish and of an import."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"name": "news", "format": "svmlight", "tags": "text,nightly"}]})
 
     name: Annotated[str | None, AfterValidator(_printable_name)] = Field(
         default=None, max_length=MAX_NAME_CHARS)

@@ -23,11 +23,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.routing import APIRoute
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from app.api.deps import FactoryDep, PrincipalDep, SettingsDep, require_json
+from app.api.openapi import BODY_GUARDS, Responses, example, problems
 from app.core.errors import ProblemError, conflict, not_found
 from app.models import Upload, UploadState
 from app.schemas import UploadRead
@@ -63,17 +64,33 @@ router = APIRouter(prefix="/v1/uploads", tags=["uploads"], route_class=TusRoute)
 import_router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
 
-def _tus_problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def _tus_problems(*statuses: int) -> Responses:
     texts = {
-        400: "Bad header (metadata, checksum)", 404: "No such upload (for this API key)",
-        409: "Upload-Offset is not the upload's offset, or another request is writing to it",
+        400: "Bad header (metadata, checksum), or the client left before the body ended",
+        404: "No such upload (for this API key)",
+        409: "Upload-Offset is not the upload's offset, another request is writing to it, or "
+             "its state does not allow this",
         410: "The upload expired", 412: "Tus-Resumable is not 1.0.0",
         413: "Over the upload's length, PGS_MAX_UPLOAD_BYTES or PGS_UPLOAD_QUOTA_BYTES",
         408: "The body paused or took too long (what arrived is kept)",
-        415: f"Not {OFFSET_STREAM}", 460: "Upload-Checksum does not match the body",
+        415: "Not the content type this operation reads",
+        460: "Upload-Checksum does not match the body",
     }
-    return {s: {"description": texts[s], "content": {"application/problem+json": {}}}
-            for s in statuses}
+    return problems(*[(status, texts[status]) for status in statuses])
+
+
+def _headers(status: int, description: str, **headers: str) -> Responses:
+    """A tus answer: its meaning is in headers, with no body."""
+    return {status: {"description": description, "headers": {
+        name.replace("_", "-"): {"description": text, "schema": {"type": "string"}}
+        for name, text in headers.items()}}}
+
+
+UPLOAD_EXAMPLE: dict[str, Any] = {
+    "id": "3f2a9c", "state": "parsing", "length": 2_147_483_648, "offset": 2_147_483_648,
+    "filename": "big.svm.gz", "source": None, "created_at": "2026-01-15T09:30:00Z",
+    "expires_at": "2026-01-16T09:30:00Z", "dataset_id": None, "error": None,
+}
 
 
 def tus_version(tus_resumable: Annotated[str | None, Header()] = None) -> None:
@@ -106,7 +123,10 @@ def _expires(upload: Upload) -> str:
     return format_datetime(upload.expires_at, usegmt=True)
 
 
-@router.options("", status_code=204, summary="tus discovery: version, extensions, maximum size")
+@router.options("", status_code=204, summary="tus discovery: version, extensions, maximum size",
+                responses=_headers(204, "The server's tus support", Tus_Version="1.0.0",
+                                   Tus_Extension=TUS_EXTENSIONS, Tus_Max_Size="bytes",
+                                   Tus_Checksum_Algorithm="sha1,md5,..."))
 def tus_options(settings: SettingsDep) -> Response:
     return Response(status_code=204, headers={
         "Tus-Version": TUS_VERSION, "Tus-Extension": TUS_EXTENSIONS,
@@ -114,9 +134,12 @@ def tus_options(settings: SettingsDep) -> Response:
         "Tus-Checksum-Algorithm": ",".join(resumable.CHECKSUM_ALGORITHMS)})
 
 
-@router.post("", status_code=201, dependencies=[TusDep],
+@router.post("", status_code=201, dependencies=[TusDep], response_class=Response,
              summary="Create a resumable upload (tus creation): Upload-Length bytes",
-             responses=_tus_problems(400, 412, 413))
+             responses={**_headers(201, "Created: PATCH its Location",
+                                   Location="The upload's URL",
+                                   Upload_Expires="When an unfinished upload is deleted"),
+                        **_tus_problems(*BODY_GUARDS, 400, 412, 413)})
 async def create_upload(
     request: Request, settings: SettingsDep, factory: FactoryDep, principal: PrincipalDep,
     upload_length: Annotated[int, Header(ge=0, description="The file's size in bytes")],
@@ -130,9 +153,12 @@ async def create_upload(
                                               "Upload-Expires": _expires(upload)})
 
 
-@router.head("/{upload_id}", status_code=200, dependencies=[TusDep],
+@router.head("/{upload_id}", status_code=200, dependencies=[TusDep], response_class=Response,
              summary="The upload's offset (tus core): where to resume",
-             responses=_tus_problems(404, 410, 412))
+             responses={**_headers(200, "The upload's progress", Upload_Offset="Bytes received",
+                                   Upload_Length="Bytes declared",
+                                   Upload_Expires="When an unfinished upload is deleted"),
+                        **_tus_problems(404, 410, 412)})
 def head_upload(upload: UploadDep, settings: SettingsDep) -> Response:
     headers = {"Upload-Offset": str(resumable.offset_of(settings, upload)),
                "Upload-Length": str(upload.length), "Cache-Control": "no-store",
@@ -145,8 +171,10 @@ def head_upload(upload: UploadDep, settings: SettingsDep) -> Response:
 @router.patch("/{upload_id}", status_code=204, dependencies=[TusDep],
               summary="Append bytes at Upload-Offset (tus core; Upload-Checksum optional)",
               openapi_extra={"requestBody": {"required": True, "content": {
-                  OFFSET_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
-              responses=_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460))
+                  OFFSET_STREAM: {"schema": {"type": "string", "format": "binary"},
+                                  "example": "(the next bytes of the file)"}}}},
+              responses={**_headers(204, "Appended", Upload_Offset="Bytes received now"),
+                         **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460)})
 async def patch_upload(
     request: Request, upload: UploadDep, settings: SettingsDep,
     upload_offset: Annotated[int, Header(ge=0)],
@@ -176,7 +204,7 @@ async def patch_upload(
 
 @router.delete("/{upload_id}", status_code=204, dependencies=[TusDep],
                summary="Delete an upload and its bytes (tus termination)",
-               responses=_tus_problems(404, 409, 410, 412))
+               responses=_tus_problems(*BODY_GUARDS, 404, 409, 410, 412))
 def delete_upload(upload: UploadDep, settings: SettingsDep, factory: FactoryDep) -> Response:
     if upload.state == UploadState.PARSING:
         raise conflict("the upload is being parsed; delete it once it is done or "
@@ -187,7 +215,7 @@ def delete_upload(upload: UploadDep, settings: SettingsDep, factory: FactoryDep)
 
 @router.get("/{upload_id}", response_model=UploadRead,
             summary="The upload's state: poll it after finishing until done (dataset_id) or "
-            "failed", responses=_tus_problems(404, 410))
+            "failed", responses={**example(200, UPLOAD_EXAMPLE), **_tus_problems(404, 410)})
 def get_upload(upload: UploadDep, settings: SettingsDep) -> dict[str, Any]:
     return resumable.describe(settings, upload)
 
@@ -204,7 +232,8 @@ def _accepted(request: Request, response: Response, upload_id: str) -> dict[str,
 @router.post("/{upload_id}/dataset", status_code=202, response_model=UploadRead,
              dependencies=[Depends(require_json)],
              summary="Turn a received upload into a data set (parsed off the request: poll the "
-             "Location)", responses=_tus_problems(404, 409, 410, 415))
+             "Location)", responses={**example(202, UPLOAD_EXAMPLE),
+                                     **_tus_problems(*BODY_GUARDS, 404, 409, 410, 415)})
 def finish_upload(request: Request, response: Response, upload: UploadDep,
                   options: DatasetOptions, settings: SettingsDep,
                   factory: FactoryDep) -> dict[str, Any]:
@@ -214,6 +243,9 @@ def finish_upload(request: Request, response: Response, upload: UploadDep,
 
 
 class ImportRequest(DatasetOptions):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"source": "/srv/data/big.svm.gz", "name": "big", "task": "classification"}]})
+
     source: str = Field(max_length=4096, description="An absolute path, a file:// URL or an "
                         "http(s) URL under one of the operator's PGS_IMPORT_ROOTS")
 
@@ -221,10 +253,12 @@ class ImportRequest(DatasetOptions):
 @import_router.post(
     "/import", status_code=202, response_model=UploadRead, dependencies=[Depends(require_json)],
     summary="Import a data set from a path or URL the operator allows (PGS_IMPORT_ROOTS)",
-    responses={403: {"description": "Imports are off, or the source is outside the roots",
-                     "content": {"application/problem+json": {}}},
-               413: {"description": "Over PGS_UPLOAD_QUOTA_BYTES",
-                     "content": {"application/problem+json": {}}}})
+    responses={**example(202, {**UPLOAD_EXAMPLE, "source": "/srv/data/big.svm.gz",
+                               "length": 0, "offset": 0}),
+               **problems(*BODY_GUARDS,
+                          (403, "Imports are off, or the source is outside the roots"),
+                          (413, "Over PGS_UPLOAD_QUOTA_BYTES"),
+                          (415, "The body is not JSON"))})
 def import_dataset(request: Request, response: Response, body: ImportRequest,
                    settings: SettingsDep, factory: FactoryDep,
                    principal: PrincipalDep) -> dict[str, Any]:
