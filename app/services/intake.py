@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.config import Settings
 from app.core.db import SessionFactory
@@ -49,6 +49,16 @@ class DatasetOptions(BaseModel):
         "the file's largest feature index may not exceed it")
     description: str | None = Field(default=None, max_length=4000)
     tags: str | None = Field(default=None, description="Comma-separated tags")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_valid(cls, tags: str | None) -> str | None:
+        # One comma-separated field (a form's text), checked as the list of tags it holds.
+        try:
+            DatasetPatch(tags=[t.strip() for t in (tags or "").split(",") if t.strip()])
+        except ValidationError as exc:
+            raise ValueError("; ".join(e["msg"] for e in exc.errors())) from None
+        return tags
 
     def tag_list(self) -> list[str]:
         tags = [t.strip() for t in (self.tags or "").split(",") if t.strip()]
