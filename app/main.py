@@ -63,9 +63,14 @@ def _prepare_dirs(settings: Settings) -> None:
     for pattern in ("upload-*.part", f"{BATCH_TMP_PREFIX}*.npy"):
         for stale in settings.tmp_dir.glob(pattern):
             stale.unlink(missing_ok=True)
-    # Temp files of data set and model writes a crash interrupted (old ones only: on a shared
-    # store another host may be writing one now).
-    settings.store.sweep_partial(older_than_s=3600)
+    store = settings.store
+    try:
+        store.ensure()
+        # Writes a crash interrupted (old ones only: on a shared store another host may be
+        # writing one now).
+        store.sweep_partial(older_than_s=3600)
+    except Exception as exc:  # a store down at start: the service starts, /readyz says why
+        log.warning("the store %r is not usable now: %s", store, exc)
 
 
 def _lock_data_dir(settings: Settings) -> IO[str]:

@@ -1,7 +1,7 @@
 """Code that runs inside the worker processes: the initializer and the job entry point.
 
 :func:`run_job` is a pure, picklable function of ``(job_id, settings)``: everything it needs is in
-the database and the data dir, so any executor (a process pool, a Dask worker) can call it. It is
+the database and the store, so any executor (a process pool, a Dask worker) can call it. It is
 the process glue around app/training.py: claim the job, keep its lease, run the training steps,
 write the outcome. It never raises for a job's own failure: the outcome is written to the
 database, and it returns the status the job is in afterwards (a :class:`app.models.JobStatus`).
@@ -90,6 +90,7 @@ def run_job(job_id: int, settings: Settings) -> str:
     """Run one training job to a terminal state; returns the job's status afterwards."""
     if _interrupted() is training.Stop.SHUTDOWN:
         return JobStatus.QUEUED  # the server is stopping: the job stays queued for the next start
+    settings = settings.on_this_host()
     factory = _factory(settings)
     token = jobs.claim(factory, job_id, os.getpid())
     # Not claimed (cancelled while queued, or taken by another run), or the claim was lost on

@@ -10,6 +10,8 @@ Public API::
 ``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
 """
 
+from typing import TYPE_CHECKING
+
 from .estimators import (
     GCDClassifier,
     GCDRegressor,
@@ -37,7 +39,6 @@ from .preprocessing import export_preprocessor, load_preprocessor, make_preproce
 from .registry import SOLVERS, SolverSpec, estimator_for
 from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
-from .warmup import warm_up
 
 __all__ = [
     "SOLVERS",
@@ -72,3 +73,17 @@ __all__ = [
     "time_to_target",
     "warm_up",
 ]
+
+
+if TYPE_CHECKING:
+    from .warmup import warm_up
+
+
+def __getattr__(name: str):
+    # warm_up is imported on first use, so that importing solver does not import solver.warmup and
+    # `python -m solver.warmup` runs it once, without runpy's "found in sys.modules" warning.
+    if name == "warm_up":
+        from .warmup import warm_up
+
+        return warm_up
+    raise AttributeError(f"module 'solver' has no attribute {name!r}")

@@ -45,10 +45,10 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import KernelData, as_kernel_data, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative
 from .penalties import soft_threshold
 from .step_sizes import column_mean_squares
-from .warmup import compile_for
 
 # Columns of the per-coordinate constants ``coef``.
 BETA, LAM = 0, 1

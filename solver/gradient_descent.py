@@ -54,9 +54,9 @@ import numpy as np
 from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative
 from .sampling import Sampler
-from .warmup import compile_for
 
 # Columns of the per-coordinate state ``w`` (shape (n_weights, 2)): v, and U of the running sum.
 V, U = range(2)

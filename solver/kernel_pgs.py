@@ -58,8 +58,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import KernelData, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative
-from .warmup import compile_for
 
 KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)

@@ -30,9 +30,9 @@ import scipy.optimize
 from numba import njit
 
 from ._sparse import KernelData, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative, loss_value
 from .penalties import pnorm_penalty
-from .warmup import compile_for
 
 
 @njit(cache=True)

@@ -47,10 +47,10 @@ import numpy as np
 from numba import njit
 
 from ._sparse import KernelData, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative
 from .penalties import integer_power, soft_threshold
 from .sampling import InMemorySampler, Sampler
-from .warmup import compile_for
 
 # Columns of the per-coordinate state (one row per coordinate): theta, and either w_j / C (p > 2) or
 # the iteration up to which theta_j has been truncated (p = 2).

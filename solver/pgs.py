@@ -55,10 +55,10 @@ import numpy as np
 from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
+from .compiling import compile_for
 from .losses import Loss, loss_derivative
 from .penalties import conjugate_exponent, link_power, link_quarters
 from .sampling import Sampler
-from .warmup import compile_for
 
 # Rows of the per-coordinate state array ``weights`` (shape (3, n_weights)): phi(lambda / ref),
 # lambda (p < 2 only) and the correction of the lazy average.

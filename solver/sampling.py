@@ -29,8 +29,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import DataStats, KernelData, mean_row_nnz, prepare
+from .compiling import compile_for
 from .shards import ShardedMatrix
-from .warmup import compile_for
 
 
 class Segment(NamedTuple):

@@ -72,7 +72,7 @@ class Engine(Protocol):
 
     def compile(self) -> None:
         """Load or compile every Numba kernel ``run`` calls, for this engine's argument types,
-        without running any iteration (``solver.warmup.compile_for``)."""
+        without running any iteration (``solver.compiling.compile_for``)."""
         ...
 
     def run(self, n: int) -> None: ...

@@ -7,8 +7,8 @@ in milliseconds instead of compiling for seconds.
 
 Two uses:
 
-* ``compile_for``: what every engine's ``compile`` calls before the solver clock starts, so that
-  a fit compiles (on a cold cache) only the kernels it runs, and never on the solver clock.
+* ``solver.compiling.compile_for``: what every engine's ``compile`` calls before the solver clock
+  starts, so that a fit compiles (on a cold cache) only the kernels it runs.
 * ``warm_up`` / ``python -m solver.warmup``: every kernel of every family, for the cache that
   ``make install`` and the image build ship. The command runs the families in parallel processes
   (a cold warm-up is about 100 s of CPU; one process per core divides the wall time).
@@ -28,35 +28,6 @@ import scipy.sparse as sp
 from sklearn.base import is_regressor
 
 FAMILIES = ("pgs", "gradient_descent", "kernel_pgs", "l1", "lbfgs")
-
-
-# The argument kinds each kernel has been compiled or loaded for in this process (compile_for).
-_READY: set[tuple] = set()
-
-
-def compile_for(kernel, *args) -> None:
-    """Load ``kernel`` (a Numba dispatcher) from the disk cache, or compile it, for the types of
-    ``args``, without running it: what a first call would do before running (``Engine.compile``).
-
-    Numba's own typing of the arguments in Python (``typeof_pyval``) costs about 0.5 ms per record
-    argument, several milliseconds per fit, so a process remembers the kinds it has seen: a key
-    at least as fine as Numba's types (dtype, dimensions, layout, writability, alignment).
-    """
-    key = (kernel, *map(_kind, args))
-    if key in _READY:
-        return
-    kernel.compile(tuple(kernel.typeof_pyval(arg) for arg in args))
-    _READY.add(key)
-
-
-def _kind(arg) -> tuple:
-    if isinstance(arg, np.ndarray):
-        flags = arg.flags
-        return (arg.dtype.str, arg.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
-                flags.aligned)
-    if isinstance(arg, tuple):
-        return (type(arg), *map(_kind, arg))
-    return (type(arg),)
 
 
 def _fits(family: str) -> list[tuple[Callable[[], Any], bool]]:

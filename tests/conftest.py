@@ -18,6 +18,7 @@ from app.core.config import Settings
 from app.main import create_app
 from tests.contract import RECORDER, Report, install_httpx_recording, live_spec
 from tests.helpers import make_settings
+from tests.s3 import S3Server, moto_server, set_test_credentials
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -26,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Starlette's TestClient warns that it prefers a newer httpx; irrelevant to these tests.
     config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
     install_httpx_recording()
+    set_test_credentials()  # before any test starts a process that keeps its environment
 
 
 _contract: list[Report] = []
@@ -62,6 +64,14 @@ def data_dir() -> Path:
     if not DATA_DIR.is_dir():
         pytest.skip(f"real data sets not found at {DATA_DIR}")
     return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[S3Server]:
+    """A real S3-compatible server (moto) on 127.0.0.1 for the session's tests that ask for it."""
+    pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install -e '.[dev]')")
+    with moto_server() as server:
+        yield server
 
 
 @pytest.fixture

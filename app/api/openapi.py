@@ -67,7 +67,8 @@ STATUSES: dict[int, _Status] = {
     460: _Status("Checksum mismatch (tus checksum extension): the body does not match "
                  "Upload-Checksum; nothing of it was kept", "checksum-mismatch",
                  "the body's sha1 does not match Upload-Checksum"),
-    503: _Status("The database is unavailable or busy: retry after Retry-After seconds",
+    503: _Status("The database or the store (PGS_STORE_URL) is unavailable or busy: retry after "
+                 "Retry-After seconds",
                  "database-unavailable", "the database is unavailable; retry shortly"),
     507: _Status("The server cannot store data now (disk full, quota, read-only); nothing was "
                  "stored", "insufficient-storage",
@@ -78,7 +79,7 @@ STATUSES: dict[int, _Status] = {
 # Answered on every operation, before its handler: the Host and network checks of a server
 # without keys (400, 403; app/core/security.py) and unknown or invalid query parameters (422).
 REQUEST_GUARDS = (400, 403, 422)
-# Every /v1 operation besides: its API key (401, 403) and its database (503).
+# Every /v1 operation besides: its API key (401, 403) and its database or store (503).
 API_GUARDS = (*REQUEST_GUARDS, 401, 503)
 # Every POST and DELETE besides: the body's time and size limits (app/core/limits.py).
 BODY_GUARDS = (408, 413)

@@ -30,8 +30,20 @@ class Settings(BaseSettings):
     # several hosts share the job state; SQLite is for one host.
     database_url: str = ""
     # Where training runs: "local" (a process pool in the API process) or "dask://host:8786" (a
-    # Dask distributed scheduler). Workers on other hosts must see data_dir at the same path.
+    # Dask distributed scheduler). Workers on other hosts share the store: a remote store_url,
+    # or the data dir mounted at the same path.
     executor: str = "local"
+    # Where data sets, models and batch results live (app/core/store.py): empty for the data dir,
+    # or an fsspec URL such as s3://bucket/prefix, shared by hosts without a shared file system.
+    # S3 credentials come from the usual AWS_* variables (or ~/.aws, an instance role);
+    # s3_endpoint_url names an S3-compatible server (MinIO, moto), empty for AWS itself.
+    store_url: str = ""
+    s3_endpoint_url: str = ""
+    # A remote store's local copies (what workers memory-map), least recently used out beyond
+    # cache_bytes. Empty: <data_dir>/store-cache. Host-local: a worker takes these two from its
+    # own environment when it has them (run_job), not from the API's.
+    cache_dir: Path | None = None
+    cache_bytes: int = Field(default=8192 * MIB, ge=0)
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
     # Comma-separated bearer tokens; empty means no authentication.
     api_keys: SecretStr = SecretStr("")
@@ -138,6 +150,9 @@ class Settings(BaseSettings):
             raise ValueError(f"PGS_EXECUTOR must be 'local' or 'dask://host:port', got {self.executor!r}")
         if self.lease_s < 2 * self.heartbeat_s:
             raise ValueError("PGS_LEASE_S must be at least twice PGS_HEARTBEAT_S")
+        if self.cache_dir is None:
+            self.cache_dir = self.data_dir / "store-cache"
+        self.cache_dir = self.cache_dir.expanduser().resolve()
         if self.numba_cache_dir is None:
             env = os.environ.get("NUMBA_CACHE_DIR")
             self.numba_cache_dir = Path(env) if env else self.data_dir / "numba-cache"
@@ -158,8 +173,20 @@ class Settings(BaseSettings):
 
     @property
     def store(self) -> Store:
-        """Where data sets and models live (the data dir; shared by every host in a cluster)."""
-        return open_store(self.data_dir)
+        """Where data sets and models live (shared by every host in a cluster)."""
+        assert self.cache_dir is not None
+        options = {"endpoint_url": self.s3_endpoint_url} if self.s3_endpoint_url else {}
+        return open_store(self.store_url, self.data_dir, self.cache_dir, self.cache_bytes, options)
+
+    def on_this_host(self) -> Settings:
+        """These settings (the API's, sent to a worker) with this host's own PGS_CACHE_DIR and
+        PGS_CACHE_BYTES where its environment sets them: a Dask worker on another machine keeps
+        its store cache on its own disk."""
+        local = {name: os.environ[f"PGS_{name.upper()}"] for name in ("cache_dir", "cache_bytes")
+                 if f"PGS_{name.upper()}" in os.environ}
+        if not local:
+            return self
+        return self.model_validate({**self.model_dump(), **local})
 
     @property
     def datasets_dir(self) -> Path:

@@ -1,12 +1,14 @@
 """The shared store for data sets, models and batch prediction results: one small interface, a
-directory behind it.
+directory or an object store behind it.
 
 Everything a worker reads (uploaded data sets) or writes (models, batch predictions) goes through
 a :class:`Store` addressed by keys such as ``datasets/<uuid>.npz``, ``models/<uuid>.npz`` and
-``predictions/<uuid>.<output>.npy`` (the database holds the keys). :class:`LocalDirStore` keeps
-them under the data dir; with several hosts that directory is a volume every API process and
-worker mounts at the same path. An object store would implement the same four methods
-(``write`` as a single PUT is atomic there too).
+``predictions/<uuid>.<output>.npy`` (the database holds the keys). Keys are write-once: every
+key holds a fresh uuid, and writing an existing key is refused, so a copy of an object is never
+stale. ``PGS_STORE_URL`` picks the store (:func:`open_store`): empty, the data dir
+(:class:`LocalDirStore`; with several hosts a volume every API process and worker mounts at the
+same path), or an fsspec URL such as ``s3://bucket/prefix`` (app/core/remote_store.py), which
+hosts share without a shared file system.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -39,9 +41,15 @@ class InvalidKey(ValueError):
     pass
 
 
+class StoreUnavailable(RuntimeError):
+    """A remote store did not answer, or refused the request (credentials, a missing bucket):
+    the request may succeed later (503), unlike a full disk (507)."""
+
+
 class Store(Protocol):
     def write(self, key: str, write: Callable[[IO[bytes]], None]) -> int:
-        """Create or replace ``key`` atomically: readers see the old object or all of the new."""
+        """Create ``key`` atomically (readers see no object or all of it); FileExistsError if
+        it exists (keys are write-once). Returns the size in bytes."""
         ...
 
     def open(self, key: str) -> AbstractContextManager[IO[bytes]]:
@@ -52,8 +60,21 @@ class Store(Protocol):
         """Remove the keys; missing ones are ignored."""
         ...
 
+    def local_path(self, key: str) -> Path:
+        """A local file holding ``key``'s bytes, for ``np.load(path, mmap_mode="r")``;
+        FileNotFoundError if the key does not exist."""
+        ...
+
     def sweep_partial(self, older_than_s: float) -> int:
         """Remove writes that a crash interrupted; returns how many."""
+        ...
+
+    def ensure(self) -> None:
+        """Create what the store needs before its first write (a directory, a bucket)."""
+        ...
+
+    def ping(self) -> None:
+        """Raise unless the store can be used now (for /readyz)."""
         ...
 
 
@@ -80,7 +101,16 @@ class LocalDirStore:
         return p
 
     def write(self, key: str, write: Callable[[IO[bytes]], None]) -> int:
-        return atomic_write(self.path(key), write)
+        path = self.path(key)
+        if path.exists():
+            raise FileExistsError(f"store keys are write-once: {key!r} exists")
+        return atomic_write(path, write)
+
+    def local_path(self, key: str) -> Path:
+        path = self.path(key)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such key in the store: {key!r}")
+        return path
 
     @contextmanager
     def _open(self, key: str) -> Iterator[IO[bytes]]:
@@ -108,6 +138,13 @@ class LocalDirStore:
                     removed += 1
         return removed
 
+    def ensure(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def ping(self) -> None:
+        if not os.access(self.root, os.R_OK | os.W_OK | os.X_OK):
+            raise OSError(f"the store directory {self.root} is missing or not writable")
+
 
 def as_store(store_or_dir: Store | Path | str) -> Store:
     """Accept a store or a data dir path (the local default)."""
@@ -116,9 +153,18 @@ def as_store(store_or_dir: Store | Path | str) -> Store:
     return store_or_dir
 
 
-def open_store(data_dir: Path) -> Store:
-    """The store configured for the service (a directory today)."""
-    return LocalDirStore(data_dir)
+def open_store(url: str, data_dir: Path, cache_dir: Path, cache_bytes: int,
+               options: dict[str, Any] | None = None) -> Store:
+    """The store at ``url``: empty or ``file://`` a local directory (empty: the data dir), any
+    other fsspec URL a remote store cached in ``cache_dir`` (at most ``cache_bytes``)."""
+    if not url:
+        return LocalDirStore(data_dir)
+    if url.startswith("file://"):
+        return LocalDirStore(Path(url[len("file://"):]))
+    from app.core.remote_store import FsspecStore  # imports fsspec only where configured
+    from app.core.store_cache import LocalCache
+
+    return FsspecStore(url, LocalCache(cache_dir, cache_bytes), options)
 
 
 # -- a store that cannot take more -------------------------------------------------------------
@@ -130,8 +176,9 @@ STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCE
 
 
 def install_storage_error_handler(app: FastAPI) -> None:
-    """507 Insufficient Storage (problem+json) for OSErrors with a storage errno; the writes
-    are atomic, so such a failure leaves nothing behind (no partial data set or model)."""
+    """507 Insufficient Storage (problem+json) for OSErrors with a storage errno, 503 when a
+    remote store is unavailable; the writes are atomic, so such a failure leaves nothing behind
+    (no partial data set or model)."""
 
     async def handler(request: Request, exc: Exception) -> JSONResponse:
         code = getattr(exc, "errno", None)
@@ -146,4 +193,12 @@ def install_storage_error_handler(app: FastAPI) -> None:
         return problem_response(request, 500, "internal error; see the server log",
                                 kind="internal")
 
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        log.error("store unavailable on %s %s: %s", request.method, request.url.path, exc)
+        return problem_response(
+            request, 503, f"the store is unavailable ({exc}); nothing was stored, retry later",
+            kind="store-unavailable", headers={"Retry-After": "30"},
+        )
+
     app.add_exception_handler(OSError, handler)
+    app.add_exception_handler(StoreUnavailable, unavailable)

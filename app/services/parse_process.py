@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
-from app.core.store import Store
+from app.core.store import Store, StoreUnavailable
 from app.services.datasets import csr_writer
 from app.services.parsing import ParsedDataset, ParseError, ParseOptions, TooLargeError, parse_upload
 
@@ -98,6 +98,8 @@ def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: 
         outcome = ("invalid", str(exc))
     except MemoryError:
         outcome = ("memory", "")
+    except StoreUnavailable as exc:  # a remote store that does not answer
+        outcome = ("store-unavailable", str(exc))
     except OSError as exc:  # the store cannot take the data set (a full disk, read-only)
         outcome = ("os-error", (exc.errno, exc.strerror))
     except Exception as exc:  # a bug, not the file's fault: the parent answers 500 with this
@@ -160,10 +162,17 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
     if status == "stored":
         return detail
     store.delete(key)  # in case the child failed after writing
+    raise _failure(status, detail, budget)
+
+
+def _failure(status: str, detail: Any, budget: ParseBudget) -> Exception:
+    """The exception a child's failed outcome becomes in the parent."""
     if status == "memory":
-        raise _over_memory(budget)
+        return _over_memory(budget)
+    if status == "store-unavailable":
+        return StoreUnavailable(detail)  # answered 503 by the storage error handler
     if status == "os-error":
-        raise OSError(*detail)  # answered by the storage error handler (507 for a full disk)
+        return OSError(*detail)  # answered by the storage error handler (507 for a full disk)
     if status == "crashed":
-        raise RuntimeError(f"the parse process failed: {detail}")
-    raise (TooLargeError if status == "too-large" else ParseError)(detail)
+        return RuntimeError(f"the parse process failed: {detail}")
+    return (TooLargeError if status == "too-large" else ParseError)(detail)

@@ -22,7 +22,7 @@ def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
             assert "workers" in body["detail"]
             assert time.monotonic() < deadline, body
             time.sleep(0.1)
-        assert r.json() == {"status": "ready", "checks": {"database": "ok", "workers": "ok"}}
+        assert r.json() == {"status": "ready", "checks": {"database": "ok", "store": "ok", "workers": "ok"}}
     # After shutdown the pool is stopped: a late check says so.
 
 

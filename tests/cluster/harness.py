@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -196,8 +196,12 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class DaskCluster:
-    def __init__(self, n_workers: int = 2, log_dir: Path | None = None) -> None:
+    """``worker_env(i)``: extra environment of worker ``i`` (e.g. a store cache of its own)."""
+
+    def __init__(self, n_workers: int = 2, log_dir: Path | None = None,
+                 worker_env: Callable[[int], dict[str, str]] | None = None) -> None:
         self.n_workers = n_workers
+        self.worker_env = worker_env or (lambda _i: {})
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="pgs-dask-"))
@@ -205,9 +209,10 @@ class DaskCluster:
         self.scheduler: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes]] = []
 
-    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, args: list[str],
+               env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
-        return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=_env(),
+        return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=_env(env),
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
 
@@ -219,7 +224,7 @@ class DaskCluster:
             self.workers.append(self._spawn(f"worker-{i}", [
                 "distributed.cli.dask_worker", self.address, "--host", "127.0.0.1",
                 "--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--memory-limit", "0",
-                "--name", f"w{i}", "--death-timeout", "60"]))
+                "--name", f"w{i}", "--death-timeout", "60"], self.worker_env(i)))
         wait_until(lambda: self.worker_count() >= self.n_workers, 90,
                    f"{self.n_workers} Dask workers connected")
         return self

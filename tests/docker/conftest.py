@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.docker.harness import REPORT, build_image, docker, engine_problem, ensure_base_images
+from tests.docker.harness import (
+    REPO,
+    REPORT,
+    build_image,
+    docker,
+    engine_problem,
+    ensure_base_images,
+)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -45,4 +52,17 @@ def pgs_image(run_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     REPORT.append(f"project image {tag}: built in {build_s:.0f} s (log: {log})")
     yield tag
     # Only this run's tag goes; --no-prune keeps the layers for the next build.
+    docker("rmi", "--no-prune", tag, check=False)
+
+
+@pytest.fixture(scope="session")
+def s3_image(pgs_image: str, run_id: str, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[str]:
+    """The cluster profile's S3 server (docker/s3), built like the project's image (after it:
+    the base image is there by then)."""
+    tag = f"pgs-s3:test-{run_id}"
+    log = tmp_path_factory.mktemp("docker-build-s3") / "build.log"
+    build_s = build_image([tag, "pgs-s3:test"], log, context=REPO / "docker" / "s3")
+    REPORT.append(f"s3 image {tag}: built in {build_s:.0f} s (log: {log})")
+    yield tag
     docker("rmi", "--no-prune", tag, check=False)

@@ -84,11 +84,13 @@ def ensure_base_images() -> float:
     return time.monotonic() - started
 
 
-def build_image(tags: list[str], log: Path) -> float:
-    """``docker build`` of the repository; returns the seconds it took. The host's network, so
-    that pip reaches the package index wherever the host does (see docker-compose.yml)."""
+def build_image(tags: list[str], log: Path, context: Path = REPO) -> float:
+    """``docker build`` of the repository (or another context); returns the seconds it took. The
+    host's network, so that pip reaches the package index wherever the host does (see
+    docker-compose.yml)."""
     started = time.monotonic()
-    cmd = ["docker", "build", "--network", "host", *(a for t in tags for a in ("-t", t)), str(REPO)]
+    cmd = ["docker", "build", "--network", "host", *(a for t in tags for a in ("-t", t)),
+           str(context)]
     proc = run(cmd, check=False, timeout=3600)
     log.write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"docker build failed, see {log}:\n{proc.stderr[-3000:]}"
@@ -107,6 +109,9 @@ class ComposeProject:
         self.base = [*command, "-p", name, *(a for p in profiles for a in ("--profile", p))]
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "docker-compose.yml", workdir / "docker-compose.yml")
+        # The build contexts the file names besides ".": docker-compose 1.29 checks that they
+        # exist before any command, even one that builds nothing.
+        shutil.copytree(REPO / "docker", workdir / "docker")
         self.write_env(env)
 
     def write_env(self, overrides: dict[str, str]) -> None:

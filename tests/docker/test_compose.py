@@ -159,12 +159,13 @@ def _worker_running_the_job(project: ComposeProject) -> str:
     raise AssertionError(f"no dask-worker container has the address {address}")
 
 
-def test_cluster_profile_survives_a_killed_worker(pgs_image: str, data_dir: Path,
+def test_cluster_profile_survives_a_killed_worker(pgs_image: str, s3_image: str, data_dir: Path,
                                                   new_project: Callable[..., ComposeProject]):
     started = time.monotonic()
     project = new_project("cluster", {
         "PGS_API_KEYS": secrets.token_urlsafe(24), "PGS_DB_PASSWORD": secrets.token_urlsafe(16),
-        "PGS_IMAGE": pgs_image, "PGS_CLUSTER_PUBLISHED_PORTS": str(free_port()),
+        "PGS_IMAGE": pgs_image, "PGS_S3_IMAGE": s3_image,
+        "PGS_CLUSTER_PUBLISHED_PORTS": str(free_port()),
         # A lost run is noticed in seconds rather than the default half minute.
         "PGS_HEARTBEAT_S": "1", "PGS_LEASE_S": "4", "PGS_SWEEP_INTERVAL_S": "1"},
         profiles=("cluster",))
@@ -172,11 +173,18 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, data_dir: Path
     healthy_s = project.wait_healthy("api")
     assert len(project.containers("dask-worker")) == 2
     assert project.containers("pgs") == [], "naming api starts the cluster only"
-    for service in ("dask-scheduler", "dask-worker"):
+    for service in ("dask-scheduler", "dask-worker", "s3"):
         for cid in project.containers(service):
-            assert docker("port", cid) == "", f"{service} publishes no port (Dask speaks pickle)"
+            assert docker("port", cid) == "", f"{service} publishes no port"
+    # No volume is shared: the store is the s3 service.
+    for service in ("api", "dask-worker"):
+        for cid in project.containers(service):
+            mounts = project.inspect(cid)["Mounts"]
+            assert all(m["Type"] == "volume" and not m.get("Name", "").startswith(project.name)
+                       for m in mounts), mounts
 
     with _client(project, "api") as c:
+        assert c.get("/readyz").json()["checks"]["store"] == "ok"
         upload = (data_dir / "a9a.train.svm").read_bytes()
         ds = c.post("/v1/datasets", files={"file": ("a9a.train.svm", upload)}).json()
         assert ds["n_samples"] == 32561, ds
@@ -192,6 +200,10 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, data_dir: Path
         recovery_s = time.monotonic() - killed_at
         assert job["status"] == "succeeded" and job["attempts"] == 2, job
         assert job["stop_reason"] == "time_budget" and job["metrics"]["test_accuracy"] > 0.8, job
+        # The model the surviving worker wrote, read by the API from the s3 service.
+        p = c.post(f"/v1/models/{job['model_id']}/predict",
+                   json={"instances": INSTANCES["instances"][:1]})
+        assert p.status_code == 200, p.text
 
     # The job's row is in PostgreSQL, the database the API and the workers share.
     row = project("exec", "-T", "postgres", "psql", "-U", "pgs", "-d", "pgs", "-tAc",

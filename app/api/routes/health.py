@@ -1,7 +1,8 @@
-"""/healthz (alive), /readyz (database and worker pool usable), /metrics (Prometheus)."""
+"""/healthz (alive), /readyz (database, store and worker pool usable), /metrics (Prometheus)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -9,10 +10,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import FactoryDep, RunnerDep
+from app.api.deps import FactoryDep, RunnerDep, SettingsDep
 from app.api.openapi import example, problems
 from app.core.errors import problem_response
 from app.core.security import metrics_access
+from app.core.store import Store
 
 router = APIRouter(tags=["health"])
 
@@ -31,18 +33,34 @@ def _db_ok(factory: Any) -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {exc}"
 
 
+# An unreachable object store can keep a request retrying for long; readiness answers sooner.
+STORE_CHECK_TIMEOUT_S = 5.0
+
+
+async def _store_ok(store: Store) -> tuple[bool, str]:
+    try:
+        await asyncio.wait_for(run_in_threadpool(store.ping), STORE_CHECK_TIMEOUT_S)
+        return True, "ok"
+    except TimeoutError:
+        return False, f"{store!r} did not answer in {STORE_CHECK_TIMEOUT_S:g} s"
+    except Exception as exc:  # any failure means "not ready", with the reason
+        return False, f"{store!r}: {type(exc).__name__}: {exc}"
+
+
 @router.get(
     "/readyz",
-    summary="Database and worker pool usable",
+    summary="Database, store and worker pool usable",
     responses={**example(200, {"status": "ready",
-                               "checks": {"database": "ok", "workers": "ok"}}),
+                               "checks": {"database": "ok", "store": "ok", "workers": "ok"}}),
                **problems((503, "Not ready: the problem's detail says which check failed"))},
 )
-async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep) -> Any:
-    db_ok, db_msg = await run_in_threadpool(_db_ok, factory)
+async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep,
+                 settings: SettingsDep) -> Any:
+    (db_ok, db_msg), (store_ok, store_msg) = await asyncio.gather(
+        run_in_threadpool(_db_ok, factory), _store_ok(settings.store))
     pool_ok, pool_msg = runner.ready()
-    checks = {"database": db_msg, "workers": pool_msg}
-    if db_ok and pool_ok:
+    checks = {"database": db_msg, "store": store_msg, "workers": pool_msg}
+    if db_ok and store_ok and pool_ok:
         return {"status": "ready", "checks": checks}
     return problem_response(
         request, 503, "; ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok"),
