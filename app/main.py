@@ -24,10 +24,12 @@ from app.api.routes import (
     plots,
     solvers,
     studies,
+    uploads,
 )
 from app.background.batch_predictor import BatchPredictor
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
+from app.background.upload_service import UploadService
 from app.console import install_console
 from app.core.config import Settings, get_settings
 from app.core.db import (
@@ -55,7 +57,8 @@ API_VERSION = "1.0.0"
 
 
 def _prepare_dirs(settings: Settings) -> None:
-    for d in (settings.data_dir, settings.datasets_dir, settings.models_dir, settings.tmp_dir):
+    for d in (settings.data_dir, settings.datasets_dir, settings.models_dir, settings.tmp_dir,
+              settings.uploads_dir):
         d.mkdir(parents=True, exist_ok=True)
     # Uploads interrupted by a crash leave parts behind; nothing else lives in tmp/.
     for pattern in ("upload-*.part", f"{BATCH_TMP_PREFIX}*.npy"):
@@ -101,12 +104,15 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     app.state.runner = runner
     app.state.model_cache = cache
     app.state.batch_predictor = batch_predictor
+    upload_service = UploadService(factory, settings)
+    app.state.upload_service = upload_service
     # Import the solver now (Numba takes a moment) rather than in the first request.
     await to_thread.run_sync(__import__, "solver")
     await to_thread.run_sync(runner.start)
     supervisor.start()
     await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
     await to_thread.run_sync(batch_predictor.start)
+    upload_service.start()
     log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
              runner.backend_name, runner.worker_count())
     try:
@@ -115,6 +121,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
         log.info("shutting down: stopping running jobs (they return to the queue)")
         # Sweeper first (it submits), supervisor last (it settles what the stop ends).
         await to_thread.run_sync(sweeper.stop)
+        await to_thread.run_sync(upload_service.stop)
         await to_thread.run_sync(batch_predictor.stop)
         await to_thread.run_sync(runner.stop)
         await to_thread.run_sync(supervisor.stop)
@@ -174,8 +181,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     api = [Depends(require_api_key), Depends(reject_unknown_query)]
     app.include_router(health.router, dependencies=[Depends(reject_unknown_query)],
                        responses=problems(*REQUEST_GUARDS))
-    resources = [module.router for module in (datasets, jobs, models, batch_predictions, aliases,
-                                               studies, plots, solvers)]
+    # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
+    resources = [module.router for module in (uploads, datasets, jobs, models, batch_predictions,
+                                               aliases, studies, plots, solvers)]
+    resources.insert(0, uploads.import_router)
     for router in resources:
         app.include_router(router, dependencies=api, responses=problems(*API_GUARDS))
     install_openapi(app, [health.router, *resources])

@@ -82,7 +82,8 @@ class Dataset(Base):
     # 1 when svmlight feature indices in the file were 1-based (the LIBSVM convention), else 0.
     index_base: Mapped[int] = mapped_column(Integer, default=1)
     sha256: Mapped[str] = mapped_column(String(64))
-    size_bytes: Mapped[int] = mapped_column(Integer)
+    # 64-bit (migration 0011): uploads pass 2 GiB. SQLite's INTEGER is 64-bit already.
+    size_bytes: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     # A CSV file's header (migration 0009): its feature columns' and its label column's names;
     # null without a header (svmlight, or a CSV whose first row is data).
@@ -102,6 +103,47 @@ class Dataset(Base):
     # Migration 0010: bytes its shards take in the store (PGS_STORE_QUOTA_BYTES counts them);
     # NULL until an old .npz data set is converted.
     stored_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class UploadState:
+    RECEIVING = "receiving"  # a resumable upload taking bytes
+    PARSING = "parsing"      # finished (or imported): being fetched, parsed and stored
+    DONE = "done"            # dataset_id is the data set
+    FAILED = "failed"        # error says why; a failed finish can be retried
+    # States whose bytes are on disk and count against the owner's quota.
+    HOLDING = (RECEIVING, PARSING, FAILED)
+
+
+class Upload(Base):
+    """A resumable upload (the tus protocol) or a server-side import, until it is a data set.
+
+    The bytes received are the file under the uploads dir: its size is the upload's offset, so
+    whatever a dropped connection delivered counts and nothing else needs writing per chunk.
+    """
+
+    __tablename__ = "uploads"
+    __table_args__ = (Index("ix_uploads_owner_state", "owner", "state"),
+                      Index("ix_uploads_expires_at", "expires_at"))
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    # Declared by the client (tus Upload-Length); for a URL import, the cap until it is fetched.
+    length: Mapped[int] = mapped_column(BigInteger)
+    filename: Mapped[str] = mapped_column(String(255), default="")
+    # The tus Upload-Metadata header as sent, answered back on HEAD.
+    metadata_header: Mapped[str] = mapped_column(Text, default="")
+    # An import's path or URL; None for an upload.
+    source: Mapped[str | None] = mapped_column(Text, nullable=True)
+    state: Mapped[str] = mapped_column(String(16), default=UploadState.RECEIVING)
+    # The finish or import request's data set options (the upload form's fields).
+    options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    dataset_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # {"status": ..., "detail": ...} of a failed parse, answered as the upload's problem.
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    # Refreshed while a process parses it: a parse whose process died is taken over.
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class Job(Base):

@@ -51,6 +51,9 @@ STATUSES: dict[int, _Status] = {
     409: _Status("The request conflicts with the resource's state, or its Idempotency-Key was "
                  "used with another request", "conflict",
                  "Idempotency-Key 'a1b2' was already used with a different request body"),
+    410: _Status("The resource expired", "gone", "upload 3f2a expired at 2026-01-16T09:30:00Z"),
+    412: _Status("A precondition header is missing or wrong (tus: Tus-Resumable)",
+                 "tus-version", "send 'Tus-Resumable: 1.0.0'"),
     413: _Status("The body is over a size limit", "payload-too-large",
                  "the request body exceeds 1048576 bytes (PGS_MAX_BODY_BYTES)"),
     415: _Status("The body's content type is not one this operation reads",
@@ -61,6 +64,9 @@ STATUSES: dict[int, _Status] = {
                  "the server's (PGS_MAX_QUEUED_JOBS) is full; retry after Retry-After seconds",
                  "too-many-queued-jobs",
                  "5 jobs of this API key are queued (PGS_MAX_QUEUED_JOBS_PER_KEY); retry later"),
+    460: _Status("Checksum mismatch (tus checksum extension): the body does not match "
+                 "Upload-Checksum; nothing of it was kept", "checksum-mismatch",
+                 "the body's sha1 does not match Upload-Checksum"),
     503: _Status("The database or the store (PGS_STORE_URL) is unavailable or busy: retry after "
                  "Retry-After seconds",
                  "database-unavailable", "the database is unavailable; retry shortly"),
@@ -83,7 +89,9 @@ _VALIDATION_EXAMPLE_ERRORS = [{"loc": ["query", "foo"], "field": "query.foo",
 
 
 def _example(status: int, kind: str, detail: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": TYPE_PREFIX + kind, "title": HTTPStatus(status).phrase,
+    # 460 is tus's own status (checksum extension), unknown to http.HTTPStatus.
+    title = "Checksum Mismatch" if status == 460 else HTTPStatus(status).phrase
+    body: dict[str, Any] = {"type": TYPE_PREFIX + kind, "title": title,
                             "status": status, "detail": detail, "instance": "/v1/jobs/7"}
     if status == 422:
         body["errors"] = _VALIDATION_EXAMPLE_ERRORS

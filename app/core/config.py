@@ -52,7 +52,17 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     log_level: str = "info"
 
-    max_upload_bytes: int = Field(default=256 * MIB, ge=1)
+    # One upload (a multipart POST /v1/datasets or a resumable upload): the bytes go to disk as
+    # they arrive, so this is a disk limit, not a memory one.
+    max_upload_bytes: int = Field(default=64 * 1024 * MIB, ge=1)
+    # Resumable uploads (/v1/uploads, the tus protocol): the uploads of one API key that are not
+    # yet a data set reserve their full length against this quota; one not finished within
+    # upload_expiry_s (from its creation) is deleted by the upload service.
+    upload_quota_bytes: int = Field(default=128 * 1024 * MIB, ge=1)
+    upload_expiry_s: float = Field(default=24 * 3600.0, gt=0)
+    # Server-side imports (POST /v1/datasets/import): comma-separated directories and http(s)
+    # URL prefixes the service may read data sets from; empty turns imports off.
+    import_roots: str = ""
     # Guard against gzip bombs: the decompressed stream may not grow past this, nor past
     # max_compression_ratio times the compressed size (real data sets stay under 25:1; any gzip
     # may inflate to 16 MiB). Both are checked by inflating once before parsing.
@@ -203,6 +213,11 @@ class Settings(BaseSettings):
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+    @property
+    def uploads_dir(self) -> Path:
+        """The bytes of resumable uploads and URL imports until they become data sets."""
+        return self.data_dir / "uploads"
 
 
 def normalize_database_url(url: str) -> str:

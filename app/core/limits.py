@@ -6,7 +6,8 @@
 - Time: a body may pause at most ``body_idle_timeout_s`` between two pieces and take at most
   ``body_timeout_s`` in all (408). A slow sender otherwise holds a connection, and an upload's
   ``.part`` file, for as long as it likes.
-- Size and depth: uploads (``POST /v1/datasets``, streamed to disk with ``max_upload_bytes``) and
+- Size and depth: uploads (``POST /v1/datasets``, streamed to disk with ``max_upload_bytes``;
+  a resumable upload's ``PATCH /v1/uploads/{id}``, capped by the upload's length) and
   predictions (``max_predict_bytes``, ``max_predict_rows``) have their own limits; every other
   body (job and study requests) is cut at ``max_body_bytes`` (413) before the route or FastAPI's
   body parsing buffers it, and a JSON body nested deeper than ``max_json_depth`` is a 400
@@ -33,6 +34,8 @@ _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def _has_own_limit(method: str, path: str) -> bool:
+    if method == "PATCH" and path.startswith("/v1/uploads/"):
+        return True  # a resumable upload's bytes: the upload's length and quota cap them
     if method != "POST":
         return False
     return path.rstrip("/") == "/v1/datasets" or (

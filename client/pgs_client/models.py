@@ -77,6 +77,28 @@ class BatchProgress:
 
 
 @dataclass(kw_only=True)
+class DatasetOptions:
+    name: str | None = None
+    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    label_column: str | None = None
+    """
+    CSV: column number (0-based, negative from the end) or name
+    """
+    header: Literal["auto", "true", "false"] | None = "auto"
+    zero_based: Literal["auto", "true", "false"] | None = "auto"
+    task: Literal["auto", "classification", "regression"] | None = "auto"
+    n_features: int | None = None
+    """
+    The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    description: str | None = None
+    tags: str | None = None
+    """
+    Comma-separated tags
+    """
+
+
+@dataclass(kw_only=True)
 class DatasetPatch:
     description: str | None = None
     tags: list[str] | None = None
@@ -144,6 +166,32 @@ class DatasetRead:
     """
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ImportRequest:
+    source: str
+    """
+    An absolute path, a file:// URL or an http(s) URL under one of the operator's PGS_IMPORT_ROOTS
+    """
+    name: str | None = None
+    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    label_column: str | None = None
+    """
+    CSV: column number (0-based, negative from the end) or name
+    """
+    header: Literal["auto", "true", "false"] | None = "auto"
+    zero_based: Literal["auto", "true", "false"] | None = "auto"
+    task: Literal["auto", "classification", "regression"] | None = "auto"
+    n_features: int | None = None
+    """
+    The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    description: str | None = None
+    tags: str | None = None
+    """
+    Comma-separated tags
+    """
 
 
 @dataclass(kw_only=True)
@@ -476,6 +524,44 @@ class TraceRead:
     job_id: int
     score_name: Literal["accuracy", "rmse"] | None
     points: list[TracePointRead]
+
+
+@dataclass(kw_only=True)
+class UploadError:
+    status: int
+    """
+    The HTTP status the failure would have had
+    """
+    detail: str
+
+
+@dataclass(kw_only=True)
+class UploadRead:
+    id: str
+    state: Literal["receiving", "parsing", "done", "failed"]
+    """
+    receiving: taking bytes (tus PATCH); parsing: being fetched, parsed and stored; done: dataset_id is the data set; failed: error says why (a failed upload can be finished again)
+    """
+    length: int
+    """
+    Bytes declared (tus Upload-Length); for an import, its size once done (a URL's cap while it is fetched)
+    """
+    offset: int
+    """
+    Bytes received so far
+    """
+    filename: str
+    created_at: datetime
+    expires_at: datetime
+    """
+    When an unfinished upload is deleted
+    """
+    source: str | None = None
+    """
+    An import's path or URL
+    """
+    dataset_id: int | None = None
+    error: UploadError | None = None
 
 
 @dataclass(kw_only=True)

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, settings, strategies
 from hypothesis.errors import HypothesisException
 
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
@@ -41,6 +41,8 @@ def _problems(response) -> list[str]:
         ctype = _content_type(response)
         if not ctype.startswith("application/problem+json"):
             out.append(f"{code} with content-type {ctype!r}")
+        elif response.request.method == "HEAD":
+            pass  # a HEAD answer has the headers of the problem, never a body (RFC 9110 9.3.2)
         else:
             body = json.loads(response.content)
             if body.get("status") != code or not body.get("title") or not body.get("type"):
@@ -57,6 +59,10 @@ def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
             job = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 2000}}).json()
             assert poll_job(c, job["id"])["status"] == "succeeded"
 
+        # A tus PATCH body is raw bytes (application/offset+octet-stream), which schemathesis
+        # cannot derive from a JSON schema: it gets arbitrary bytes.
+        schemathesis.openapi.media_type("application/offset+octet-stream",
+                                        strategies.binary(max_size=4096))
         schema = schemathesis.openapi.from_url(f"{server.base}/openapi.json")
         modes = [schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
         tried: collections.Counter[str] = collections.Counter()

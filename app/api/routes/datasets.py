@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from starlette.concurrency import run_in_threadpool
 
 from app.api import examples
@@ -24,56 +23,23 @@ from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
-from app.core.errors import ProblemError, conflict, field_error, invalid
+from app.core.errors import conflict, field_error, invalid
 from app.models import Dataset, Job, JobStatus
 from app.schemas import DatasetList, DatasetPatch, DatasetRead
 from app.services import lineage, registry, shards
 from app.services.datasets import task_from_labels
-from app.services.idempotency import Idempotency, commit_created, idempotency, replay
-from app.services.parse_process import (
-    ParseBudget,
-    QuotaError,
-    StoredDataset,
-    StoredSize,
-    parse_and_store,
+from app.services.idempotency import Idempotency, idempotency, replay
+from app.services.intake import (
+    DatasetOptions,
+    dataset_name,
+    insert_dataset,
+    parse_file,
+    validate_options,
 )
-from app.services.parsing import ParseError, ParseOptions, TooLargeError
-from app.services.uploads import MAX_NAME_CHARS, name_problem, receive_upload
+from app.services.parsing import ParseError
+from app.services.uploads import receive_upload
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
-
-
-def _printable_name(value: str | None) -> str | None:
-    problem = None if value is None else name_problem(value)
-    if problem:
-        raise ValueError(f"the name {problem}")
-    return value
-
-
-class UploadForm(BaseModel):
-    """The text fields of the multipart upload, validated like a body."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: Annotated[str | None, AfterValidator(_printable_name)] = Field(
-        default=None, max_length=MAX_NAME_CHARS)
-    format: Literal["auto", "svmlight", "csv"] = "auto"
-    label_column: str | None = Field(
-        default=None, description="CSV: column number (0-based, negative from the end) or name"
-    )
-    header: Literal["auto", "true", "false"] = "auto"
-    zero_based: Literal["auto", "true", "false"] = "auto"
-    task: Literal["auto", "classification", "regression"] = "auto"
-    n_features: int | None = Field(
-        default=None, ge=1,
-        description="The data set's width (e.g. a test set's: the training set's n_features); "
-        "the file's largest feature index may not exceed it")
-    description: str | None = Field(default=None, max_length=4000)
-    tags: str | None = Field(default=None, description="Comma-separated tags")
-
-    def tag_list(self) -> list[str]:
-        tags = [t.strip() for t in (self.tags or "").split(",") if t.strip()]
-        return DatasetPatch(tags=tags).tags or []
 
 
 _UPLOAD_DOC: dict[str, Any] = {
@@ -87,7 +53,7 @@ _UPLOAD_DOC: dict[str, Any] = {
                     "properties": {
                         "file": {"type": "string", "format": "binary",
                                  "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
-                        **UploadForm.model_json_schema()["properties"],
+                        **DatasetOptions.model_json_schema()["properties"],
                     },
                 },
                 "example": {"file": "(heart_scale.svm)", "name": "heart_scale"},
@@ -97,82 +63,9 @@ _UPLOAD_DOC: dict[str, Any] = {
 }
 
 
-def _form_problem(exc: ValidationError) -> ProblemError:
-    errors = [
-        field_error(["body", *[str(p) for p in e["loc"]]], e["msg"], e["type"])
-        for e in exc.errors()
-    ]
-    return invalid("invalid form field(s): " + ", ".join(e["field"] for e in errors), errors)
-
-
-def _parse_options(settings: Settings, form: UploadForm, filename: str) -> ParseOptions:
-    return ParseOptions(
-        format=form.format, label_column=form.label_column, header=form.header,
-        zero_based=form.zero_based, task=form.task, filename=filename,
-        max_decompressed_bytes=settings.max_decompressed_bytes,
-        max_compression_ratio=settings.max_compression_ratio,
-        max_features=settings.max_features, max_label_chars=settings.max_label_chars,
-        n_features=form.n_features,
-    )
-
-
-def _insert(factory: Any, idem: Idempotency, form: UploadForm, name: str, key: str,
-            stored: StoredDataset, sha256: str, size: int) -> tuple[Dataset, bool]:
-    """The new row; or the data set of a concurrent upload with the same Idempotency-Key that
-    committed first (True)."""
-    with factory() as s:
-        ds = Dataset(
-            name=name, format=stored.format, compressed=stored.compressed, file_name=key,
-            n_samples=stored.n_samples, n_features=stored.n_features, nnz=stored.nnz,
-            task=stored.task, classes=stored.classes, label_kind=stored.label_kind,
-            index_base=stored.index_base, sha256=sha256, size_bytes=size,
-            stored_bytes=stored.stored_bytes,
-            feature_names=stored.feature_names, label_name=stored.label_name,
-            text_columns=stored.text_columns, n_missing=stored.n_missing,
-            description=form.description, tags=form.tag_list(),
-            task_source="guessed" if form.task == "auto" else "declared",
-        )
-        s.add(ds)
-        s.flush()
-        winner = commit_created(s, idem, ds)
-    return (winner, True) if winner is not None else (ds, False)
-
-
 def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
     with factory() as s:
         return replay(s, idem, Dataset)
-
-
-def _stored_size(factory: Any, settings: Settings) -> StoredSize:
-    """What a new data set may take in the store: PGS_MAX_DATASET_BYTES, or less when the rest
-    of PGS_STORE_QUOTA_BYTES is smaller (data sets not yet converted to shards count by their
-    upload's size). Two uploads parsed at once may together pass the quota by up to a data set
-    each (at most PGS_MAX_CONCURRENT_PARSES of them)."""
-    per_dataset = StoredSize(settings.max_dataset_bytes, "PGS_MAX_DATASET_BYTES")
-    if not settings.store_quota_bytes:
-        return per_dataset
-    with factory() as s:
-        used = s.scalar(select(func.coalesce(func.sum(
-            func.coalesce(Dataset.stored_bytes, Dataset.size_bytes)), 0))) or 0
-    left = settings.store_quota_bytes - int(used)
-    if left >= per_dataset.max_bytes:
-        return per_dataset
-    quota = StoredSize(max(left, 0), f"{used} of PGS_STORE_QUOTA_BYTES="
-                       f"{settings.store_quota_bytes} bytes are used", quota=True)
-    if left <= 0:
-        raise quota.exceeded(0)
-    return quota
-
-
-def _dataset_name(form: UploadForm, filename: str) -> str:
-    """The explicit name, else the file's name (held to the same rules as a name)."""
-    if form.name:
-        return form.name
-    problem = name_problem(filename)
-    if problem:
-        msg = f"the file name {problem}; send a name field"
-        raise invalid(msg, [field_error(["body", "file"], msg)])
-    return filename or "dataset"
 
 
 @router.post(
@@ -194,7 +87,7 @@ async def create_dataset(
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
-    store, key = settings.store, shards.new_dataset_key()
+    key = shards.new_dataset_key()
     # The file's hash stands for its content: a retry sends the same bytes.
     idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
                        {"sha256": upload.sha256, "filename": upload.filename,
@@ -203,36 +96,25 @@ async def create_dataset(
         earlier = await run_in_threadpool(_earlier, factory, idem)
         if earlier is not None:  # a retry: nothing to parse or store
             return _created(request, response, earlier, replayed=True)
-        try:
-            form = UploadForm.model_validate(upload.fields)
-            form.tag_list()
-        except ValidationError as exc:
-            raise _form_problem(exc) from exc
-        name = _dataset_name(form, upload.filename)
-        budget = ParseBudget(settings.parse_memory_bytes, settings.parse_timeout_s,
-                             settings.shard_bytes,
-                             await run_in_threadpool(_stored_size, factory, settings))
+        form = validate_options(upload.fields)
+        name = dataset_name(form, upload.filename)
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
         stored = await to_thread.run_sync(
-            parse_and_store, upload.path, _parse_options(settings, form, upload.filename),
-            store, key, budget, limiter=request.app.state.parse_limiter,
+            parse_file, upload.path, settings, form, upload.filename, key, factory,
+            limiter=request.app.state.parse_limiter,
         )
-    except QuotaError as exc:
-        raise ProblemError(507, str(exc), kind="insufficient-storage") from exc
-    except TooLargeError as exc:
-        raise ProblemError(413, str(exc), kind="payload-too-large") from exc
-    except ParseError as exc:
-        raise invalid(str(exc), [field_error(["body", "file"], str(exc))]) from exc
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds, replayed = await run_in_threadpool(_insert, factory, idem, form, name, key, stored,
-                                               upload.sha256, upload.size)
+        ds, replayed = await run_in_threadpool(insert_dataset, factory, form, name, key, stored,
+                                               upload.sha256, upload.size, idem)
     except BaseException:
-        shards.delete_dataset(store, key)  # the row is the source of truth: no row, no file
+        # The row is the source of truth: no row, no file.
+        shards.delete_dataset(settings.store, key)
         raise
     if replayed:
-        shards.delete_dataset(store, key)  # a concurrent retry stored the same data set first
+        # A concurrent retry stored the same data set first.
+        shards.delete_dataset(settings.store, key)
     return _created(request, response, ds, replayed)
 
 

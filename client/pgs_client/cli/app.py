@@ -120,11 +120,29 @@ def datasets_upload(
     label_column: Annotated[str | None, typer.Option(help="CSV: number or header name")] = None,
     task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
     compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
+    resumable: Annotated[bool | None, typer.Option(
+        help="Send in chunks that survive a dropped connection (running the command again "
+        "resumes); default: for files of 64 MiB and more")] = None,
     as_json: Json = False,
 ) -> None:
     """Upload a data set (a progress bar for big files)."""
     ds = _client(ctx).datasets.upload(file, name, format=format, label_column=label_column,
-                                      task=task, compress=compress)
+                                      task=task, compress=compress, resumable=resumable)
+    output.show(ds, as_json, title=f"dataset {ds.id}")
+
+
+@datasets.command("import")
+def datasets_import(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(
+        help="A path, file:// or http(s) URL under the service's PGS_IMPORT_ROOTS")],
+    name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
+    format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
+    task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
+    as_json: Json = False,
+) -> None:
+    """Have the service read a data set itself (no upload), and wait for it."""
+    ds = _client(ctx).datasets.import_source(source, name, format=format, task=task)
     output.show(ds, as_json, title=f"dataset {ds.id}")
 
 

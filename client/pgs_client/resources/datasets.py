@@ -15,6 +15,7 @@ from pgs_client.convert import from_json
 from pgs_client.models import DatasetRead
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
+from pgs_client.resumable import RESUMABLE_BYTES, Uploader
 from pgs_client.transport import Transport
 
 # Files at least this big get a progress bar by default (on a terminal, with rich installed).
@@ -61,6 +62,7 @@ class Datasets:
         tags: Sequence[str] | None = None,
         compress: bool = False,
         progress: bool | None = None,
+        resumable: bool | None = None,
         idempotency_key: str | None = None,
     ) -> DatasetRead:
         """Upload a svmlight/LIBSVM or CSV file (plain, gzip, bzip2 or xz), or ``(X, y)`` in
@@ -71,7 +73,10 @@ class Datasets:
         on the way (the service reads both). ``progress``: a bar on stderr; by default for files
         of 16 MiB and more on a terminal. The request carries an ``Idempotency-Key`` (a fresh
         one unless given): a retry after a lost connection returns the first data set instead of
-        storing a second. The other arguments are the service's form fields.
+        storing a second. ``resumable``: send the file in chunks that survive a dropped
+        connection (:mod:`pgs_client.resumable`; running the same upload again resumes it too);
+        by default for files of 64 MiB and more. The other arguments are the service's form
+        fields.
         """
         fields = {"format": format, "header": header, "zero_based": zero_based, "task": task}
         if label_column is not None:
@@ -94,8 +99,39 @@ class Datasets:
                     path = data.gzip_file(path, Path(tmp))
             if name is not None:
                 fields["name"] = name
+            size = path.stat().st_size
+            if resumable if resumable is not None else size >= RESUMABLE_BYTES:
+                return self._send_resumable(path, filename, fields, progress)
             return self._send(path, filename, fields, progress,
                               idempotency_key or str(uuid.uuid4()))
+
+    def _send_resumable(self, path: Path, filename: str, fields: dict[str, str],
+                        progress: bool | None) -> DatasetRead:
+        size = path.stat().st_size
+        uploader = Uploader(self._t)
+        with bar(f"upload {filename}", size, enabled=wanted(progress, size >= BIG_FILE_BYTES),
+                 in_bytes=True) as bar_:
+            location = uploader.send(path, filename, bar_)
+        upload = uploader.finish(location, fields)
+        uploader.forget(path)
+        return self.get(upload["dataset_id"])
+
+    def import_source(
+        self,
+        source: str,
+        name: str | None = None,
+        **fields: str | int,
+    ) -> DatasetRead:
+        """Have the service read a data set from a path or URL its operator allows
+        (``PGS_IMPORT_ROOTS``) and wait for the parse. ``fields``: as :meth:`upload`'s
+        (``format``, ``label_column``, ``task``, ``n_features``, ``description``, ``tags``
+        as a comma-separated string)."""
+        body: dict[str, Any] = {"source": source, **{k: str(v) for k, v in fields.items()}}
+        if name is not None:
+            body["name"] = name
+        r = self._t.request("POST", "/v1/datasets/import", safe=False, json=body)
+        upload = Uploader(self._t).wait(r.headers["Location"])
+        return self.get(upload["dataset_id"])
 
     def _send(self, path: Path, filename: str, fields: dict[str, str],
               progress: bool | None, idempotency_key: str) -> DatasetRead:

@@ -1,0 +1,57 @@
+"""The upload service: runs the parses of finished uploads and imports (services/ingest.py) in
+its own threads, and every ``sweep_interval_s`` refreshes their heartbeats, takes over the
+parses of dead processes (and of this one before a restart) and deletes expired uploads."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from app.core.config import Settings
+from app.core.db import SessionFactory
+from app.core.loop import LoopService, log_failure
+from app.services import ingest, resumable
+
+log = logging.getLogger(__name__)
+
+
+class UploadService(LoopService):
+    name = "upload-service"
+
+    def __init__(self, factory: SessionFactory, settings: Settings) -> None:
+        super().__init__(settings.sweep_interval_s)
+        self.factory, self.settings = factory, settings
+        # Each parse runs in its own child process (parse_process.py) and a daemon thread here
+        # waits on it: a server that stops does not wait for a parse (the next one resumes it).
+        self._slots = threading.BoundedSemaphore(settings.max_concurrent_parses)
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, upload_id: str) -> None:
+        with self._lock:
+            if upload_id in self._held:
+                return
+            self._held.add(upload_id)
+        threading.Thread(target=self._run, args=(upload_id,), name=f"pgs-ingest-{upload_id}",
+                         daemon=True).start()
+
+    def _run(self, upload_id: str) -> None:
+        try:
+            with self._slots:
+                ingest.run(self.factory, self.settings, upload_id)
+        except Exception as exc:
+            # A database outage: the heartbeat stops, and a later pass takes the parse over.
+            log_failure(f"upload {upload_id}: parse", exc)
+        finally:
+            with self._lock:
+                self._held.discard(upload_id)
+
+    def run_once(self) -> None:
+        with self._lock:
+            held = set(self._held)
+        if held:
+            ingest.refresh(self.factory, held)
+        for upload_id in ingest.claim_stale(self.factory, self.settings.lease_s):
+            log.warning("upload %s: parsing again (no live process was parsing it)", upload_id)
+            self.submit(upload_id)
+        resumable.sweep_expired(self.factory, self.settings)
