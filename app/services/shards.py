@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.core.store import Store
+from app.services.npy_stream import NpyRowWriter
 
 FORMAT = "pgs-shards/1"
 ARRAYS = ("indptr", "indices", "data", "y")
@@ -114,6 +115,15 @@ class Manifest:
 # -- writing ---------------------------------------------------------------------------------
 
 
+def _save_npy(fh: IO[bytes], array: np.ndarray) -> None:
+    """``array`` as a .npy file, written by Python's file object: np.save's C-level write turns
+    a full disk into an OSError without its errno ("N requested and M written"), which could
+    not be answered as the 507 it is."""
+    writer = NpyRowWriter(fh, array.shape[0])
+    writer.write(array)
+    writer.close()
+
+
 class ShardWriter:
     """Takes CSR rows and their labels block by block and writes a shard to ``store`` under
     ``key`` each time ``shard_bytes`` of CSR arrays are gathered; :meth:`finish` writes the last
@@ -189,7 +199,7 @@ class ShardWriter:
     def _write(self, key: str, array: np.ndarray) -> None:
         if key not in self.written:
             self.written.append(key)
-        self.store.write(key, lambda fh: np.save(fh, array, allow_pickle=False))
+        self.store.write(key, lambda fh: _save_npy(fh, array))
 
     def _flush(self) -> None:
         if not self.pending:
