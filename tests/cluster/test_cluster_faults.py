@@ -15,6 +15,9 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import create_engine, text
 
+from app.core.store import LocalDirStore
+from app.services.shards import open_dataset
+
 from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight, wait_until
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
@@ -69,15 +72,17 @@ def test_dask_worker_killed_mid_job_reruns_the_job(tmp_path: Path, pg_url: str,
 
 
 def _store_checksums(data_dir: Path) -> dict[str, str]:
+    # A data set is a directory of shards: every file under it counts.
     return {
         str(p.relative_to(data_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for sub in ("datasets", "models") for p in sorted((data_dir / sub).glob("*"))
+        for sub in ("datasets", "models") for p in sorted((data_dir / sub).rglob("*"))
+        if p.is_file()
     }
 
 
 def _assert_store_consistent(data_dir: Path, pg_url: str) -> None:
     """Every row has its complete files, and no partial (temp) file is left in the store."""
-    partial = [p.name for sub in ("datasets", "models") for p in (data_dir / sub).iterdir()
+    partial = [p.name for sub in ("datasets", "models") for p in (data_dir / sub).rglob("*")
                if p.name.startswith(".") or p.suffix == ".tmp"]
     assert partial == [], partial
     engine = create_engine(pg_url)
@@ -87,9 +92,12 @@ def _assert_store_consistent(data_dir: Path, pg_url: str) -> None:
             stems = conn.execute(text("SELECT file_stem FROM models")).scalars().all()
     finally:
         engine.dispose()
+    store = LocalDirStore(data_dir)
     for key in ds_files:
-        with np.load(data_dir / key, allow_pickle=False) as f:
-            assert f["indptr"][-1] == f["data"].size
+        shards = open_dataset(store, key)  # reads the manifest, written last: complete
+        for i in range(len(shards.shard_rows)):
+            X, y = shards.shard(i)
+            assert X.indptr[-1] == X.data.size and X.shape[0] == y.size
     for stem in stems:
         assert (data_dir / f"{stem}.json").is_file()
         with np.load(data_dir / f"{stem}.npz", allow_pickle=False) as f:
