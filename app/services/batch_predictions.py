@@ -34,6 +34,7 @@ from app.core.db import SessionFactory, transaction
 from app.core.errors import ProblemError, field_error, invalid
 from app.core.store import Store
 from app.models import BatchPrediction, Dataset, JobStatus, Model, utcnow
+from app.services.datasets import widen
 from app.services.leases import older_than
 from app.services.model_store import LoadedModel
 from app.services.npy_stream import NpyRowWriter
@@ -191,7 +192,7 @@ def fit_width(X: sp.csr_matrix, width: int) -> sp.csr_matrix:
     are zeros; features beyond the width (extra_features=ignore, checked at creation) dropped."""
     if X.shape[1] > width:
         return sp.csr_matrix(X[:, :width])
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return widen(X, width)
 
 
 @dataclass(frozen=True)
