@@ -4,8 +4,8 @@
 each as memory-mapped CSR arrays); ``open_shard(i)`` returns shard i's rows and labels on demand.
 The estimators of the solvers that stream (``SolverSpec.streams``: those whose step reads one
 sample or minibatch at a time) accept it for ``fit`` and as an ``eval_set``. They keep a reference
-to an opened shard only while they read it, so at most a shard or two is resident, and memory
-follows the shard size rather than the data set's.
+to an opened shard only while they read it, so at most ``window`` shards (and one more while the
+sampler moves on) are resident, and memory follows the shard size rather than the data set's.
 """
 
 from __future__ import annotations
@@ -34,9 +34,15 @@ class ShardedMatrix:
         ``(shard_rows[i],)``, already as the estimator needs them (float targets for a regressor,
         class labels or codes for a classifier). The caller drops its references when it moves on
         to the next shard.
+    window : int, default=1
+        How many shards a sampler keeps open at once, drawing from them in a random interleaving
+        (``solver.sampling.ShardSampler``): the larger, the closer the draws are to uniform over
+        all rows when the shards differ (rows stored sorted by label, say), at the memory of that
+        many shards.
     """
 
-    def __init__(self, n_features: int, shard_rows: Sequence[int], open_shard: OpenShard):
+    def __init__(self, n_features: int, shard_rows: Sequence[int], open_shard: OpenShard,
+                 window: int = 1):
         if not isinstance(n_features, Integral) or n_features < 1:
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
         rows = list(shard_rows)
@@ -44,9 +50,12 @@ class ShardedMatrix:
             raise ValueError(f"shard_rows must be non-negative integers, got {rows[:10]!r}")
         if not callable(open_shard):
             raise TypeError("open_shard must be a callable open_shard(i) -> (X_i, y_i)")
+        if not isinstance(window, Integral) or window < 1:
+            raise ValueError(f"window must be a positive integer, got {window!r}")
         self._n_features: int = int(n_features)
         self._shard_rows: tuple[int, ...] = tuple(int(r) for r in rows)
         self._open_shard: OpenShard = open_shard
+        self.window: int = int(window)
 
     @property
     def n_samples(self) -> int:
@@ -70,7 +79,7 @@ class ShardedMatrix:
 
     def __repr__(self) -> str:
         return (f"ShardedMatrix(n_samples={self.n_samples}, n_features={self.n_features}, "
-                f"n_shards={self.n_shards})")
+                f"n_shards={self.n_shards}, window={self.window})")
 
     def open(self, i: int) -> tuple[sp.csr_matrix, np.ndarray]:
         """Shard i as ``(X_i, y_i)``, checked against the declared shape.
@@ -103,7 +112,7 @@ class ShardedMatrix:
             yield y
 
     @classmethod
-    def from_arrays(cls, X, y, shard_rows: Sequence[int]) -> ShardedMatrix:
+    def from_arrays(cls, X, y, shard_rows: Sequence[int], window: int = 1) -> ShardedMatrix:
         """Rows of an in-memory matrix and labels, cut into consecutive shards of ``shard_rows``
         rows (for tests and for splitting a data set that fits in memory)."""
         X = sp.csr_matrix(X)
@@ -116,4 +125,4 @@ class ShardedMatrix:
         def open_shard(i: int) -> tuple[sp.csr_matrix, np.ndarray]:
             return X[bounds[i]:bounds[i + 1]], y[bounds[i]:bounds[i + 1]]
 
-        return cls(X.shape[1], shard_rows, open_shard)
+        return cls(X.shape[1], shard_rows, open_shard, window)

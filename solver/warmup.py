@@ -16,6 +16,7 @@ Two uses:
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -67,6 +68,17 @@ def warm_up(families: tuple[str, ...] = FAMILIES) -> None:
                         est = make()
                         target = y.astype(float) if is_regressor(est) else y
                         est.fit(data, target, eval_set=(data, y) if with_eval else None)
+            if "pgs" in families:
+                # Training from shards through a window (the chunk's row copy): the same rows
+                # as two shards, as the service's memory-mapped shards give them.
+                from .shards import ShardedMatrix
+
+                shards = ShardedMatrix(3, [8, 8], functools.partial(_same_shard, Xs, y), window=2)
+                _fits("pgs")[0][0]().fit(shards, None)
+
+
+def _same_shard(X: sp.csr_matrix, y: np.ndarray, i: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    return X, y
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from solver import (
 from solver._sparse import as_kernel_data, mean_row_nnz
 from solver.losses import LOSSES
 from solver.pgs import PGSState
+from solver.sampling import InterleavingSampler, TrainingShards
 
 from .problems import sparse_problem
 
@@ -106,6 +107,63 @@ def test_several_shards_fit_as_in_memory_on_the_rows_in_visit_order(p, batch_siz
     reference = state.average()
     np.testing.assert_allclose(sharded.coef_[0], reference[:-1], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(sharded.intercept_[0], reference[-1], rtol=1e-12, atol=1e-15)
+
+
+def _sampler_order(shard_rows, window, batch_size, counts, seed=7):
+    """The rows an InterleavingSampler draws, read back through a matrix whose row i is the
+    indicator of column i, in calls of ``counts`` samples each."""
+    m = sum(shard_rows)
+    sharded = ShardedMatrix.from_arrays(sp.identity(m, format="csr"), np.zeros(m), shard_rows,
+                                        window=window)
+    rows = TrainingShards(sharded, lambda y: y[None, :], 1)
+    sampler = rows.sampler(batch_size, "permutation", np.random.default_rng(seed))
+    assert isinstance(sampler, InterleavingSampler)
+    order = []
+    for count in counts:
+        for segment in sampler.draw(count):
+            indptr, indices = segment.data.indptr, segment.data.indices
+            order.extend(int(indices[indptr[r]]) for r in segment.rows)
+    return np.array(order)
+
+
+@pytest.mark.parametrize(("window", "batch_size"), [(2, 1), (3, 3), (8, 4)])
+def test_a_window_of_shards_is_drawn_row_by_row_interleaved(monkeypatch, window, batch_size):
+    """With several shards open, the draws do not depend on how they are asked for, each epoch
+    is nearly a permutation of all rows (a chunk may straddle two epochs), rows of different
+    shards alternate, and the fit from the shards is PGS in memory on the rows in that order."""
+    monkeypatch.setattr("solver.sampling.CHUNK_ROWS", 12)  # chunks shorter than the shards
+    X, y = _problem()
+    n_iter = 3 * M // batch_size
+    order = _sampler_order(SHARDS, window, batch_size, [n_iter * batch_size])
+    chunked = _sampler_order(SHARDS, window, batch_size, [batch_size, 5 * batch_size] * 10)
+    np.testing.assert_array_equal(chunked, order[:len(chunked)])  # 60 minibatches of 240 rows
+    chunk = 12 // batch_size * batch_size
+    assert len(set(order[:M - chunk].tolist())) == M - chunk
+    shard_of = np.searchsorted(np.cumsum(SHARDS), order[:M], "right")
+    assert np.count_nonzero(np.diff(shard_of)) > 2 * len([r for r in SHARDS if r])
+
+    sharded = PGSClassifier(n_iter=n_iter, p=2.0, batch_size=batch_size, sigma=1e-2, t0=5.0,
+                            radius=None, intercept_scaling=1.0, random_state=7).fit(
+        ShardedMatrix.from_arrays(X, y, SHARDS, window=window), None)
+    data = as_kernel_data(X)
+    state = PGSState(data, np.where(y == 1, 1.0, -1.0), loss=LOSSES["logistic"], p=2.0,
+                     sigma=1e-2, radius=np.inf, fit_intercept=True, batch_size=batch_size, t0=5.0,
+                     epsilon=1.0, average=True, average_power=1.0, mean_nnz=mean_row_nnz(data))
+    state.run(order)
+    reference = state.average()
+    np.testing.assert_allclose(sharded.coef_[0], reference[:-1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sharded.intercept_[0], reference[-1], rtol=1e-12, atol=1e-15)
+
+
+def test_a_window_mixes_the_classes_of_a_data_set_stored_sorted_by_label():
+    _, y = _problem()
+    y = np.sort(y)
+    shards = [20, 20, 20, 20]  # each shard of one class but the boundary's
+    order = _sampler_order(shards, 4, 1, [M])
+    # The first chunk (CHUNK_ROWS > M: the whole first epoch) holds both classes in every
+    # quarter, as a permutation of all rows would.
+    for quarter in np.split(order[:M], 4):
+        assert len(set(y[quarter])) == 2
 
 
 def _recording(X, y, shard_rows):
