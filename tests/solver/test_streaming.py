@@ -155,14 +155,16 @@ def test_a_window_of_shards_is_drawn_row_by_row_interleaved(monkeypatch, window,
     np.testing.assert_allclose(sharded.intercept_[0], reference[-1], rtol=1e-12, atol=1e-15)
 
 
-def test_a_window_mixes_the_classes_of_a_data_set_stored_sorted_by_label():
+def test_a_window_mixes_the_classes_of_a_data_set_stored_sorted_by_label(monkeypatch):
+    monkeypatch.setattr("solver.sampling.CHUNK_ROWS", M)
     _, y = _problem()
     y = np.sort(y)
     shards = [20, 20, 20, 20]  # each shard of one class but the boundary's
     order = _sampler_order(shards, 4, 1, [M])
-    # The first chunk (CHUNK_ROWS > M: the whole first epoch) holds both classes in every
-    # quarter, as a permutation of all rows would.
-    for quarter in np.split(order[:M], 4):
+    # A window of every shard and a chunk of every row: the first epoch is a permutation of all
+    # rows, and both classes come in every quarter of it, as in memory.
+    assert sorted(order.tolist()) == list(range(M))
+    for quarter in np.split(order, 4):
         assert len(set(y[quarter])) == 2
 
 
