@@ -156,9 +156,27 @@ def streams(job: TrainingJob, memory_bytes: int) -> bool:
             and job.sigma_search is None)
 
 
+# The share of the worker's memory budget given to the shards a streaming fit interleaves. The
+# rest is for the process itself (about 350 MiB: Python, NumPy, SciPy, Numba and the app) and the
+# few shards a streaming job holds besides (one read by the evaluation, rows of a minibatch across
+# shard ends, the one being replaced); tests/app/test_larger_than_memory.py checks the peak.
+WINDOW_SHARE = 8
+
+
+def shard_window(memory_bytes: int, shard_bytes: int) -> int:
+    """How many shards a streaming fit keeps open and interleaves: as many as fit in
+    1/WINDOW_SHARE of ``memory_bytes``, at least one. More open shards mix the rows of a data set
+    stored in an order that matters (sorted by label) over a wider span of it."""
+    return max(1, memory_bytes // (WINDOW_SHARE * max(shard_bytes, 1)))
+
+
 def load_data(store: Store, spec: DataSpec, classification: bool,
-              stream: bool = False) -> TrainingData:
+              stream_memory: int | None = None) -> TrainingData:
+    """The job's rows: in memory, or with ``stream_memory`` (the worker's memory budget) as
+    shards read one window at a time (:func:`shard_window`)."""
     train, evaluation = _rows(store, spec)
+    window = None if stream_memory is None else shard_window(stream_memory,
+                                                             train.largest_shard_bytes)
     if spec.train_size is not None:
         # Never a subsample of the evaluation rows: they were set apart above.
         train = train.subsample(subsample_rows(train.n_samples, spec.train_size,
@@ -172,8 +190,8 @@ def load_data(store: Store, spec: DataSpec, classification: bool,
     def encode(y: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
 
-    if stream:
-        return _streamed(spec, train, evaluation, encode, classes)
+    if window is not None:
+        return _streamed(spec, train, evaluation, encode, classes, window)
     X, y = train.in_memory()
     X, preprocessor = _preprocess(spec, X, train.text())
     if evaluation is None:
@@ -186,14 +204,15 @@ def load_data(store: Store, spec: DataSpec, classification: bool,
 
 
 def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | None,
-              encode: Callable[[np.ndarray], np.ndarray], classes: np.ndarray | None) -> TrainingData:
+              encode: Callable[[np.ndarray], np.ndarray], classes: np.ndarray | None,
+              window: int) -> TrainingData:
     """Shards as the solver samples them, through the preprocessing when the job has one. The
     preprocessing is then fitted on a seeded sample of the training rows as large as the largest
     shard (the memory a shard takes), not on all of them: its scales and categories are those of
     the sample, and a category the sample lacks encodes as all zeros, like one never seen."""
     if spec.preprocessing is None:
         X_eval = None if evaluation is None else evaluation.matrix(encode)
-        return TrainingData(train.matrix(encode), None, X_eval, None, classes)
+        return TrainingData(train.matrix(encode, window=window), None, X_eval, None, classes)
     # A choice without replacement, not a permutation of every row: n may be 100 million.
     rng = np.random.default_rng(spec.split_seed)
     sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows),
@@ -207,8 +226,8 @@ def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | No
 
     width = X_fit.shape[1]
     X_eval = None if evaluation is None else evaluation.matrix(encode, transform, width)
-    return TrainingData(train.matrix(encode, transform, width), None, X_eval, None, classes,
-                        preprocessor)
+    return TrainingData(train.matrix(encode, transform, width, window), None, X_eval, None,
+                        classes, preprocessor)
 
 
 def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | None]:
@@ -459,6 +478,8 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
         metrics["test_accuracy" if classification else "test_rmse"] = score
     if package.meta.get("nnz_weights") is not None:
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
+    if isinstance(data.X, ShardedMatrix):
+        metrics["shard_window"] = data.X.window
     return metrics
 
 
@@ -510,7 +531,7 @@ def train(job: TrainingJob, store: Store, reporter: Reporter,
     model to keep (see ``reporter.stop``): before the fit began, or for a stop that hands the
     job on."""
     data = load_data(store, job.data, job.estimator.classification,
-                     streams(job, memory_bytes))
+                     memory_bytes if streams(job, memory_bytes) else None)
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.services.datasets import ShardSplit, widen
-from app.services.shards import DatasetShards
+from app.services.shards import NNZ_BYTES, ROW_BYTES, DatasetShards
 from solver import ShardedMatrix
 
 Mask = Callable[[int], np.ndarray | None]
@@ -45,6 +45,14 @@ class RowSelection:
     def n_samples(self) -> int:
         return sum(self.shard_rows)
 
+    @property
+    def largest_shard_bytes(self) -> int:
+        """The stored bytes of the largest shard (all its rows, selected or not)."""
+        m = self.data.manifest
+        row_bytes = ROW_BYTES + np.dtype(m.label_dtype).itemsize
+        return max((k * NNZ_BYTES + r * row_bytes for r, k in zip(m.shard_rows, m.shard_nnz,
+                                                                  strict=True)), default=0)
+
     def shard(self, i: int) -> tuple[sp.csr_matrix, np.ndarray]:
         X, y = self.data.shard(i)
         m = self.mask(i)
@@ -69,17 +77,18 @@ class RowSelection:
                                for i in range(self.data.manifest.n_shards)])
 
     def matrix(self, encode: Callable[[np.ndarray], np.ndarray],
-               transform: Transform | None = None, width: int | None = None) -> ShardedMatrix:
+               transform: Transform | None = None, width: int | None = None,
+               window: int = 1) -> ShardedMatrix:
         """The rows as a ShardedMatrix whose labels are ``encode(y)`` (class codes, targets);
         with ``transform(X, text)`` (a fitted preprocessing) each shard's rows go through it,
-        into ``width`` columns."""
+        into ``width`` columns. A sampler interleaves ``window`` shards."""
         def open_shard(i: int) -> tuple[sp.csr_matrix, np.ndarray]:
             X, y = self.shard(i)
             if transform is not None:
                 X = sp.csr_matrix(transform(X, self.shard_text(i)))
             return X, encode(y)
 
-        return ShardedMatrix(width or self.n_features, self.shard_rows, open_shard)
+        return ShardedMatrix(width or self.n_features, self.shard_rows, open_shard, window)
 
     def in_memory(self) -> tuple[sp.csr_matrix, np.ndarray]:
         """The rows as one CSR matrix (copied out of the maps) and their labels."""

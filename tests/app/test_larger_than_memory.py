@@ -31,9 +31,9 @@ N_FEATURES = 2**16
 NNZ_PER_ROW = 40
 BLOCK_ROWS = 100_000
 HEADROOM = 256 * MIB
-# A streaming job holds about four shards above the worker's baseline (the shard it maps, the
-# copy of its selected rows, the next one while the sampler hands over, an evaluation shard):
-# 32 MiB shards keep that well inside the headroom (64 MiB ones reach it).
+# A streaming job holds its window of shards (an eighth of the budget: two here) and about four
+# more above the worker's baseline (the copy of its selected rows, the next one while the sampler
+# hands over, an evaluation shard): 32 MiB shards keep that inside the headroom.
 SHARD_BYTES = 32 * MIB
 PARAMS = {"n_iter": 1_000_000, "sigma": 1e-5, "random_state": 0}
 
@@ -129,6 +129,8 @@ def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Pat
         job = wait_for(c, create_job(c, **job_request).json()["id"], timeout=600)
         assert job["status"] == "succeeded", job
         assert _worker_pid(c, job["id"]) == pid
+        # It streamed, interleaving as many shards as fit in an eighth of the budget (two).
+        assert job["metrics"]["shard_window"] >= budget // (8 * SHARD_BYTES) >= 2
         peak = _status_bytes(pid, "VmHWM")
     assert peak < budget, f"worker peak {peak / MIB:.0f} MiB, budget {budget / MIB:.0f} MiB"
 

@@ -15,7 +15,7 @@ from app.services.datasets import ShardSplit
 from app.services.job_rows import codes_of, split
 from app.services.model_store import load_model_files
 from app.services.preprocessing import raw_matrix
-from app.services.shards import open_dataset, write_dataset
+from app.services.shards import open_dataset, read_manifest, write_dataset
 from app.services.study_phases import subsample_rows
 from app.solvers import EstimatorSpec
 from app.training import (
@@ -64,8 +64,6 @@ def test_a_study_job_trains_on_a_subsample_of_the_training_part(heart):
 
 
 def store_shard_rows(store: LocalDirStore) -> tuple[int, ...]:
-    from app.services.shards import read_manifest
-
     return read_manifest(store, "datasets/heart").shard_rows
 
 
@@ -73,9 +71,14 @@ def test_a_streaming_job_gets_the_same_rows_as_shards(heart):
     store, X, y = heart
     spec = _spec(test_fraction=0.3, split_seed=5, train_size=50, subsample_seed=7)
     whole = load_data(store, spec, classification=True)
-    shards = load_data(store, spec, classification=True, stream=True)
+    shards = load_data(store, spec, classification=True, stream_memory=64 * SHARD_BYTES)
     assert isinstance(shards.X, ShardedMatrix) and shards.y is None and shards.y_eval is None
     assert shards.X.n_shards == 23 and shards.X.shape == (50, 13)
+    # The sampler interleaves as many shards as fit in an eighth of the memory budget.
+    manifest = read_manifest(store, "datasets/heart")
+    largest = max(12 * k + 16 * r for r, k in zip(manifest.shard_rows, manifest.shard_nnz,
+                                                   strict=True))
+    assert shards.X.window == 64 * SHARD_BYTES // (8 * largest) > 1
     for streamed, in_memory, codes in ((shards.X, whole.X, whole.y),
                                        (shards.eval_set, whole.X_eval, whole.y_eval)):
         pieces = list(streamed.shards())
@@ -96,8 +99,9 @@ def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preproces
     spec = _spec(train_key="datasets/heart-text", test_fraction=0.3, split_seed=5,
                  preprocessing=prep, text_columns=[1])
     whole = load_data(store, spec, classification=True)
-    shards = load_data(store, spec, classification=True, stream=True)
+    shards = load_data(store, spec, classification=True, stream_memory=1)
     assert isinstance(shards.X, ShardedMatrix) and shards.preprocessor is not None
+    assert shards.X.window == 1
     # One-hot: the text column becomes two columns (a, b).
     assert shards.X.shape == whole.X.shape == (189, 14)
     # The same preprocessing (fitted on a sample of the training rows), applied to each row with
