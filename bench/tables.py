@@ -332,6 +332,54 @@ def inverse_time(r: dict) -> str:
 # -- L1 solvers --------------------------------------------------------------------------------------
 
 
+def scale_rows(size: dict) -> list[dict]:
+    """One size's (method, m, target, median seconds, reached, repeats) from its studies' tables."""
+    return [{"method": row["label"], "m": size["m"], "target": row["target"],
+             "median_seconds": row["median_seconds"], "reached": row["reached"],
+             "repeats": row["repeats"]}
+            for study in ("pgs", "lbfgs") for row in size[study].get("table", [])]
+
+
+def inverse_time_scale(r: dict) -> str:
+    """Median seconds to each target per (method, m); then what each m cost to make and hold."""
+    sizes = [size["m"] for size in r["results"]]
+    cells = {(row["method"], row["m"], row["target"]): row
+             for size in r["results"] for row in scale_rows(size)}
+    methods = list(dict.fromkeys(method for method, _, _ in cells))
+    refused = {size["m"] for size in r["results"] if "refused" in size["lbfgs"]}
+    if refused and "L-BFGS" not in methods:
+        methods.append("L-BFGS")
+
+    def cell(method: str, m: int, target: float) -> str:
+        if method == "L-BFGS" and m in refused:
+            return "refused (422)"
+        row = cells.get((method, m, target))
+        if row is None:
+            return "-"
+        text = "not reached" if row["median_seconds"] is None else _s(row["median_seconds"])
+        return text if row["reached"] == row["repeats"] else (
+            f"{text} ({row['reached']}/{row['repeats']})")
+
+    gib = 1024**3
+    times = _table(["method", "target"] + [f"m={m:,}" for m in sizes],
+                   [[method, f"{target:g}"] + [cell(method, m, target) for m in sizes]
+                    for target in r["targets"] for method in methods])
+    costs = _table(
+        ["m", "sigma(m)", "svmlight text (GiB)", "generation (s)", "import (s)", "parse (MB/s)",
+         "training shards (GiB)", "data directory (GiB)", "parse peak RSS (GiB)",
+         "worker peak RSS (GiB)"],
+        [[f"{size['m']:,}", f"{size['sigma']:.1e}", f"{size['train_text_bytes'] / gib:.2f}",
+          f"{size['train_generate_seconds']:.0f}", f"{size['train_import_seconds']:.0f}",
+          f"{size['parse_mb_per_s']:.1f}", f"{size['train_stored_bytes'] / gib:.2f}",
+          f"{size['disk_bytes'] / gib:.2f}", f"{size['import_peak_rss_bytes'] / gib:.2f}",
+          f"{size['worker_peak_rss_bytes'] / gib:.2f}"] for size in r["results"]])
+    return "\n".join([
+        f"#### Median solver seconds to each test accuracy ({r['test_rows']:,} test rows; PGS: "
+        "the studies' repeats; L-BFGS: one deterministic run)", "", times, "",
+        f"#### What each m took (worker memory budget {r['worker_memory_bytes'] / gib:g} GiB)",
+        "", costs])
+
+
 def l1_paths(r: dict) -> str:
     def spread(values, fmt):
         low, mid, high = min(values), statistics.median(values), max(values)
@@ -589,6 +637,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("pgs_ablation", "table"): pgs_ablation,
     ("paper_figures", "table"): paper_figures,
     ("inverse_time", "table"): inverse_time,
+    ("inverse_time_scale", "table"): inverse_time_scale,
     ("l1_paths", "table"): l1_paths,
     ("l1_paths", "survival"): l1_paths_survival,
     ("l1_paths", "speed"): l1_paths_speed,
