@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: test serve install bench bench-report clean
+.PHONY: test serve install bench bench-scale bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.peers
 	$(MAKE) bench-report
+
+# The inverse time dependency at millions of rows, through the service: not part of `bench` (the
+# sizes that fit here take about an hour and 10 GB of disk while they run; docs/benchmarks.md).
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.inverse_time_scale --sizes 1M,4M --time-budget 150
 
 # docs/benchmarks.md from bench/benchmarks_template.md and the records in docs/results/.
 bench-report: $(STAMP)

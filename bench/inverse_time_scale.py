@@ -4,7 +4,7 @@ accuracy against m for RCV1-like sets of millions of rows that the workers strea
     NUMBA_CACHE_DIR=var/numba-cache .venv/bin/python -m bench.inverse_time_scale \
         [--sizes 1M,4M,16M,64M,100M] [--repeats 3] [--targets 0.85,0.87,0.88]
         [--worker-memory 2GiB] [--workdir var/inverse-time-scale] [--out docs/figures]
-        [--results-dir DIR]
+        [--resume] [--results-dir DIR]
 
 For each m, in turn: an RCV1-like training set of m rows (``bench.datasets.RCV1LikeStream``, seed
 0, drawn and written by blocks of 100,000 rows: never whole in memory; the first m rows of a
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import shutil
 import time
 from pathlib import Path
@@ -199,7 +200,11 @@ def measure_size(m: int, args: argparse.Namespace, stream: RCV1LikeStream) -> di
               f"{result[f'{part}_generate_seconds']:.0f} s", flush=True)
     server = ApiServer(root / "data", root / "server.log", PGS_WORKERS="1",
                        PGS_WORKER_MEMORY_BYTES=str(args.worker_memory),
-                       PGS_IMPORT_ROOTS=str(root / "import"), PGS_MAX_JOB_SECONDS="3600")
+                       PGS_IMPORT_ROOTS=str(root / "import"), PGS_MAX_JOB_SECONDS="3600",
+                       # A plain text file counts as decompressed bytes, and its parse takes
+                       # about 3 minutes per million rows: the defaults (2 GiB, 300 s) would
+                       # refuse every set above about 1.7 million rows.
+                       PGS_MAX_DECOMPRESSED_BYTES=str(2**50), PGS_PARSE_TIMEOUT_S="86400")
     server.start()
     try:
         assert server.proc is not None
@@ -280,12 +285,19 @@ def main(argv: list[str] | None = None) -> None:
                         help="PGS_WORKER_MEMORY_BYTES (default 2GiB)")
     parser.add_argument("--workdir", type=Path, default=REPO / "var" / "inverse-time-scale")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "figures")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the sizes the record already has, run the others")
     add_results_dir(parser)
     args = parser.parse_args(argv)
     recording = record("inverse_time_scale", argv)
     stream = RCV1LikeStream(seed=0)
     results = []
+    previous = args.results_dir / "inverse_time_scale.json"
+    if args.resume and previous.exists():
+        results = json.loads(previous.read_text())["results"]["results"]
     for m in args.sizes:
+        if any(r["m"] == m for r in results):
+            continue
         results.append(measure_size(m, args, stream))
         summary = {"sizes": [r["m"] for r in results], "targets": args.targets,
                    "worker_memory_bytes": args.worker_memory, "test_rows": TEST_ROWS,

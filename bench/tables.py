@@ -335,9 +335,17 @@ def inverse_time(r: dict) -> str:
 def scale_rows(size: dict) -> list[dict]:
     """One size's (method, m, target, median seconds, reached, repeats) from its studies' tables."""
     return [{"method": row["label"], "m": size["m"], "target": row["target"],
-             "median_seconds": row["median_seconds"], "reached": row["reached"],
-             "repeats": row["repeats"]}
+             "median_seconds": row["median_seconds"], "median_iterations": row["median_iterations"],
+             "reached": row["reached"], "repeats": row["repeats"]}
             for study in ("pgs", "lbfgs") for row in size[study].get("table", [])]
+
+
+def _count_of(n: float) -> str:
+    """An iteration count in 2-3 significant digits: 2.6M, 740K, 69."""
+    for unit, scale in (("M", 1e6), ("K", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2g}{unit}" if n < 10 * scale else f"{n / scale:.0f}{unit}"
+    return f"{n:.0f}"
 
 
 def inverse_time_scale(r: dict) -> str:
@@ -356,7 +364,8 @@ def inverse_time_scale(r: dict) -> str:
         row = cells.get((method, m, target))
         if row is None:
             return "-"
-        text = "not reached" if row["median_seconds"] is None else _s(row["median_seconds"])
+        text = ("not reached" if row["median_seconds"] is None else
+                f"{_s(row['median_seconds'])} ({_count_of(row['median_iterations'])})")
         return text if row["reached"] == row["repeats"] else (
             f"{text} ({row['reached']}/{row['repeats']})")
 
@@ -374,8 +383,8 @@ def inverse_time_scale(r: dict) -> str:
           f"{size['disk_bytes'] / gib:.2f}", f"{size['import_peak_rss_bytes'] / gib:.2f}",
           f"{size['worker_peak_rss_bytes'] / gib:.2f}"] for size in r["results"]])
     return "\n".join([
-        f"#### Median solver seconds to each test accuracy ({r['test_rows']:,} test rows; PGS: "
-        "the studies' repeats; L-BFGS: one deterministic run)", "", times, "",
+        f"#### Median solver seconds (and iterations) to each test accuracy ({r['test_rows']:,} "
+        "test rows; PGS: the studies' repeats; L-BFGS: one deterministic run)", "", times, "",
         f"#### What each m took (worker memory budget {r['worker_memory_bytes'] / gib:g} GiB)",
         "", costs])
 
