@@ -261,6 +261,10 @@ def plot(results: list[dict[str, Any]], targets: list[float], path: Path) -> Non
             if pts:
                 ax.plot(*zip(*pts, strict=True), style, color=color, marker="o",
                         label=f"{method}, accuracy {target:g}")
+    refused = [f"{r['m']:,}" for r in results if "refused" in r["lbfgs"]]
+    if refused:
+        ax.annotate(f"L-BFGS refused (422, data over the worker memory budget) at m = "
+                    f"{', '.join(refused)}", (0.01, 0.01), xycoords="axes fraction", fontsize=7)
     ax.set(xscale="log", yscale="log", xlabel="training set size m",
            ylabel="median solver seconds to the target",
            title="RCV1-like, through the service: time to a fixed accuracy")
@@ -302,11 +306,10 @@ def main(argv: list[str] | None = None) -> None:
         summary = {"sizes": [r["m"] for r in results], "targets": args.targets,
                    "worker_memory_bytes": args.worker_memory, "test_rows": TEST_ROWS,
                    "results": results}
-        recording.save(summary, args.results_dir)  # after every size: a long run keeps its part
+        # After every size: a long run keeps its part (and --resume goes on from there).
+        recording.save(summary, args.results_dir)
+        plot(results, args.targets, args.out / "rcv1_like_inverse_time_scale.svg")
         print(tables.inverse_time_scale(summary), flush=True)
-    figure = args.out / "rcv1_like_inverse_time_scale.svg"
-    plot(results, args.targets, figure)
-    print(f"wrote {figure}")
 
 
 if __name__ == "__main__":
