@@ -20,8 +20,9 @@ deleted.
 
 sigma(m) follows the validated choice of the paper figures' RCV1-like runs (bench.paper_figures,
 sigma chosen on a validation fifth of the rows): 3e-8 at m = 800,000, where the validated sigma
-fell about as 1/m from 400,000 rows on. Validation on millions of rows is beyond this machine, so
-sigma(m) = 3e-8 x 800,000 / m: the same rule, extrapolated. Every run of one m uses it.
+fell at least as fast as 1/m from 400,000 rows (1e-7) on. Validation on millions of rows is
+beyond this machine, so sigma(m) = 3e-8 x 800,000 / m: that fall, extrapolated. Every run of one
+m uses it.
 
 Recorded per m: generation (drawing and writing the text) and import (the service's parse into
 shards) seconds and the parse throughput, the stored set's bytes on disk, each (run, target)'s
