@@ -1,0 +1,74 @@
+"""The end-to-end and cold-start benchmarks' helpers: their arithmetic and verdicts, on made-up
+records (the benchmarks themselves are timed runs, not tests)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bench import tables
+from bench.cold_start import clean_env, since
+from bench.end_to_end import seconds_between
+
+
+def _sample(client_s: float, fit_s: float, read_s: float) -> dict[str, float]:
+    return {"job_id": 1, "client_s": client_s, "server_s": client_s - 0.01, "dispatch_s": 0.005,
+            "run_s": client_s - 0.02, "solver_s": fit_s / 2, "fit_s": fit_s, "read_s": read_s}
+
+
+def _end_to_end_record(client_s: list[float]) -> dict:
+    samples = [_sample(c, 0.5, 0.5) for c in client_s]
+    median = {k: sorted(s[k] for s in samples)[len(samples) // 2] for k in samples[0]}
+    return {"set": "kdd_like", "m": 494021, "n": 119, "nnz": 9880420, "upload_s": 40.0,
+            "sigma": 1e-6, "n_iter": 120000, "repeats": len(samples),
+            "cases": [{"p": 2.0, "first_job": samples[0], "samples": samples, "median": median,
+                       "worker_steps": {"load_job": 0.01, "load_data": 0.3}}]}
+
+
+def test_ratio_is_the_job_time_over_fit_plus_read():
+    assert tables.end_to_end_ratio(_sample(1.5, 0.5, 0.25)) == pytest.approx(2.0)
+    assert tables.end_to_end_ratio(_sample(1.5, 0.5, 0.25), "server_s") == pytest.approx(1.49 / 0.75)
+
+
+@pytest.mark.parametrize(("client_s", "verdict"), [([1.2, 1.3, 2.0], "met"),
+                                                   ([1.2, 1.4, 2.0], "missed")])
+def test_end_to_end_goal_is_judged_on_the_median_ratio(client_s, verdict):
+    [line] = tables.end_to_end_goals(_end_to_end_record(client_s))
+    assert line.endswith(verdict)
+    assert "goal at most 1.3x" in line
+
+
+def test_end_to_end_table_shows_each_case_and_the_worker_steps():
+    text = tables.end_to_end(_end_to_end_record([1.2, 1.3, 2.0]))
+    assert "| PGS p=2 | 1300 |" in text
+    assert "| load_job | load_data |" in text
+
+
+@pytest.mark.parametrize(("training_s", "verdict"), [(9.9, "met"), (10.1, "missed")])
+def test_cold_start_goal(training_s, verdict):
+    record = {"source": "main", "commit": "abc1234", "make_serve_to_ready_s": 300.0,
+              "posted_s": 0.1, "running_s": training_s - 1, "running_seen_s": None,
+              "compile_s": 1.0, "training_s": training_s, "succeeded_s": training_s + 1}
+    assert tables.cold_start_goals(record)[0].endswith(verdict)
+    assert "| 300 | 0.10 |" in tables.cold_start(record)
+
+
+def test_job_timestamps_are_read_as_utc():
+    ready = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+    assert since(ready, "2026-01-01T12:00:02.500000") == 2.5
+    assert since(ready, "2026-01-01T12:00:02.500000+00:00") == 2.5
+    assert since(ready, None) is None
+    job = {"created_at": "2026-01-01T12:00:00", "finished_at": "2026-01-01T12:00:01.250000"}
+    assert seconds_between(job, "created_at", "finished_at") == 1.25
+
+
+def test_a_fresh_install_inherits_no_cache_or_settings(monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere/numba-cache")
+    monkeypatch.setenv("PGS_WORKERS", "7")
+    monkeypatch.setenv("VIRTUAL_ENV", "/elsewhere/.venv")
+    env = clean_env(8123, Path("/tmp/clone/var"))
+    assert "NUMBA_CACHE_DIR" not in env and "VIRTUAL_ENV" not in env and "PGS_WORKERS" not in env
+    assert env["PGS_PORT"] == "8123" and env["PGS_DATA_DIR"] == "/tmp/clone/var"
+    assert env["PGS_HOST"] == "127.0.0.1"
