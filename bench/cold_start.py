@@ -10,6 +10,7 @@ The procedure is a new user's: ``git clone`` of the repository (``--source``, de
 (``python -m solver.warmup``) before it starts the server. As soon as /readyz answers 200 a small
 data set is uploaded and a PGS job posted; recorded are the seconds from /readyz to
 
+* ``uploaded`` and ``posted``: the data set stored (201) and the job accepted (202);
 * ``running``: the job's ``started_at`` (the worker's claim; its own timestamp, on the same host's
   clock as the readiness seen here) and as the client first saw it (polled every 10 ms);
 * ``training``: ``started_at`` plus the job's ``compile_seconds`` (kernels loaded from the cache or
@@ -81,6 +82,7 @@ def first_job(base: str, ready_at: datetime) -> dict[str, Any]:
     with httpx.Client(base_url=base, timeout=60) as c:
         ds = c.post("/v1/datasets", files={"file": ("first.svm", tiny_svmlight(2000, 30))})
         ds.raise_for_status()
+        uploaded_s = (datetime.now(UTC) - ready_at).total_seconds()
         job_id = c.post("/v1/jobs", json={"dataset_id": ds.json()["id"], **JOB}
                         ).raise_for_status().json()["id"]
         posted_s = (datetime.now(UTC) - ready_at).total_seconds()
@@ -97,7 +99,8 @@ def first_job(base: str, ready_at: datetime) -> dict[str, Any]:
     running = since(ready_at, job["started_at"])
     assert running is not None
     compile_s = float(job["metrics"].get("compile_seconds") or 0.0)
-    return {"posted_s": posted_s, "running_s": running, "running_seen_s": seen_running,
+    return {"uploaded_s": uploaded_s, "posted_s": posted_s, "running_s": running,
+            "running_seen_s": seen_running,
             "compile_s": compile_s, "training_s": running + compile_s,
             "succeeded_s": since(ready_at, job["finished_at"]),
             "solver_s": job["metrics"]["solver_seconds"]}

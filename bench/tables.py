@@ -512,11 +512,19 @@ def dispatch_bench_goals(results: list[dict]) -> list[str]:
 
 # The job's wall time (POST to succeeded) at most this multiple of the in-process fit plus one read.
 GOAL_END_TO_END = 1.3
+# The worker's steps of a job in the order it runs them (bench.end_to_end's replay).
+WORKER_STEPS = ("load_job", "load_data", "fit_traced", "package", "metrics", "store_model")
 
 
 def end_to_end_ratio(sample: dict, clock: str = "client_s") -> float:
-    """One repeat's job time (the client's, or the job's own ``server_s``) over its fit + read."""
-    return sample[clock] / (sample["fit_s"] + sample["read_s"])
+    """One repeat's job time (the client's, or the job's own ``server_s``) over the same work in
+    one process: one read, the job's preprocessing (if any) and the fit."""
+    return sample[clock] / (sample["read_s"] + sample.get("prep_s", 0.0) + sample["fit_s"])
+
+
+def _e2e_case(case: dict) -> str:
+    prep = "raw features" if case["preprocessing"] == "none" else "default preprocessing"
+    return f"PGS p={case['p']:g}, {prep}"
 
 
 def end_to_end(r: dict) -> str:
@@ -526,29 +534,39 @@ def end_to_end(r: dict) -> str:
     rows = []
     for case in r["cases"]:
         med, first = case["median"], case["first_job"]
-        rows.append([f"PGS p={case['p']:g}", ms(med["client_s"]), ms(med["server_s"]),
+        rows.append([_e2e_case(case), ms(med["client_s"]), ms(med["server_s"]),
                      ms(med["dispatch_s"]), ms(med["run_s"]), ms(med["solver_s"]),
-                     ms(med["read_s"]), ms(med["fit_s"]),
+                     ms(med["read_s"]), ms(med["prep_s"]), ms(med["fit_s"]),
                      f"{_median([end_to_end_ratio(s) for s in case['samples']]):.2f}",
                      f"{_median([end_to_end_ratio(s, 'server_s') for s in case['samples']]):.2f}",
                      ms(first["client_s"])])
-    steps = [c for c in r["cases"] if c.get("worker_steps")]
     lines = [
         f"{r['set']}: {r['m']:,} x {r['n']} ({r['nnz']:,} non-zeros) stored by one upload "
         f"({r['upload_s']:.0f} s); sigma {r['sigma']:g}, {r['n_iter']:,} iterations, every row "
-        f"trained on; medians of {r['repeats']} interleaved repeats, in milliseconds.",
+        f"trained on; medians of {r['repeats']} interleaved repeats, in milliseconds. The ratio "
+        "is the job's time over read + preprocessing + fit (median of the repeats' ratios).",
         "",
         _table(["case", "POST to succeeded (client)", "created to finished (job)", "dispatch",
-                "worker run", "solver", "one read", "fit()", "ratio (client)", "ratio (job)",
-                "first job (client)"], rows),
+                "worker run", "solver", "one read", "preprocessing", "fit()", "ratio (client)",
+                "ratio (job)", "first job (client)"], rows),
     ]
-    if steps:
-        names = list(steps[0]["worker_steps"])
-        lines += ["", "The worker's steps replayed in the benchmark's process, once per case "
-                  "(milliseconds):", "",
-                  _table(["case", *names], [[f"PGS p={c['p']:g}",
-                                             *(ms(c["worker_steps"][k]) for k in names)]
-                                            for c in steps])]
+    profiled = [c for c in r["cases"] if c.get("worker_steps")]
+    if profiled:
+        def step_row(case: dict) -> list[str]:
+            steps = case["worker_steps"]
+            rest = case["median"]["run_s"] - sum(steps[k] for k in WORKER_STEPS)
+            return [_e2e_case(case), *(ms(steps[k]) for k in WORKER_STEPS),
+                    ms(steps["fit_traced"] - steps["fit"]), ms(rest)]
+
+        lines += ["", f"The worker's steps replayed in the benchmark's process with the server "
+                  f"stopped (median of {r['profile_repeats']}), in milliseconds; the last "
+                  "columns are the trace's share of the traced fit, and the job's median worker "
+                  "run minus the replayed steps (its database writes, progress and heartbeats, "
+                  "and the load the server's other processes add):", "",
+                  _table(["case", "load job", "load data (read + preprocessing)",
+                          "fit, traced (as the worker)", "export", "metrics", "model files",
+                          "of which the trace", "worker run not in the replay"],
+                         [step_row(c) for c in profiled])]
     return "\n".join([*lines, "", *(f"- {line}" for line in end_to_end_goals(r))])
 
 
@@ -556,7 +574,7 @@ def end_to_end_goals(r: dict) -> list[str]:
     lines = []
     for case in r["cases"]:
         ratio = _median([end_to_end_ratio(s) for s in case["samples"]])
-        lines.append(f"End to end (PGS p={case['p']:g}, {r['m']:,} rows): POST to succeeded "
+        lines.append(f"End to end ({_e2e_case(case)}, {r['m']:,} rows): POST to succeeded "
                      f"{ratio:.2f}x the in-process fit() plus one read, goal at most "
                      f"{GOAL_END_TO_END}x, {'met' if ratio <= GOAL_END_TO_END else 'missed'}")
     return lines
@@ -568,13 +586,16 @@ GOAL_COLD_START_S = 10.0
 
 def cold_start(r: dict) -> str:
     seen = "-" if r["running_seen_s"] is None else f"{r['running_seen_s']:.2f}"
-    row = [f"{r['make_serve_to_ready_s']:.0f}", f"{r['posted_s']:.2f}", f"{r['running_s']:.2f}",
+    uploaded = "-" if r.get("uploaded_s") is None else f"{r['uploaded_s']:.2f}"
+    row = [f"{r['make_serve_to_ready_s']:.0f}", uploaded, f"{r['posted_s']:.2f}",
+           f"{r['running_s']:.2f}",
            seen, f"{r['compile_s']:.2f}", f"{r['training_s']:.2f}", f"{r['succeeded_s']:.2f}"]
     return "\n".join([
-        f"A clone of `{r['source']}` (commit `{r['commit']}`); seconds from /readyz = 200 unless "
-        "said otherwise.",
+        f"A fresh clone (commit `{r['commit']}`); seconds from /readyz = 200 unless said "
+        "otherwise.",
         "",
-        _table(["make serve to /readyz (install included)", "job posted", "running (job's clock)",
+        _table(["make serve to /readyz (install included)", "data set uploaded", "job posted",
+                "running (job's clock)",
                 "running (seen by the client)", "kernels loaded (job's compile_seconds)",
                 "training starts", "succeeded"], [row]),
         "", *(f"- {line}" for line in cold_start_goals(r)),
