@@ -2,8 +2,9 @@
 
 Goal: the first job after a fresh install starts training within 10 s of /readyz.
 
-The procedure is a new user's: ``git clone`` of the repository (``--source``, default this one;
-``--branch``, default the current branch: committed work only) into a temporary directory, then
+The procedure is a new user's: ``git clone`` of the repository (``--source``, default this one) at
+a commit (``--ref``, default this checkout's HEAD: committed work only) into a temporary directory,
+then
 ``make serve`` there with a free port on 127.0.0.1 and the clone's own data dir and Numba cache
 (nothing inherited from this environment: NUMBA_CACHE_DIR and every PGS_* variable are removed).
 ``make serve`` creates the virtual environment, installs the service and fills the Numba cache
@@ -106,19 +107,18 @@ def first_job(base: str, ready_at: datetime) -> dict[str, Any]:
             "solver_s": job["metrics"]["solver_seconds"]}
 
 
-def current_branch() -> str:
-    return subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=REPO, check=True,
-                          capture_output=True, text=True).stdout.strip()
+def git(*args: str, cwd: Path = REPO) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
 
 
-def run(source: str, branch: str, timeout: float) -> dict[str, Any]:
+def run(source: str, ref: str, timeout: float) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="pgs-cold-"))
     clone, log = root / "pgs-service", root / "serve.log"
     try:
-        subprocess.run(["git", "clone", "--quiet", "--branch", branch, source, str(clone)],
-                       check=True)
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, check=True,
-                                capture_output=True, text=True).stdout.strip()
+        git("clone", "--quiet", "--no-checkout", source, str(clone))
+        git("checkout", "--quiet", ref, cwd=clone)
+        commit = git("rev-parse", "--short", "HEAD", cwd=clone)
         port = free_port()
         started = time.monotonic()
         with log.open("wb") as out:
@@ -131,7 +131,7 @@ def run(source: str, branch: str, timeout: float) -> dict[str, Any]:
             job = first_job(f"http://127.0.0.1:{port}", ready_at)
         finally:
             stop_process(proc)
-        return {"source": branch, "commit": commit, "make_serve_to_ready_s": serve_to_ready,
+        return {"commit": commit, "make_serve_to_ready_s": serve_to_ready,
                 **job}
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -140,13 +140,13 @@ def run(source: str, branch: str, timeout: float) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", default=str(REPO), help="the repository to clone")
-    ap.add_argument("--branch", default=None, help="the branch to clone (default: the current one)")
+    ap.add_argument("--ref", default=None, help="the commit to check out (default: HEAD here)")
     ap.add_argument("--timeout", type=float, default=1800,
                     help="seconds make serve may take to answer /readyz (install included)")
     add_results_dir(ap)
     args = ap.parse_args(argv)
     recording = record("cold_start", argv)
-    results = run(args.source, args.branch or current_branch(), args.timeout)
+    results = run(args.source, args.ref or git("rev-parse", "HEAD"), args.timeout)
     path = recording.save(results, args.results_dir)
     print(tables.cold_start(results))
     print(f"wrote {path}")

@@ -57,7 +57,7 @@ def test_end_to_end_table_shows_each_case_and_the_worker_steps():
 
 @pytest.mark.parametrize(("training_s", "verdict"), [(9.9, "met"), (10.1, "missed")])
 def test_cold_start_goal(training_s, verdict):
-    record = {"source": "main", "commit": "abc1234", "make_serve_to_ready_s": 300.0,
+    record = {"commit": "abc1234", "make_serve_to_ready_s": 300.0,
               "uploaded_s": 0.05, "posted_s": 0.1, "running_s": training_s - 1, "running_seen_s": None,
               "compile_s": 1.0, "training_s": training_s, "succeeded_s": training_s + 1}
     assert tables.cold_start_goals(record)[0].endswith(verdict)
