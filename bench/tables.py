@@ -736,6 +736,8 @@ GOALS: dict[str, Callable[[Any], list[str]]] = {
     "dispatch_bench": dispatch_bench_goals,
     "soak": soak_goals,
     "peers": peers_goals,
+    "end_to_end": end_to_end_goals,
+    "cold_start": cold_start_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
