@@ -228,7 +228,7 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved
     """
     stop_reason: str | None
     """
