@@ -41,7 +41,7 @@ import httpx
 
 from tests.cluster.harness import free_port, tiny_svmlight
 
-from . import tables
+from . import procs, tables
 from .results import add_results_dir, record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,13 +85,11 @@ class Server:
         self.log.close()
 
     def reset_peak(self) -> int:
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+        procs.reset_peak(self.proc.pid)
         return self.peak()
 
     def peak(self) -> int:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return next(int(ln.split()[1]) * 1024 for ln in status.splitlines()
-                    if ln.startswith("VmHWM:"))
+        return procs.status_bytes(self.proc.pid, "VmHWM")
 
 
 def _train(server: Server) -> int:

@@ -34,7 +34,6 @@ the studies run) and the parse process's.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shutil
 import time
@@ -45,7 +44,7 @@ import httpx
 
 from tests.cluster.harness import ApiServer
 
-from . import tables
+from . import procs, tables
 from .datasets import RCV1LikeStream, svmlight_text
 from .results import REPO, add_results_dir, record
 
@@ -86,35 +85,6 @@ def write_svmlight(path: Path, stream: RCV1LikeStream, n_rows: int, part: str) -
 # -- the server's processes ----------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            # The parent pid is the 2nd field after the command, which is in parentheses.
-            fields = entry.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid:
-                found.append(int(entry.parent.name))
-    return found
-
-
-def descendants(pid: int) -> list[int]:
-    todo, found = [pid], []
-    while todo:
-        children = _children(todo.pop())
-        found += children
-        todo += children
-    return found
-
-
-def peak_rss(pid: int) -> int:
-    """VmHWM (peak resident set) of process ``pid`` in bytes; 0 once it has exited."""
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 class PeakMemory:
     """The largest VmHWM seen among the server's child processes (its pool's workers, a parse
     process), sampled by :meth:`sample` while a phase runs."""
@@ -123,8 +93,8 @@ class PeakMemory:
         self.server_pid, self.peak = server_pid, 0
 
     def sample(self) -> None:
-        for pid in descendants(self.server_pid):
-            self.peak = max(self.peak, peak_rss(pid))
+        for pid in procs.descendants(self.server_pid):
+            self.peak = max(self.peak, procs.status_bytes(pid, "VmHWM"))
 
 
 def wait(check: Any, memory: PeakMemory, timeout: float, what: str, interval: float = 1.0) -> Any:

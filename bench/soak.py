@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -48,7 +49,7 @@ import httpx
 
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
 
-from . import tables
+from . import procs, tables
 from .hostile_bench import gzip_bombs
 from .load_bench import prediction_clients
 from .results import add_results_dir, record
@@ -175,27 +176,15 @@ def _pool_workers(api_pid: int) -> list[int]:
     """The API process's pool workers: its spawned children (an upload's parse is a forked
     child, which runs the parent's command line, not multiprocessing's spawn_main)."""
     workers = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit() and _parent(int(proc.name)) == api_pid:
-            try:
-                cmdline = (proc / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"spawn_main" in cmdline:
-                workers.append(int(proc.name))
-    return sorted(workers)
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
+    for pid in procs.children(api_pid):
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.append(pid)
+    return workers
 
 
 def _rss(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return next(int(ln.split()[1]) * 1024 for ln in status.splitlines() if ln.startswith("VmRSS:"))
+    return procs.status_bytes(pid, "VmRSS")
 
 
 def _rss_loop(soak: Soak) -> None:
