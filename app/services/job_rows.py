@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.services.datasets import ShardSplit, widen
-from app.services.shards import NNZ_BYTES, ROW_BYTES, DatasetShards
+from app.services.shards import DatasetShards
 from solver import ShardedMatrix
 
 Mask = Callable[[int], np.ndarray | None]
@@ -48,10 +48,7 @@ class RowSelection:
     @property
     def largest_shard_bytes(self) -> int:
         """The stored bytes of the largest shard (all its rows, selected or not)."""
-        m = self.data.manifest
-        row_bytes = ROW_BYTES + np.dtype(m.label_dtype).itemsize
-        return max((k * NNZ_BYTES + r * row_bytes for r, k in zip(m.shard_rows, m.shard_nnz,
-                                                                  strict=True)), default=0)
+        return max(self.data.manifest.shard_nbytes, default=0)
 
     def shard(self, i: int) -> tuple[sp.csr_matrix, np.ndarray]:
         X, y = self.data.shard(i)

@@ -76,13 +76,18 @@ class Manifest:
         return len(self.shard_rows)
 
     @property
+    def shard_nbytes(self) -> tuple[int, ...]:
+        """Bytes of each shard's arrays in the store (what a reader maps of it)."""
+        row_bytes = (np.dtype(self.label_dtype).itemsize
+                     + np.dtype(self.text_dtype).itemsize * self.text_columns)
+        return tuple(k * NNZ_BYTES + (r + 1) * ROW_BYTES + r * row_bytes
+                     for r, k in zip(self.shard_rows, self.shard_nnz, strict=True))
+
+    @property
     def nbytes(self) -> int:
         """Bytes of the data set's arrays: what its shards take in the store, and (within a few
         bytes a shard) what it takes in memory as one CSR matrix with its labels."""
-        label_bytes = np.dtype(self.label_dtype).itemsize
-        text_bytes = np.dtype(self.text_dtype).itemsize * self.text_columns
-        return (self.nnz * NNZ_BYTES + (self.n_samples + self.n_shards) * ROW_BYTES
-                + self.n_samples * (label_bytes + text_bytes))
+        return sum(self.shard_nbytes)
 
     @property
     def arrays(self) -> tuple[str, ...]:
