@@ -10,8 +10,11 @@ from bench import procs
 
 
 def test_a_child_is_found_under_its_parent_and_its_memory_read():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(30)"],
+                             stdout=subprocess.PIPE)
     try:
+        assert child.stdout is not None
+        child.stdout.readline()  # started: its memory no longer grows between two reads
         assert procs.parent(child.pid) == os.getpid()
         assert child.pid in procs.children(os.getpid())
         assert child.pid in procs.descendants(os.getppid())
@@ -19,6 +22,7 @@ def test_a_child_is_found_under_its_parent_and_its_memory_read():
     finally:
         child.kill()
         child.wait()
+        child.stdout.close()  # type: ignore[union-attr]
     # Gone: no parent, no memory.
     assert procs.parent(child.pid) is None
     assert procs.status_bytes(child.pid, "VmRSS") == 0
