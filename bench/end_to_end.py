@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from tests.cluster.harness import ApiServer
+from tests.cluster.harness import ApiServer, poll_job
 
 from . import tables
 from .datasets import kdd_like
@@ -61,7 +61,6 @@ SIGMA = 1e-6
 # Iterations in which PGS p=2 reaches optimum - 0.5 points on kdd_like at sigma 1e-6 (bench.peers:
 # 117,971 on the 80 % training part).
 N_ITER = 120_000
-FINAL = ("succeeded", "failed", "cancelled")
 POLL_S = 0.05
 # The job's preprocessing: the raw features, or the service's default (the request leaves it out).
 PREPROCESSING = {"none": {"preprocessing": None}, "default": {}}
@@ -91,11 +90,7 @@ def run_job(c: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
     """One job from POST to its end: the client's wall time and the job's own timestamps."""
     sent = time.perf_counter()
     job_id = c.post("/v1/jobs", json=body).raise_for_status().json()["id"]
-    while True:
-        job = c.get(f"/v1/jobs/{job_id}").json()
-        if job["status"] in FINAL:
-            break
-        time.sleep(POLL_S)
+    job = poll_job(c, job_id, timeout=3600, interval=POLL_S)
     client_s = time.perf_counter() - sent
     if job["status"] != "succeeded":
         raise RuntimeError(f"job {job_id} ended {job['status']}: {job.get('error')}")

@@ -339,15 +339,17 @@ def backend_env(setup: str, root: Path, stack: Any) -> dict[str, str]:
     return env
 
 
-def poll_job(client: httpx.Client, job_id: int, done: Any = None, timeout: float = 120) -> Any:
-    """Poll until ``done(job)`` (default: a final status); returns the job."""
+def poll_job(client: httpx.Client, job_id: int, done: Any = None, timeout: float = 120,
+             interval: float = 0.1) -> Any:
+    """Poll every ``interval`` seconds until ``done(job)`` (default: a final status); returns
+    the job."""
     done = done or (lambda j: j["status"] in FINAL)
 
     def check() -> Any:
         job = client.get(f"/v1/jobs/{job_id}").json()
         return job if done(job) else None
 
-    return wait_until(check, timeout, f"job {job_id} condition", interval=0.1)
+    return wait_until(check, timeout, f"job {job_id} condition", interval=interval)
 
 
 def tiny_svmlight(n: int = 400, d: int = 20, seed: int = 0) -> bytes:
