@@ -77,6 +77,7 @@ function fetchOnce(path, init) {
 // fetch() for the API: JSON in (json=) or any body (body=), JSON, a Blob or nothing out.
 export async function request(path, { method = "GET", json, body, headers = {}, as = "json", signal } = {}) {
   for (;;) {
+    const sentKey = storedKey();
     const init = { method, signal, headers: { Accept: "application/json", ...headers, ...authorization() } };
     if (json !== undefined) {
       init.body = JSON.stringify(json);
@@ -86,7 +87,9 @@ export async function request(path, { method = "GET", json, body, headers = {}, 
     }
     const response = await fetchOnce(path, init);
     if (response.status === 401 || response.status === 403) {
-      await obtainKey(response.status, await problemOf(response));
+      // Refused a key (or none) that another request's dialog has replaced since it was sent:
+      // try the new one before asking again, or the dialog would lose the new key's answer.
+      if (storedKey() === sentKey) await obtainKey(response.status, await problemOf(response));
       continue;
     }
     if (!response.ok) throw new ApiError(response.status, await problemOf(response));
