@@ -199,7 +199,7 @@ def zero_survival(X, y, w_star, sigma, steps: int = 20_000, seed: int = 0) -> di
 
 def estimator(cls, sigma, n_iter, seed, **params):
     return cls(sigma=sigma, n_iter=n_iter, fit_intercept=False, random_state=seed,
-               checkpoint_growth=1.25, checkpoint_interval=None, **params)
+               checkpoint_growth=1.25, checkpoint_interval=None, objective_rows=None, **params)
 
 
 def late_objective(cls, X, y, sigma, n_iter, **params) -> float:

@@ -84,7 +84,8 @@ def compare(name: str, order: str, X, y, X_test, y_test, n_shards: int, windows:
             for seed in range(seeds):
                 for mode, data in modes.items():
                     est = make(seed).set_params(n_iter=int(max(epochs) * m) + 1,
-                                                checkpoint_interval=None)
+                                                checkpoint_interval=None,
+                                                objective_rows=None)
                     est.fit(*data, eval_set=(X_test, y_test))
                     results[mode].append(at_epochs(est.trace_, m, epochs))
                     solver_s[mode].append(est.trace_[-1].solver_seconds)

@@ -227,6 +227,21 @@ class TrainingShards:
             X, y = self.X.open(i)
             yield X, self.encode(y)
 
+    def rows_at(self, rows: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The rows at the sorted indices ``rows`` (over the whole data set) as one CSR matrix in
+        memory, and their targets: each shard holding some of them is opened once."""
+        bounds = np.concatenate([[0], np.cumsum(self.X.shard_rows, dtype=np.int64)])
+        parts, targets = [], []
+        for i in self.shard_ids:
+            lo, hi = np.searchsorted(rows, bounds[i:i + 2])
+            if lo == hi:
+                continue
+            X, y = self.X.open(i)
+            local = rows[lo:hi] - bounds[i]
+            parts.append(X[local])
+            targets.append(self.encode(y[local]))
+        return sp.vstack(parts, format="csr"), np.concatenate(targets, axis=1)
+
     def first_block(self) -> tuple[KernelData, np.ndarray]:
         """The first shard: the sampled estimates of a step size (the q-norms of PGS's t0="auto"
         for p < 2) read its rows rather than the whole data set's."""

@@ -102,6 +102,14 @@ class LinearModelBase(_Fitted):
     checkpoint_interval: float | None = param(
         default=1.0, allowed=[POSITIVE, None],
         doc="...and at least every this many solver seconds.")
+    objective_rows: int | None = param(
+        default=20_000, allowed=[AT_LEAST_ONE, None],
+        doc="The trace's training objective is computed on this many rows, evenly spread, when "
+            "the data has more; None: on every row.",
+        details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
+                "costs the same at every m (over all rows it cost a pass over the data, 24 times "
+                "in a typical run: many times the fit itself on a large set). The fitted model "
+                "and the test score (over the whole eval_set) do not depend on it.")
 
     # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
     # ``solver.sampling.TrainingRows``); ``solver.registry`` says the same per solver.
@@ -148,9 +156,12 @@ class LinearModelBase(_Fitted):
         self._check_fit_request(X.shape[0], evaluation)
         data, stats = prepare(X)
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
+        sample = self._objective_sample(X.shape[0])
+        X_obj, targets_obj = (X, targets) if sample is None else (X[sample], targets[:, sample])
 
         def objective(weights):
-            return sum(self._objective(X, y, w, data) for y, w in zip(targets, weights, strict=True))
+            return sum(self._objective(X_obj, y, w, data)
+                       for y, w in zip(targets_obj, weights, strict=True))
 
         return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data)
 
@@ -162,16 +173,29 @@ class LinearModelBase(_Fitted):
         self._check_fit_request(X.n_samples, evaluation)
         rows = TrainingShards(X, encode, n_outputs)
         engine = self._engine_over(rows, _generator(self.random_state))
+        sample = self._objective_sample(rows.m)
+        # The sample is read once, here; every row is streamed at each checkpoint otherwise.
+        taken = None if sample is None else rows.rows_at(sample)
 
         def objective(weights):
-            total = 0.0
-            for X_block, targets in rows.matrix_blocks():
+            total, n_rows = 0.0, 0
+            for X_block, targets in (rows.matrix_blocks() if taken is None else [taken]):
                 scores = self._scores(X_block, weights)
                 total += sum(self._mean_loss(scores[:, o], y) * y.shape[0]
                              for o, y in enumerate(targets))
-            return sum(self._penalty(w) for w in weights) + total / rows.m
+                n_rows += targets.shape[1]
+            return sum(self._penalty(w) for w in weights) + total / n_rows
 
         return self._drive(engine, X.n_samples, objective, evaluation, callback, trace, None)
+
+    def _objective_sample(self, m: int) -> np.ndarray | None:
+        """The rows (sorted) of the trace's objective: every (m / objective_rows)-th of ``m``, a
+        systematic sample spread evenly over the data whatever its order (rows sorted by label
+        included) and drawing nothing from the solver's random stream; None for all of them."""
+        k = self.objective_rows
+        if k is None or m <= k:
+            return None
+        return np.arange(k, dtype=np.int64) * m // k
 
     def _drive(self, engine: Engine, m: int, objective: Callable[[np.ndarray], float],
                evaluation: _Evaluation | None, callback, trace, data: KernelData | None):

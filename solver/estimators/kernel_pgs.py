@@ -129,10 +129,18 @@ class _KernelPGSBase(LinearModelBase):
         return scores
 
     def _objective(self, X, y, w, data=None):
-        """Eq. (7) of the lecture: sigma/2 alpha^T K alpha + mean loss, from one kernel product."""
+        """Eq. (7) of the lecture: sigma/2 alpha^T K alpha + mean loss on (X, y)."""
         z = self._scores(X, w[None, :], data)[:, 0]
-        # ||w||^2 = sum_j alpha_j <w, phi(x_j)>, and X is the training set here.
-        return 0.5 * self.sigma * float(np.dot(w, z)) + self._mean_loss(z, y)
+        # ||w||^2 = sum_j alpha_j <w, phi(x_j)>: when X is the training set, its own scores give
+        # it in the same kernel product; X is otherwise the trace's sample of it (a strict
+        # subset: objective_rows), and the support vectors' scores give it.
+        if X.shape[0] == data.indptr.shape[0] - 1:
+            norm_sq = float(np.dot(w, z))
+        else:
+            support = _support(w[None, :])
+            z_support = self._scores(rows_of(data, support), w[None, :], data)[:, 0]
+            norm_sq = float(np.dot(w[support], z_support))
+        return 0.5 * self.sigma * norm_sq + self._mean_loss(z, y)
 
     def _set_weights(self, weights, data):
         support = _support(weights)

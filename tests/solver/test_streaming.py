@@ -246,3 +246,24 @@ def test_a_shard_with_bad_values_is_named():
     X.data[-1] = np.nan
     with pytest.raises(ValueError, match="shard 4: Input X contains NaN"):
         PGSClassifier(n_iter=10).fit(ShardedMatrix.from_arrays(X, y, SHARDS), None)
+
+
+def test_taken_rows_are_those_of_the_matrix_in_memory_across_shards():
+    """TrainingShards.rows_at (the trace's objective sample of a sharded fit) reads the rows at
+    global indices from the shards holding them, empty shards and shard ends included."""
+    X, y = _problem()
+    rows = TrainingShards(ShardedMatrix.from_arrays(X, y, SHARDS), lambda y: y[None, :] * 2.0, 1)
+    picked = np.array([0, 12, 13, 41, 42, 48, 49, M - 1])
+    X_taken, targets = rows.rows_at(picked)
+    assert (X_taken != X[picked]).nnz == 0
+    np.testing.assert_array_equal(targets, 2.0 * y[picked][None, :])
+
+
+@pytest.mark.parametrize(("cls", "params"), STREAMING[:2])
+def test_a_sampled_objective_is_the_same_sharded_or_in_memory(cls, params):
+    X, y = _problem()
+    make = lambda: cls(random_state=4, n_iter=150, objective_rows=17, **params)  # noqa: E731
+    memory = _fitted(make(), X, y, trace=True)
+    sharded = _fitted(make(), X, y, [M], trace=True)
+    np.testing.assert_allclose([p.objective for p in sharded.trace_],
+                               [p.objective for p in memory.trace_], rtol=1e-12)

@@ -18,6 +18,7 @@ from sklearn.datasets import make_regression
 from solver import (
     GCDClassifier,
     KernelPGSClassifier,
+    KernelPGSRegressor,
     LBFGSClassifier,
     OGDClassifier,
     PGSClassifier,
@@ -28,6 +29,7 @@ from solver import (
     tracing,
 )
 from solver._sparse import prepare
+from solver.losses import LOSSES, mean_loss
 from solver.tracing import FIRST_CHECKPOINT_SAMPLES, CheckpointSchedule, drive, time_to_target
 
 from .problems import binary_problem
@@ -222,3 +224,30 @@ def test_checkpoints_are_at_the_same_samples_seen_whatever_the_size_of_the_data(
         samples.append([pt.samples_seen for pt in clf.trace_])
     assert samples[0] == samples[1]
     assert samples[0][1] == FIRST_CHECKPOINT_SAMPLES
+
+
+@pytest.mark.parametrize("make", [
+    lambda rows: PGSRegressor(p=1.8, loss="squared", sigma=1e-3, n_iter=3000, random_state=0,
+                              objective_rows=rows),
+    lambda rows: KernelPGSRegressor(loss="squared", sigma=1e-2, n_iter=300, random_state=0,
+                                    objective_rows=rows),
+], ids=["linear", "kernel"])
+def test_the_trace_objective_of_a_large_set_is_that_of_an_even_sample_of_its_rows(make):
+    """objective_rows=50 of 400 rows: every 8th row. The model is the same as with the objective
+    over every row (the sample draws nothing from the solver's stream); the penalty is too, so
+    the two final objectives differ by the mean losses of the sample and of all rows."""
+    X, y = make_regression(n_samples=400, n_features=5, noise=1.0, random_state=0)
+    y = y / np.abs(y).max()
+    full = make(None).fit(X, y, trace=True)
+    sampled = make(50).fit(X, y, trace=True)
+    np.testing.assert_array_equal(sampled.predict(X), full.predict(X))
+    z, rows = full.predict(X), np.arange(0, 400, 8)
+    loss = LOSSES["squared"].code
+
+    def mean(z, y):
+        return mean_loss(loss, z, y, 1.0)
+
+    assert (sampled.trace_[-1].objective - full.trace_[-1].objective
+            == pytest.approx(mean(z[rows], y[rows]) - mean(z, y), rel=1e-9))
+    # A data set no larger than objective_rows: every row.
+    assert make(400).fit(X, y, trace=True).trace_[-1].objective == full.trace_[-1].objective
