@@ -49,6 +49,7 @@ from app.runner import JobRunner
 from app.services import jobs as job_service
 from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
 from app.services.model_store import ModelCache, load_for_prediction
+from app.services.parse_process import start_parser_server
 from app.services.shard_migration import convert_npz_datasets
 
 log = logging.getLogger("app")
@@ -113,6 +114,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
     await to_thread.run_sync(batch_predictor.start)
     upload_service.start()
+    await to_thread.run_sync(start_parser_server)
     log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
              runner.backend_name, runner.worker_count())
     try:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from tests.cluster.harness import ApiServer
 from tests.helpers import assert_problem, make_settings, upload
 
 
@@ -59,3 +61,15 @@ def test_routing_errors_are_problems(client: TestClient):
     assert_problem(client.put("/v1/datasets"), 405)
     assert_problem(client.get("/v1/datasets/abc"), 422, "path.dataset_id")
     assert_problem(client.get("/v1/datasets/0"), 422, "path.dataset_id")
+
+
+def test_a_ready_server_has_its_parser_process_before_the_first_upload(tmp_path: Path):
+    """The forkserver every upload's parse forks from starts with the service (a fresh server's
+    first upload waited seconds for it): it is there once /readyz answers, before any upload."""
+    server = ApiServer(tmp_path / "var", tmp_path / "api.log").start()
+    try:
+        children = subprocess.run(["pgrep", "-P", str(server.proc.pid), "-f", "forkserver"],
+                                  capture_output=True, text=True).stdout.split()
+        assert children, (tmp_path / "api.log").read_text()[-2000:]
+    finally:
+        server.stop()
