@@ -12,6 +12,7 @@ regressor) and, for logistic models, ``probabilities``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,7 @@ def _embed(part: Any, source: str, prefix: str, width: int, nodes: list[Any],
     from skl2onnx.common.data_types import FloatTensorType, StringTensorType
 
     kind = StringTensorType if source == "text" else FloatTensorType
+    _register_solver_transformers()
     converted = convert_sklearn(part, initial_types=[("input", kind([None, width]))],
                                 target_opset={"": OPSET, "ai.onnx.ml": ML_OPSET})
     graph = compose.add_prefix(converted, prefix).graph
@@ -98,6 +100,21 @@ def _embed(part: Any, source: str, prefix: str, width: int, nodes: list[Any],
     nodes.extend(graph.node)
     inits.extend(graph.initializer)
     return str(graph.output[0].name)
+
+
+@functools.cache
+def _register_solver_transformers() -> None:
+    """skl2onnx converts by a transformer's exact class: the solver's ``OnePassMaxAbsScaler``
+    (a ``MaxAbsScaler`` fitted faster, with the same attributes) takes MaxAbsScaler's converter."""
+    from skl2onnx import update_registered_converter
+    from skl2onnx.operator_converters.scaler_op import convert_sklearn_scaler
+    from skl2onnx.shape_calculators.scaler import calculate_sklearn_scaler_output_shapes
+
+    from solver.preprocessing import OnePassMaxAbsScaler
+
+    update_registered_converter(OnePassMaxAbsScaler, "SklearnMaxAbsScaler",
+                                calculate_sklearn_scaler_output_shapes, convert_sklearn_scaler,
+                                options={"div": ["std", "div", "div_cast"]})  # MaxAbsScaler's
 
 
 def _decision(model: LoadedModel, coef: np.ndarray, intercept: np.ndarray,

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
 
 from solver import PGSClassifier, export_preprocessor, load_preprocessor, make_preprocessor
-from solver.preprocessing import numeric_columns, transform_rows
+from solver.preprocessing import OnePassMaxAbsScaler, numeric_columns, transform_rows
 
 
 def _mixed(rng: np.random.Generator, n: int = 120) -> np.ndarray:
@@ -49,6 +50,33 @@ def test_sparse_input_stays_sparse_through_max_abs_scaling():
     assert abs(transform_rows(pre, X) - out).max() == 0.0
     # Its scales are stored by the columns seen in training, not one per column.
     assert arrays["scale.max_abs_.indices"].size == np.count_nonzero(abs(X).max(axis=0).toarray())
+
+
+def test_the_one_pass_max_abs_scaler_fits_as_scikit_learns():
+    """Negative, NaN, tiny and absent values, float32 and float64, fit then partial_fit: the
+    fitted attributes of MaxAbsScaler's own CSR fit, and its transform."""
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 30, density=0.1, format="csr", random_state=1, data_rvs=rng.standard_normal)
+    X.data[::17] = np.nan
+    X.data[::23] *= 1e-20  # under MaxAbsScaler's "zero" scale
+    X[:, 5] = -np.abs(X[:, 5].toarray())  # a column of negative values only
+    X[:, 7] = 0.0  # explicit zeros only
+    X[:, 9] = np.nan  # missing wherever stored
+    X[:, 11] = 0.0
+    X.eliminate_zeros()  # column 11 stores nothing
+    for data in (X, X.astype(np.float32)):
+        ours, theirs = OnePassMaxAbsScaler(), MaxAbsScaler()
+        for part in (data[:120], data[120:]):
+            ours.partial_fit(part)
+            theirs.partial_fit(part)
+            for attr in ("max_abs_", "scale_", "n_samples_seen_", "n_features_in_"):
+                np.testing.assert_array_equal(getattr(ours, attr), getattr(theirs, attr))
+            assert ours.max_abs_.dtype == theirs.max_abs_.dtype
+        np.testing.assert_array_equal(ours.transform(data).toarray(),
+                                      theirs.transform(data).toarray())
+    # Dense input is MaxAbsScaler's own.
+    np.testing.assert_array_equal(OnePassMaxAbsScaler().fit(X.toarray()).max_abs_,
+                                  MaxAbsScaler().fit(X.toarray()).max_abs_)
 
 
 def test_a_wide_sparse_input_is_sliced_not_indexed_column_by_column():
