@@ -30,7 +30,8 @@ import numpy as np
 class TracePoint:
     """One checkpoint of a run. ``test_score`` is accuracy (classification) or RMSE (regression).
 
-    ``objective`` is the training objective of the returned predictor; a multiclass (one-vs-rest)
+    ``objective`` is the training objective of the returned predictor (on more rows than the
+    estimator's ``objective_rows``, that of an even sample of them); a multiclass (one-vs-rest)
     run minimises one objective per class, and records their sum.
     """
 
