@@ -282,6 +282,36 @@ def _iterate_scale(sumq, ref, q, offset_t, sigma, radius):
     return coef, norm_w
 
 
+@njit(cache=True, inline="always")
+def _finish_iteration(hyp, weights, t, sumq, ref, prefix, peak, wsum):
+    """The rest of iteration t once lambda is updated: S recomputed when due, w_t = C_t phi
+    (Figure 1, line 8, with Figure 2's projection) and the average's prefix sums.
+
+    Returns (C_t, S, ref, P, peak, sum of the average's weights, whether the run diverged).
+    """
+    q, average = hyp.q, hyp.average
+    if _needs_refresh(t, hyp.refresh_every, q, sumq, peak):
+        if average:
+            _flush_average(weights, prefix)
+            prefix = 0.0
+        sumq, ref = _refresh(weights, q, hyp.quarters, ref)
+        peak = sumq
+    sumq = max(sumq, 0.0)
+    coef, norm_w = _iterate_scale(sumq, ref, q, t + hyp.t0, hyp.sigma, hyp.radius)
+    # The average weighs w_t by rho_t = t^a (a = 0: the plain mean of the iterates).
+    avg_power = hyp.average_power
+    rho = 1.0 if avg_power == 0.0 else (t if avg_power == 1.0 else float(t) ** avg_power)
+    if average and q != 2.0 and prefix > _PREFIX_SPAN * rho * coef:
+        _flush_average(weights, prefix)
+        prefix = 0.0
+    prefix += rho * coef
+    wsum += rho
+    # Diverged: not finite, or so large that margins near 1e100 are possible (PGSState).
+    diverged = (not (math.isfinite(coef) and math.isfinite(sumq))
+                or min(norm_w, hyp.radius) > hyp.max_norm)
+    return coef, sumq, ref, prefix, peak, wsum, diverged
+
+
 @njit(cache=True)
 def pgs_chunk(X, y, batches, hyp, weights, scal):
     """Run ``len(batches) // k`` iterations of Figure 1, continuing from the state in ``weights``/``scal``.
@@ -291,18 +321,12 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     iterate stopped being finite or its p-norm passed ``hyp.max_norm`` (the caller raises).
     """
     code = hyp.loss
-    sigma = hyp.sigma
     q = hyp.q
-    t0 = hyp.t0
-    radius = hyp.radius
     bias_value = hyp.bias  # 0 without an intercept
     k = hyp.k
     eps = hyp.epsilon
     average = hyp.average
-    refresh_every = hyp.refresh_every
     quarters = hyp.quarters
-    avg_power = hyp.average_power
-    max_norm = hyp.max_norm
     # For p = 2 and k = 1, S = ||lambda||^2 follows from the sub-gradient's dot product in O(1):
     # ||lambda - g x||^2 = ||lambda||^2 - 2 g <lambda, x> + g^2 ||x||^2. Otherwise (p < 2, or
     # rows of one minibatch that share coordinates) S is updated coordinate by coordinate.
@@ -339,24 +363,10 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
                 peak
             )
             peak, sumq = _update_by_dot(track, peak, sumq, g, row_sq, dot)
-        if _needs_refresh(t, refresh_every, q, sumq, peak):
-            if average:
-                _flush_average(weights, prefix)
-                prefix = 0.0
-            sumq, ref = _refresh(weights, q, quarters, ref)
-            inv_ref = 1.0 / ref
-            peak = sumq
-        sumq = max(sumq, 0.0)
-        coef, norm_w = _iterate_scale(sumq, ref, q, t + t0, sigma, radius)
-        # The average weighs w_t by rho_t = t^avg_power (0: the plain mean of the iterates).
-        rho = 1.0 if avg_power == 0.0 else (t if avg_power == 1.0 else float(t) ** avg_power)
-        if average and q != 2.0 and prefix > _PREFIX_SPAN * rho * coef:
-            _flush_average(weights, prefix)
-            prefix = 0.0
-        prefix += rho * coef
-        wsum += rho
-        # Diverged: not finite, or so large that margins near 1e100 are possible (PGSState).
-        if not (math.isfinite(coef) and math.isfinite(sumq)) or min(norm_w, radius) > max_norm:
+        coef, sumq, ref, prefix, peak, wsum, diverged = _finish_iteration(
+            hyp, weights, t, sumq, ref, prefix, peak, wsum)
+        inv_ref = 1.0 / ref
+        if diverged:
             scal[S_STATUS] = 1.0
             break
 
