@@ -728,6 +728,54 @@ def peers_goals(r: dict) -> list[str]:
     return lines
 
 
+
+# -- threads within one job (bench/threads.py) -----------------------------------------------------
+
+
+def _speedup(before: float | None, after: float | None) -> str:
+    return "-" if before is None or after is None else f"{before / after:.2f}x"
+
+
+def threads_case(case: dict, threads: int) -> str:
+    """One set: serial k = 1 and, at each k, serial against threaded: time to the target, kernel
+    microseconds per iteration, speed-ups, and whether the weights reproduce."""
+    base = case["baseline"]
+    head = (f"**{case['set']}** ({case['m']:,} x {case['n']:,}, {case['nnz'] / case['m']:.0f} "
+            f"non-zeros per row), sigma {case['sigma']:g}: optimum test accuracy "
+            f"{case['optimum_accuracy']:.4f}, target {case['target']:.4f}; t0 at k = 1 "
+            f"{case['t0_auto']:.3g}, at k > 1 that over k.")
+
+    def cells(run: dict, kernel: str, same_k: dict | None) -> list[Any]:
+        reached = run["budget"] is not None
+        return [run["k"], run["threads"], run["budget"] if reached else "not reached",
+                f"{run['epochs']:.3g}" if reached else "-", _s(run["fit_seconds"]),
+                _s(run["solver_seconds"]), kernel,
+                "-" if same_k is None else _speedup(same_k["solver_seconds"], run["solver_seconds"]),
+                _speedup(base["solver_seconds"], run["solver_seconds"]),
+                _speedup(base["fit_seconds"], run["fit_seconds"])]
+
+    rows = [cells(base, "-", None)]
+    checks = []
+    for row in case["rows"]:
+        kernel = row["kernel_us_per_iteration"]
+        rows.append(cells(row["serial"], _s(kernel["serial"]), None))
+        rows.append(cells(row["threaded"], f"{_s(kernel['1 thread'])} (1 thread), "
+                          f"{_s(kernel[f'{threads} threads'])}", row["serial"]))
+        rep = row["reproducibility"]
+        checks.append(f"k={row['k']}: {'same' if rep['same_weights_twice'] else 'DIFFERENT'} "
+                      f"weights in two {threads}-thread fits, one part "
+                      f"{'equal to' if rep['one_part_equals_serial'] else 'DIFFERENT from'} the "
+                      f"serial kernel, max |w - w_serial| {rep['max_difference_to_serial']:.1e} "
+                      f"({rep['iterations']} iterations)")
+    table = _table(["k", "threads", "iterations to target", "epochs", "fit() s", "solver s",
+                    "kernel us/iteration", "solver speed-up, same k",
+                    "solver speed-up vs k=1 serial", "fit() speed-up vs k=1 serial"], rows)
+    return "\n\n".join([head, table, "Reproducibility: " + "; ".join(checks) + "."])
+
+
+def threads(r: dict) -> str:
+    return "\n\n".join(threads_case(case, r["threads"]) for case in r["cases"])
+
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[str]]] = {
     "throughput": throughput_goals,
@@ -760,4 +808,5 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("peers", "table"): peers,
     ("end_to_end", "table"): end_to_end,
     ("cold_start", "table"): cold_start,
+    ("threads", "table"): threads,
 }
