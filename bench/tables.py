@@ -776,6 +776,33 @@ def threads_case(case: dict, threads: int) -> str:
 def threads(r: dict) -> str:
     return "\n\n".join(threads_case(case, r["threads"]) for case in r["cases"])
 
+
+# Threads within one job are kept only if they make fit() to the target at least this much faster.
+GOAL_THREADS = 1.3
+
+
+def _fastest(runs: list[dict]) -> dict | None:
+    timed = [run for run in runs if run["fit_seconds"] is not None]
+    return min(timed, key=lambda run: run["fit_seconds"]) if timed else None
+
+
+def threads_goals(r: dict) -> list[str]:
+    lines = []
+    for case in r["cases"]:
+        serial = _fastest([case["baseline"], *(row["serial"] for row in case["rows"])])
+        threaded = _fastest([row["threaded"] for row in case["rows"]])
+        if serial is None or threaded is None:
+            lines.append(f"threads, {case['set']}: the target was not reached")
+            continue
+        to_default = case["baseline"]["fit_seconds"] / threaded["fit_seconds"]
+        to_serial = serial["fit_seconds"] / threaded["fit_seconds"]
+        verdict = "met" if to_serial >= GOAL_THREADS else "missed"
+        lines.append(f"threads, {case['set']}: {r['threads']} threads' fastest fit() to the "
+                     f"target (k={threaded['k']}) {to_default:.2f}x as fast as serial k=1 and "
+                     f"{to_serial:.2f}x as fast as the fastest serial k ({serial['k']}), goal at "
+                     f"least {GOAL_THREADS}x: {verdict}")
+    return lines
+
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[str]]] = {
     "throughput": throughput_goals,
@@ -786,6 +813,7 @@ GOALS: dict[str, Callable[[Any], list[str]]] = {
     "peers": peers_goals,
     "end_to_end": end_to_end_goals,
     "cold_start": cold_start_goals,
+    "threads": threads_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
