@@ -69,18 +69,13 @@ from solver.compiling import compile_for
 from solver.losses import loss_derivative
 from solver.pgs import (
     _NO_ROWS,
-    S_COEF,
-    S_PEAK,
-    S_PREFIX,
-    S_REF,
     S_STATUS,
-    S_SUMQ,
-    S_T,
-    S_WSUM,
     PGSState,
     _finish_iteration,
+    _load_scalars,
     _move_coordinate,
     _row_dot,
+    _store_scalars,
 )
 from solver.sampling import InMemoryRows
 
@@ -138,9 +133,7 @@ def pgs_chunk_parallel(X, y, batches, hyp, weights, scal, bounds):
     n_weights) give each part's coordinates."""
     code, bias_value, k, eps = hyp.loss, hyp.bias, hyp.k, hyp.epsilon
     parts = bounds.shape[0] - 1
-    t = int(scal[S_T])
-    coef, sumq, ref = scal[S_COEF], scal[S_SUMQ], scal[S_REF]
-    prefix, peak, wsum = scal[S_PREFIX], scal[S_PEAK], scal[S_WSUM]
+    t, coef, sumq, ref, prefix, peak, wsum = _load_scalars(scal)
     inv_ref = 1.0 / ref
     grad = np.empty(k)
     part_sumq = np.empty(parts)
@@ -166,18 +159,11 @@ def pgs_chunk_parallel(X, y, batches, hyp, weights, scal, bounds):
         for part in range(parts):
             peak = max(peak, part_peak[part])
         coef, sumq, ref, prefix, peak, wsum, diverged = _finish_iteration(
-            hyp, weights, t, sumq, ref, prefix, peak, wsum)
+            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum)
         inv_ref = 1.0 / ref
         if diverged:
-            scal[S_STATUS] = 1.0
             break
-    scal[S_T] = t
-    scal[S_COEF] = coef
-    scal[S_SUMQ] = sumq
-    scal[S_REF] = ref
-    scal[S_PREFIX] = prefix
-    scal[S_PEAK] = peak
-    scal[S_WSUM] = wsum
+    _store_scalars(scal, t, coef, sumq, ref, prefix, peak, wsum)
 
 
 def part_bounds(data: KernelData, n_weights: int, parts: int) -> np.ndarray:

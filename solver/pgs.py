@@ -283,11 +283,31 @@ def _iterate_scale(sumq, ref, q, offset_t, sigma, radius):
 
 
 @njit(cache=True, inline="always")
-def _finish_iteration(hyp, weights, t, sumq, ref, prefix, peak, wsum):
+def _load_scalars(scal):
+    """(t, C_t, S, ref, P, peak, sum of the average's weights) from the run's ``scal``."""
+    return (int(scal[S_T]), scal[S_COEF], scal[S_SUMQ], scal[S_REF], scal[S_PREFIX],
+            scal[S_PEAK], scal[S_WSUM])
+
+
+@njit(cache=True, inline="always")
+def _store_scalars(scal, t, coef, sumq, ref, prefix, peak, wsum):
+    """The inverse of ``_load_scalars``, at the end of a chunk."""
+    scal[S_T] = t
+    scal[S_COEF] = coef
+    scal[S_SUMQ] = sumq
+    scal[S_REF] = ref
+    scal[S_PREFIX] = prefix
+    scal[S_PEAK] = peak
+    scal[S_WSUM] = wsum
+
+
+@njit(cache=True, inline="always")
+def _finish_iteration(hyp, weights, scal, t, sumq, ref, prefix, peak, wsum):
     """The rest of iteration t once lambda is updated: S recomputed when due, w_t = C_t phi
     (Figure 1, line 8, with Figure 2's projection) and the average's prefix sums.
 
-    Returns (C_t, S, ref, P, peak, sum of the average's weights, whether the run diverged).
+    Returns (C_t, S, ref, P, peak, sum of the average's weights, whether the run diverged); a
+    diverged run is also marked in ``scal[S_STATUS]`` (the caller stops).
     """
     q, average = hyp.q, hyp.average
     if _needs_refresh(t, hyp.refresh_every, q, sumq, peak):
@@ -309,6 +329,8 @@ def _finish_iteration(hyp, weights, t, sumq, ref, prefix, peak, wsum):
     # Diverged: not finite, or so large that margins near 1e100 are possible (PGSState).
     diverged = (not (math.isfinite(coef) and math.isfinite(sumq))
                 or min(norm_w, hyp.radius) > hyp.max_norm)
+    if diverged:
+        scal[S_STATUS] = 1.0
     return coef, sumq, ref, prefix, peak, wsum, diverged
 
 
@@ -332,13 +354,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
     # rows of one minibatch that share coordinates) S is updated coordinate by coordinate.
     track = not (q == 2.0 and k == 1)
 
-    t = int(scal[S_T])
-    coef = scal[S_COEF]
-    sumq = scal[S_SUMQ]
-    ref = scal[S_REF]
-    prefix = scal[S_PREFIX]
-    peak = scal[S_PEAK]
-    wsum = scal[S_WSUM]
+    t, coef, sumq, ref, prefix, peak, wsum = _load_scalars(scal)
     inv_ref = 1.0 / ref
     grad = np.empty(k)
 
@@ -364,19 +380,12 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
             )
             peak, sumq = _update_by_dot(track, peak, sumq, g, row_sq, dot)
         coef, sumq, ref, prefix, peak, wsum, diverged = _finish_iteration(
-            hyp, weights, t, sumq, ref, prefix, peak, wsum)
+            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum)
         inv_ref = 1.0 / ref
         if diverged:
-            scal[S_STATUS] = 1.0
             break
 
-    scal[S_T] = t
-    scal[S_COEF] = coef
-    scal[S_SUMQ] = sumq
-    scal[S_REF] = ref
-    scal[S_PREFIX] = prefix
-    scal[S_PEAK] = peak
-    scal[S_WSUM] = wsum
+    _store_scalars(scal, t, coef, sumq, ref, prefix, peak, wsum)
 
 
 class PGSState:
