@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.peers
+	$(BIN)/python -m bench.threads
 	$(MAKE) bench-report
 
 # The inverse time dependency at millions of rows, through the service: not part of `bench` (the
