@@ -10,6 +10,7 @@ accept. Concrete classes register themselves by name, so that ``load_model`` can
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -156,10 +157,14 @@ class LinearModelBase(_Fitted):
         self._check_fit_request(X.shape[0], evaluation)
         data, stats = prepare(X)
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
-        sample = self._objective_sample(X.shape[0])
-        X_obj, targets_obj = (X, targets) if sample is None else (X[sample], targets[:, sample])
+
+        @functools.cache
+        def objective_rows():  # at the first checkpoint: an untraced fit takes no sample
+            sample = self._objective_sample(X.shape[0])
+            return (X, targets) if sample is None else (X[sample], targets[:, sample])
 
         def objective(weights):
+            X_obj, targets_obj = objective_rows()
             return sum(self._objective(X_obj, y, w, data)
                        for y, w in zip(targets_obj, weights, strict=True))
 
@@ -173,11 +178,16 @@ class LinearModelBase(_Fitted):
         self._check_fit_request(X.n_samples, evaluation)
         rows = TrainingShards(X, encode, n_outputs)
         engine = self._engine_over(rows, _generator(self.random_state))
-        sample = self._objective_sample(rows.m)
-        # The sample is read once, here; every row is streamed at each checkpoint otherwise.
-        taken = None if sample is None else rows.rows_at(sample)
+
+        @functools.cache
+        def sampled_rows():
+            # Read from the shards once, at the first checkpoint (an untraced fit reads nothing);
+            # without a sample, every row streams at each checkpoint.
+            sample = self._objective_sample(rows.m)
+            return None if sample is None else rows.rows_at(sample)
 
         def objective(weights):
+            taken = sampled_rows()
             total, n_rows = 0.0, 0
             for X_block, targets in (rows.matrix_blocks() if taken is None else [taken]):
                 scores = self._scores(X_block, weights)

@@ -267,3 +267,17 @@ def test_a_sampled_objective_is_the_same_sharded_or_in_memory(cls, params):
     sharded = _fitted(make(), X, y, [M], trace=True)
     np.testing.assert_allclose([p.objective for p in sharded.trace_],
                                [p.objective for p in memory.trace_], rtol=1e-12)
+
+
+def test_an_untraced_fit_reads_no_objective_sample(monkeypatch):
+    """The sample is read at the first checkpoint: a fit without a trace never reads it."""
+    def refuse(self, rows):
+        raise AssertionError("an untraced fit read the objective's sample")
+
+    monkeypatch.setattr(TrainingShards, "rows_at", refuse)
+    X, y = _problem()
+    PGSClassifier(random_state=4, n_iter=150, objective_rows=17).fit(
+        ShardedMatrix.from_arrays(X, y, SHARDS), None)
+    with pytest.raises(AssertionError, match="read the objective's sample"):
+        PGSClassifier(random_state=4, n_iter=150, objective_rows=17).fit(
+            ShardedMatrix.from_arrays(X, y, SHARDS), None, trace=True)
