@@ -109,7 +109,7 @@ class LinearModelBase(_Fitted):
             "the data has more; None: on every row.",
         details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
                 "costs the same at every m (over all rows it cost a pass over the data, 24 times "
-                "in a typical run: many times the fit itself on a large set). The fitted model "
+                "in a run of 120,000 samples: many times the fit itself on a large set). The fitted model "
                 "and the test score (over the whole eval_set) do not depend on it.")
 
     # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
