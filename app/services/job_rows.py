@@ -88,16 +88,17 @@ class RowSelection:
         return ShardedMatrix(width or self.n_features, self.shard_rows, open_shard, window)
 
     def in_memory(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        """The rows as one CSR matrix (copied out of the maps) and their labels."""
-        pieces = []
-        for i in range(self.data.manifest.n_shards):
-            X, y = self.shard(i)
-            # Copied out shard by shard, so one shard is mapped at a time.
-            pieces.append((sp.csr_matrix(X, copy=True), np.array(y)))
+        """The rows as one CSR matrix and their labels, copied out of the maps in one pass: the
+        stack reads every mapped shard into the result (a copy of each shard first would read
+        and write the data twice)."""
+        pieces = [self.shard(i) for i in range(self.data.manifest.n_shards)]
         if not pieces:
             return sp.csr_matrix((0, self.n_features)), np.empty(0)
-        X = sp.vstack([X for X, _ in pieces], format="csr")
-        return sp.csr_matrix(X), np.concatenate([y for _, y in pieces])
+        if len(pieces) == 1:  # a stack of one block would keep the maps
+            X, y = pieces[0]
+            return sp.csr_matrix(X, copy=True), np.array(y)
+        return (sp.vstack([X for X, _ in pieces], format="csr"),
+                np.concatenate([y for _, y in pieces]))
 
     def subsample(self, rows: np.ndarray) -> RowSelection:
         """The rows at positions ``rows`` (sorted) of this selection."""
