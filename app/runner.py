@@ -107,6 +107,11 @@ class JobRunner:
             self._futures[job_id] = future
         future.add_done_callback(functools.partial(self._done, job_id))
 
+    def future_of(self, job_id: int) -> Future[str] | None:
+        """The future of job ``job_id`` if this process handed it to its executor."""
+        with self._lock:
+            return self._futures.get(job_id)
+
     def held(self) -> list[int]:
         """The jobs this process has handed to its executor and that have not ended."""
         with self._lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,36 @@ def test_cancel_queued_job_never_runs(app_client: TestClient):
         assert wait_for(c, b["id"])["status"] == "cancelled"
     job = c.get(f"/v1/jobs/{queued['id']}").json()
     assert job["status"] == "cancelled" and job["attempts"] == 0 and job["started_at"] is None
+
+
+def test_a_long_poll_answers_when_the_job_ends(app_client: TestClient):
+    c, ids = app_client, _ids(app_client)
+    # Ended by its worker (the run this process holds): the answer is the finished job.
+    job = create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=1).json()
+    ended = c.get(f"/v1/jobs/{job['id']}", params={"wait": 30}).json()
+    assert ended["status"] == "succeeded" and ended["stop_reason"] == "time_budget", ended
+
+    # Still running when the wait is over: the job as it is then.
+    job = create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=60).json()
+    wait_for(c, job["id"], lambda j: j["status"] == "running")
+    assert c.get(f"/v1/jobs/{job['id']}", params={"wait": 0.3}).json()["status"] == "running"
+
+    # Ended in the database alone (cancelled while queued behind two running jobs): seen too.
+    blocker = create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=60).json()
+    wait_for(c, blocker["id"], lambda j: j["status"] == "running")
+    queued = create_job(c, dataset_id=ids["heart"], params={"n_iter": 100}).json()
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(lambda: c.get(f"/v1/jobs/{queued['id']}", params={"wait": 30}))
+        time.sleep(0.2)
+        assert c.post(f"/v1/jobs/{queued['id']}/cancel").json()["status"] == "cancelled"
+        assert waiting.result().json()["status"] == "cancelled"
+    for running in (job, blocker):
+        c.post(f"/v1/jobs/{running['id']}/cancel")
+        assert wait_for(c, running["id"])["status"] == "cancelled"
+
+    assert_problem(c.get(f"/v1/jobs/{job['id']}", params={"wait": 31}), 422, "query.wait")
+    assert_problem(c.get(f"/v1/jobs/{job['id']}", params={"wait": -1}), 422, "query.wait")
+    assert_problem(c.get("/v1/jobs/999999", params={"wait": 5}), 404)
 
 
 def test_idempotency_key(app_client: TestClient):

@@ -1,14 +1,21 @@
-"""/v1/jobs: create (validated, idempotent), list, read, edit labels, cancel, trace."""
+"""/v1/jobs: create (validated, idempotent), list, read (or wait for the end), edit labels,
+cancel, trace."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+from concurrent.futures import Future
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 
 from app.api import examples
 from app.api.deps import (
+    FactoryDep,
     IdempotencyKeyHeader,
     JobDep,
     PrincipalDep,
@@ -20,7 +27,10 @@ from app.api.deps import (
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
+from app.core.db import SessionFactory
+from app.core.errors import not_found
 from app.models import Job, JobStatus
+from app.runner import JobRunner
 from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
 from app.services import job_requests, registry
 from app.services import jobs as job_service
@@ -95,13 +105,55 @@ def list_jobs(
     return {"items": items, "next_cursor": next_cursor}
 
 
+# A long poll (GET /v1/jobs/{id}?wait=...) re-reads the job at least this often: a job run by
+# another process (a second API process, a sweep's re-dispatch) or cancelled while queued ends
+# in the database only.
+WAIT_RECHECK_S = 0.5
+MAX_WAIT_S = 30.0
+
+JobId = Annotated[int, Path(ge=1)]
+WaitQuery = Annotated[float, Query(
+    ge=0, le=MAX_WAIT_S,
+    description="Long poll: answer as soon as the job has ended (succeeded, failed or cancelled), "
+    "or after this many seconds with the job as it is then. 0 answers at once. A client that "
+    "waits for a job sees its end when it happens instead of at its next poll.")]
+
+
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
             responses={**example(200, examples.JOB), **problems(404)})
-def get_job(job: JobDep, runner: RunnerDep) -> JobRead:
-    read = JobRead.model_validate(job)
-    if job.status == JobStatus.QUEUED:
+async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep,
+                  wait: WaitQuery = 0.0) -> JobRead:
+    deadline = time.monotonic() + wait
+    while True:
+        read = await run_in_threadpool(_read_job, factory, runner, job_id)
+        remaining = deadline - time.monotonic()
+        if read.status in JobStatus.TERMINAL or remaining <= 0:
+            return read
+        await _pause(runner.future_of(job_id), min(remaining, WAIT_RECHECK_S))
+
+
+def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int) -> JobRead:
+    with factory() as session:
+        job = session.get(Job, job_id)
+        if job is None:
+            raise not_found("job", job_id)
+        read = JobRead.model_validate(job)
+    if read.status == JobStatus.QUEUED:
         read.waiting_reason = runner.waiting_reason()
     return read
+
+
+async def _pause(run: Future[str] | None, seconds: float) -> None:
+    """``seconds``, or less when ``run`` (the job's run, if this process holds it) ends first:
+    its worker wrote the job's end to the database before it returned."""
+    if run is None or run.done():
+        await asyncio.sleep(seconds)
+        return
+    loop = asyncio.get_running_loop()
+    ended = asyncio.Event()
+    run.add_done_callback(lambda _: loop.call_soon_threadsafe(ended.set))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(ended.wait(), seconds)
 
 
 @router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
