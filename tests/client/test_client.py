@@ -156,6 +156,10 @@ def test_cancel_a_long_job(client: Client, heart: Path):
     job = client.jobs.create(ds, params={"n_iter": 10**9}, time_budget_s=600)
     with pytest.raises(Conflict, match="used by queued or running"):
         client.datasets.delete(ds)  # 409 while the job may still use it
+    # A wait that runs out before the job: TimeoutError, the job untouched.
+    with pytest.raises(TimeoutError, match=f"job {job.id} not finished after 0.5 s"):
+        client.jobs.wait(job, timeout=0.5, poll_s=0.2)
+    assert client.jobs.get(job).status in ("queued", "running")
     client.jobs.cancel(job)
     with pytest.raises(JobCancelled) as caught:
         client.jobs.wait(job)

@@ -15,6 +15,8 @@ from pgs_client.resources import ident, labels
 from pgs_client.transport import Transport
 
 FINAL = ("succeeded", "failed", "cancelled")
+# The longest long poll the service grants (GET /v1/jobs/{id}?wait=).
+MAX_WAIT_S = 30.0
 
 
 def score_text(metrics: dict[str, Any] | None) -> str:
@@ -108,24 +110,31 @@ class Jobs:
 
     def wait(self, job: int | JobRead, *, progress: bool = False, timeout: float | None = None,
              poll_s: float = 1.0) -> JobRead:
-        """Poll until the job ends; returns it if it succeeded.
+        """Wait until the job ends; returns it if it succeeded.
+
+        Each request is a long poll (``GET /v1/jobs/{id}?wait=``): the service answers as soon
+        as the job ends, so its end is seen when it happens, or after ``poll_s`` seconds (at
+        most 30) with the progress that the bar shows.
 
         Raises :class:`~pgs_client.errors.JobFailed` (``.job.error`` is the reason) or
         :class:`~pgs_client.errors.JobCancelled`; ``TimeoutError`` after ``timeout`` seconds.
         ``progress``: a bar on stderr with the iteration fraction and the latest test score.
         """
         job_id = ident(job)
+        deadline = None if timeout is None else time.monotonic() + timeout
         final = self.get(job_id)  # a job that does not exist fails before any bar is drawn
         if final.status not in FINAL:
             with bar(f"job {job_id}", 1.0, enabled=wanted(progress, True)) as bar_:
-                def fetch() -> JobRead:
-                    current = self.get(job_id)
-                    bar_.update(current.progress.fraction or 0.0,
-                                f"{current.status} {score_text(current.metrics)}")
-                    return current
-
-                final = poll(fetch, lambda j: j.status in FINAL, timeout, poll_s,
-                             f"job {job_id}")
+                while final.status not in FINAL:
+                    wait = min(poll_s, MAX_WAIT_S)
+                    if deadline is not None:
+                        wait = min(wait, deadline - time.monotonic())
+                        if wait <= 0:
+                            raise TimeoutError(f"job {job_id} not finished after {timeout} s")
+                    final = from_json(JobRead, self._t.get(f"/v1/jobs/{job_id}",
+                                                           params={"wait": wait}))
+                    bar_.update(final.progress.fraction or 0.0,
+                                f"{final.status} {score_text(final.metrics)}")
         if final.status == "failed":
             raise JobFailed(final)
         if final.status == "cancelled":
