@@ -10,7 +10,7 @@ import uvicorn
 
 from app.core.config import get_settings
 from app.core.security import BindRefused, check_bind
-from app.core.server import uvicorn_options
+from app.core.server import Server, uvicorn_options
 
 log = logging.getLogger("app")
 
@@ -29,7 +29,7 @@ def main() -> int:
     # Worker processes inherit the environment: one compiled-kernel cache for all of them.
     if settings.numba_cache_dir is not None:
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
-    uvicorn.run(
+    config = uvicorn.Config(
         "app.main:create_app",
         factory=True,
         host=settings.host,
@@ -39,6 +39,7 @@ def main() -> int:
         workers=1,
         **uvicorn_options(settings),
     )
+    Server(config).run()
     return 0
 
 

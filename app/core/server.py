@@ -1,4 +1,5 @@
-"""uvicorn's HTTP/1.1 protocol with a deadline for a request's headers, and the server options.
+"""uvicorn's HTTP/1.1 protocol with a deadline for a request's headers, the server options, and
+the server that tells long polls it is stopping.
 
 uvicorn (0.54) closes idle keep-alive connections (``timeout_keep_alive``) and caps the size of a
 request head (``h11_max_incomplete_event_size``), but sets no timer until a first response: a
@@ -12,10 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from functools import partial
+from types import FrameType
 from typing import Any
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.core.config import Settings, get_settings
@@ -88,3 +92,17 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         # uvicorn's default, stated: idle keep-alive connections close after 5 s.
         "timeout_keep_alive": 5,
     }
+
+
+# Set when ``python -m app`` begins its graceful shutdown. uvicorn then waits for every open request
+# before it stops the app, so a long poll (GET /v1/jobs/{id}?wait=) answers at once instead of
+# holding the shutdown for the rest of its wait.
+SHUTTING_DOWN = threading.Event()
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which sets :data:`SHUTTING_DOWN` on the signal that stops it."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        SHUTTING_DOWN.set()
+        super().handle_exit(sig, frame)

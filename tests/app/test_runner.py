@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,31 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
     assert first["stop_reason"] == "time_budget" and first["attempts"] == 1
     # The budget is wall-clock time as well: the solver's own clock stays within it.
     assert 0 < first["metrics"]["solver_seconds"] <= 2
+
+
+def test_a_long_poll_answers_when_the_server_begins_to_stop(tmp_path: Path, data_dir: Path):
+    server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1").start()
+    wait_s = 30
+    try:
+        with server.client() as c:
+            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
+            ds = c.post("/v1/datasets", files=files).json()["id"]
+            job = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
+                                           "time_budget_s": 600}).json()["id"]
+            poll_job(c, job, lambda j: j["status"] == "running", timeout=JOB_TIMEOUT_S)
+        with ThreadPoolExecutor(1) as pool, server.client() as c:
+            started = time.monotonic()
+            waiting = pool.submit(lambda: c.get(f"/v1/jobs/{job}", params={"wait": wait_s}))
+            time.sleep(0.5)  # the poll is waiting in the server
+            assert server.stop()
+            answer = waiting.result()
+            waited = time.monotonic() - started
+    finally:
+        server.kill()
+    # The server stopped without waiting for the poll's 30 s, and the poll got the job as it was.
+    assert answer.status_code == 200 and answer.json()["status"] == "running"
+    assert waited < wait_s, waited
+    assert _jobs_in_db(tmp_path / "var" / "pgs.db")[job][0] == "queued"  # back for the next start
 
 
 def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, data_dir: Path):

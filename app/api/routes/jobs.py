@@ -29,6 +29,7 @@ from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.db import SessionFactory
 from app.core.errors import not_found
+from app.core.server import SHUTTING_DOWN
 from app.models import Job, JobStatus
 from app.runner import JobRunner
 from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
@@ -115,8 +116,9 @@ JobId = Annotated[int, Path(ge=1)]
 WaitQuery = Annotated[float, Query(
     ge=0, le=MAX_WAIT_S,
     description="Long poll: answer as soon as the job has ended (succeeded, failed or cancelled), "
-    "or after this many seconds with the job as it is then. 0 answers at once. A client that "
-    "waits for a job sees its end when it happens instead of at its next poll.")]
+    "or after this many seconds (or when the server begins to stop) with the job as it is then. "
+    "0 answers at once. A client that waits for a job sees its end when it happens instead of "
+    "at its next poll.")]
 
 
 @router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
@@ -127,7 +129,7 @@ async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep,
     while True:
         read = await run_in_threadpool(_read_job, factory, runner, job_id)
         remaining = deadline - time.monotonic()
-        if read.status in JobStatus.TERMINAL or remaining <= 0:
+        if read.status in JobStatus.TERMINAL or remaining <= 0 or SHUTTING_DOWN.is_set():
             return read
         await _pause(runner.future_of(job_id), min(remaining, WAIT_RECHECK_S))
 
