@@ -153,7 +153,12 @@ async def _pause(run: Future[str] | None, seconds: float) -> None:
         return
     loop = asyncio.get_running_loop()
     ended = asyncio.Event()
-    run.add_done_callback(lambda _: loop.call_soon_threadsafe(ended.set))
+
+    def wake(_: Future[str]) -> None:  # on the executor's thread
+        with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits any more
+            loop.call_soon_threadsafe(ended.set)
+
+    run.add_done_callback(wake)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ended.wait(), seconds)
 
