@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -46,13 +47,18 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
     assert 0 < first["metrics"]["solver_seconds"] <= 2
 
 
+def _upload_heart(c: httpx.Client, data_dir: Path) -> int:
+    """heart_scale uploaded to a real server (ApiServer); the data set's id."""
+    files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
+    return int(c.post("/v1/datasets", files=files).json()["id"])
+
+
 def test_a_long_poll_answers_when_the_server_begins_to_stop(tmp_path: Path, data_dir: Path):
     server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1").start()
     wait_s = 30
     try:
         with server.client() as c:
-            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
-            ds = c.post("/v1/datasets", files=files).json()["id"]
+            ds = _upload_heart(c, data_dir)
             job = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
                                            "time_budget_s": 600}).json()["id"]
             poll_job(c, job, lambda j: j["status"] == "running", timeout=JOB_TIMEOUT_S)
@@ -75,8 +81,7 @@ def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, 
     server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1").start()
     try:
         with server.client() as c:
-            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
-            ds = c.post("/v1/datasets", files=files).json()["id"]
+            ds = _upload_heart(c, data_dir)
             running = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
                                                "time_budget_s": 3}).json()["id"]
             queued = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}
@@ -208,8 +213,7 @@ def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Pa
     second = ApiServer(tmp_path / "var", tmp_path / "api-2.log", PGS_WORKERS="1")
     try:
         with first.client() as c:
-            files = {"file": ("h.svm", (data_dir / "heart_scale.svm").read_bytes())}
-            ds = c.post("/v1/datasets", files=files).json()["id"]
+            ds = _upload_heart(c, data_dir)
             job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
                                               "time_budget_s": 3}).json()["id"]
             poll_job(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0,
