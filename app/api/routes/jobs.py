@@ -126,12 +126,13 @@ WaitQuery = Annotated[float, Query(
 async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep,
                   wait: WaitQuery = 0.0) -> JobRead:
     deadline = time.monotonic() + wait
+    ended = _ended_event(runner.future_of(job_id)) if wait > 0 else None
     while True:
         read = await run_in_threadpool(_read_job, factory, runner, job_id)
         remaining = deadline - time.monotonic()
         if read.status in JobStatus.TERMINAL or remaining <= 0 or SHUTTING_DOWN.is_set():
             return read
-        await _pause(runner.future_of(job_id), min(remaining, WAIT_RECHECK_S))
+        await _pause(ended, min(remaining, WAIT_RECHECK_S))
 
 
 def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int) -> JobRead:
@@ -145,12 +146,11 @@ def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int) -> JobRea
     return read
 
 
-async def _pause(run: Future[str] | None, seconds: float) -> None:
-    """``seconds``, or less when ``run`` (the job's run, if this process holds it) ends first:
-    its worker wrote the job's end to the database before it returned."""
+def _ended_event(run: Future[str] | None) -> asyncio.Event | None:
+    """An event set when ``run`` (the job's run, if this process holds it) ends: its worker wrote
+    the job's end to the database before it returned. None when there is no run to watch."""
     if run is None or run.done():
-        await asyncio.sleep(seconds)
-        return
+        return None
     loop = asyncio.get_running_loop()
     ended = asyncio.Event()
 
@@ -159,6 +159,16 @@ async def _pause(run: Future[str] | None, seconds: float) -> None:
             loop.call_soon_threadsafe(ended.set)
 
     run.add_done_callback(wake)
+    return ended
+
+
+async def _pause(ended: asyncio.Event | None, seconds: float) -> None:
+    """``seconds``, or less when the watched run ends first (once it has, the database alone
+    tells: a run that ended without ending the job, e.g. at a shutdown, is re-read every
+    ``seconds``)."""
+    if ended is None or ended.is_set():
+        await asyncio.sleep(seconds)
+        return
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ended.wait(), seconds)
 
