@@ -63,6 +63,7 @@ def test_a_long_poll_answers_when_the_server_begins_to_stop(tmp_path: Path, data
                                            "time_budget_s": 600}).json()["id"]
             poll_job(c, job, lambda j: j["status"] == "running", timeout=JOB_TIMEOUT_S)
         with ThreadPoolExecutor(1) as pool, server.client() as c:
+            c.get("/healthz")  # the connection is open: the poll below only has to be sent
             started = time.monotonic()
             waiting = pool.submit(lambda: c.get(f"/v1/jobs/{job}", params={"wait": wait_s}))
             time.sleep(0.5)  # the poll is waiting in the server
