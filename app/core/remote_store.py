@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -48,7 +49,8 @@ class FsspecStore:
         self.url, self.cache, self.options = url, cache, dict(options or {})
         # No request yet: the first one goes out with the first operation. Listings are not
         # cached: another host may add or delete a key at any time.
-        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False, **self.options)
+        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False,
+                                              **_backend_options(url, self.options))
         self.root = root.rstrip("/")
 
     def __repr__(self) -> str:
@@ -189,6 +191,19 @@ class FsspecStore:
                             UploadId=upload["UploadId"])
             removed += 1
         return removed
+
+
+def _backend_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` for the backend, with botocore's "standard" retry mode on S3 unless the
+    environment names one (``AWS_RETRY_MODE``). Its default, "legacy", backs off for about 7 s
+    before it gives up on an endpoint that refuses connections, on every call: an upload to an
+    unreachable store answered 503 after 19 s and /readyz after 5 s. "standard" (AWS's
+    recommended mode) retries the same transient errors and throttling three times, with a
+    shorter jittered backoff: about 1.4 s on that endpoint."""
+    protocol = fsspec.core.split_protocol(url)[0]
+    if protocol in ("s3", "s3a") and "AWS_RETRY_MODE" not in os.environ:
+        return {"config_kwargs": {"retries": {"mode": "standard"}}, **options}
+    return options
 
 
 def _mtime(info: dict[str, Any]) -> float:

@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 
 from app.core.remote_store import FsspecStore
@@ -63,3 +64,19 @@ def test_an_unreachable_store_is_not_ready_and_uploads_get_503(tmp_path: Path):
         body = assert_problem(upload(c, b"1 1:1\n-1 2:1\n", "t.svm"), 503)
         assert body["type"].endswith("store-unavailable"), body
         assert c.get("/v1/datasets").json()["items"] == []  # no row without its data
+
+
+def test_s3_calls_retry_in_botocore_standard_mode_unless_the_environment_names_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # "legacy", botocore's default, backed off for about 7 s on every call to an endpoint that
+    # refuses connections (the test above took 40 s with it).
+    monkeypatch.delenv("AWS_RETRY_MODE", raising=False)
+    settings = make_settings(tmp_path, store_url="s3://nowhere/x",
+                             s3_endpoint_url="http://127.0.0.1:9")
+    store = settings.store
+    assert isinstance(store, FsspecStore)
+    assert store.fs.config_kwargs == {"retries": {"mode": "standard"}}
+    monkeypatch.setenv("AWS_RETRY_MODE", "adaptive")
+    store = settings.store
+    assert isinstance(store, FsspecStore)
+    assert "retries" not in store.fs.config_kwargs

@@ -1,7 +1,11 @@
 """The cluster path with an S3 store (moto on 127.0.0.1) and no shared directory: each Dask
 worker has its own cache dir, each API process its own data dir; PostgreSQL holds the jobs and
 the bucket holds data sets and models. Jobs train, a worker killed mid-job does not keep its job
-from ending, and models load from the store in an API process that wrote none of them."""
+from ending, and models load from the store in an API process that wrote none of them.
+
+And a Dask worker keeps PGS_WORKER_MEMORY_BYTES on a data set three times that size, streamed
+from the bucket through its own cache.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,30 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from app.core.db import make_engine, make_session_factory
+from app.core.store import open_store
+from app.services.shards import new_dataset_key
+from bench.procs import reset_peak, status_bytes
+from tests.rcv1_like import in_memory_accuracy, insert_dataset, rows_for, write_rcv1_like
 from tests.s3 import S3Server
 
 from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight, wait_until
 from .test_cluster_faults import LONG, SHORT, _running, _worker_pid
+
+MIB = 1024 * 1024
+# A worker's budget: its resident memory after a first small job, plus this. It holds a window of
+# shards (an eighth of the budget, docs/service.md) and a few shard-sized arrays besides: the
+# copy of its selected rows, the next one while the sampler hands over, an evaluation shard.
+# Shards of 4 MiB keep the data set small in absolute terms and the window many shards wide.
+HEADROOM = 160 * MIB
+SHARD_BYTES = 4 * MIB
+BIG_PARAMS = {"n_iter": 300_000, "sigma": 1e-5, "random_state": 0}
+
 
 
 @pytest.fixture
@@ -75,3 +96,73 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
     assert clean
     b.assert_clean_log()
     wait_until(lambda: s3_cluster.worker_count() == 2, 60, "the killed Dask worker restarted")
+
+
+def test_a_dask_worker_streams_three_times_its_budget_from_the_bucket(tmp_path: Path,
+                                                                      pg_url: str, s3: S3Server):
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    store = {"PGS_STORE_URL": s3.new_store_url(), "PGS_S3_ENDPOINT_URL": s3.endpoint_url}
+    # Room in the worker's cache for the whole data set: a smaller cache would fetch each shard
+    # again at every checkpoint (the objective and the test score stream over all of them).
+    cluster = DaskCluster(n_workers=1, log_dir=tmp_path / "dask", worker_env=lambda _i: {
+        "PGS_CACHE_DIR": str(tmp_path / "worker-cache"), "PGS_CACHE_BYTES": str(4096 * MIB)})
+    try:
+        cluster.start()
+        env = {**cluster_env(pg_url, cluster), **store}
+        (pid,) = cluster.worker_pids()
+        # The worker's baseline: what it holds after a first small job (Python, Dask, the app,
+        # the loaded kernels, the store's connection), before any large data.
+        a = ApiServer(tmp_path / "api-a", tmp_path / "api-a.log", **env).start()
+        try:
+            with a.client() as c:
+                ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
+                small = poll_job(c, c.post("/v1/jobs", json={"dataset_id": ds,
+                                                             "params": SHORT}).json()["id"])
+                assert small["status"] == "succeeded", small
+        finally:
+            assert a.stop()
+        budget = status_bytes(pid, "VmRSS") + HEADROOM
+
+        # Written straight to the bucket; this process keeps its copies for the in-memory fit.
+        writer = open_store(store["PGS_STORE_URL"], tmp_path / "writer",
+                            tmp_path / "writer-cache", 2**62,
+                            {"endpoint_url": store["PGS_S3_ENDPOINT_URL"]})
+        key = new_dataset_key()
+        manifest = write_rcv1_like(writer, key, rows_for(3 * budget), SHARD_BYTES)
+        assert manifest.nbytes >= 3 * budget
+
+        b = ApiServer(tmp_path / "api-b", tmp_path / "api-b.log", **env,
+                      PGS_WORKER_MEMORY_BYTES=str(budget)).start()
+        try:
+            with b.client() as c:
+                job = _train_streamed(c, pg_url, key, manifest, pid)
+        finally:
+            assert b.stop()
+        b.assert_clean_log()
+    finally:
+        cluster.stop()
+    # It streamed, interleaving as many shards as fit in an eighth of the budget.
+    assert job["metrics"]["shard_window"] >= budget // (8 * SHARD_BYTES) >= 2
+    peak = job["worker_peak"]
+    assert peak < budget, f"worker peak {peak / MIB:.0f} MiB, budget {budget / MIB:.0f} MiB"
+
+    expected = in_memory_accuracy(writer, key, 0.2, 1, BIG_PARAMS)
+    # Different sample orders (shards in random order, a permutation within each): two
+    # stochastic fits agree to well within a point of accuracy.
+    assert job["metrics"]["test_accuracy"] == pytest.approx(expected, abs=0.01)
+
+
+def _train_streamed(c: httpx.Client, pg_url: str, key: str, manifest: Any, pid: int) -> Any:
+    """The job on the stored rows, run by the worker ``pid``, with its peak resident memory."""
+    engine = make_engine(pg_url)
+    try:
+        dataset = insert_dataset(make_session_factory(engine), key, manifest)
+    finally:
+        engine.dispose()
+    reset_peak(pid)
+    job = poll_job(c, c.post("/v1/jobs", json={
+        "dataset_id": dataset, "solver": "pgs", "test_fraction": 0.2, "split_seed": 1,
+        "params": BIG_PARAMS, "preprocessing": None}).json()["id"], timeout=600, interval=1)
+    assert job["status"] == "succeeded", job
+    assert _worker_pid(pg_url, job["id"]) == pid
+    return {**job, "worker_peak": status_bytes(pid, "VmHWM")}
