@@ -3,8 +3,10 @@ worker has its own cache dir, each API process its own data dir; PostgreSQL hold
 the bucket holds data sets and models. Jobs train, a worker killed mid-job does not keep its job
 from ending, and models load from the store in an API process that wrote none of them.
 
-And a Dask worker keeps PGS_WORKER_MEMORY_BYTES on a data set three times that size, streamed
-from the bucket through its own cache.
+And a Dask worker keeps within PGS_WORKER_MEMORY_BYTES on a data set twice that size, streamed
+from the bucket through its own cache. (tests/app/test_larger_than_memory.py trains on three times
+the budget on the local pool; twice is enough here to tell streaming from holding the set whole,
+or from keeping every shard's pages mapped, and each GiB through moto costs about a minute.)
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmligh
 from .test_cluster_faults import LONG, SHORT, _running, _worker_pid
 
 MIB = 1024 * 1024
-# A worker's budget: its resident memory after a first small job, plus this. It holds a window of
-# shards (an eighth of the budget, docs/service.md) and a few shard-sized arrays besides: the
-# copy of its selected rows, the next one while the sampler hands over, an evaluation shard.
-# Shards of 4 MiB keep the data set small in absolute terms and the window many shards wide.
-HEADROOM = 160 * MIB
+# A worker's budget: its resident memory after a first small job, plus this. Above that baseline
+# a streaming job's peak was 135-151 MiB here with 4 MiB shards (docs/service.md): its window of
+# shards (an eighth of the budget: about 18 shards, 72 MiB) and 65-80 MiB besides.
+HEADROOM = 192 * MIB
+# Small shards keep the data set small in absolute terms and the window many shards wide.
 SHARD_BYTES = 4 * MIB
 BIG_PARAMS = {"n_iter": 300_000, "sigma": 1e-5, "random_state": 0}
 
@@ -98,8 +100,8 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
     wait_until(lambda: s3_cluster.worker_count() == 2, 60, "the killed Dask worker restarted")
 
 
-def test_a_dask_worker_streams_three_times_its_budget_from_the_bucket(tmp_path: Path,
-                                                                      pg_url: str, s3: S3Server):
+def test_a_dask_worker_streams_twice_its_budget_from_the_bucket(tmp_path: Path, pg_url: str,
+                                                                s3: S3Server):
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
     store = {"PGS_STORE_URL": s3.new_store_url(), "PGS_S3_ENDPOINT_URL": s3.endpoint_url}
     # Room in the worker's cache for the whole data set: a smaller cache would fetch each shard
@@ -128,8 +130,8 @@ def test_a_dask_worker_streams_three_times_its_budget_from_the_bucket(tmp_path: 
                             tmp_path / "writer-cache", 2**62,
                             {"endpoint_url": store["PGS_S3_ENDPOINT_URL"]})
         key = new_dataset_key()
-        manifest = write_rcv1_like(writer, key, rows_for(3 * budget), SHARD_BYTES)
-        assert manifest.nbytes >= 3 * budget
+        manifest = write_rcv1_like(writer, key, rows_for(2 * budget), SHARD_BYTES)
+        assert manifest.nbytes >= 2 * budget
 
         b = ApiServer(tmp_path / "api-b", tmp_path / "api-b.log", **env,
                       PGS_WORKER_MEMORY_BYTES=str(budget)).start()
