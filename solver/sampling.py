@@ -364,9 +364,13 @@ class InterleavingSampler:
         # For the arrays of the shards as they are opened (memory-mapped ones are read-only).
         source = self.shards.block(self.shards.shard_ids[0]).data
         rows = np.zeros(0, dtype=np.int64)
-        compile_for(copy_rows, source.indptr, source.indices, source.data, rows,
-                    np.zeros(1, dtype=np.uint64), rows, np.empty(0, dtype=source.indices.dtype),
-                    np.empty(0, dtype=source.data.dtype))
+        indices = np.empty(0, dtype=source.indices.dtype)
+        values = np.empty(0, dtype=source.data.dtype)
+        indptr = np.zeros(1, dtype=np.uint64)
+        compile_for(copy_rows, source.indptr, source.indices, source.data, rows, indptr, rows,
+                    indices, values)
+        # And for rows set aside at a window's turnover (writable arrays: another signature).
+        compile_for(copy_rows, indptr, indices, values, rows, indptr, rows, indices, values)
 
     def _fill(self) -> None:
         """Drop the used-up shards, then open the epoch's next ones up to the window (a new epoch,
@@ -387,6 +391,12 @@ class InterleavingSampler:
         pieces: list[tuple[Block, np.ndarray]] = []  # rows taken from each shard, in turn
         need = self.chunk_rows
         while need:
+            if pieces:
+                # The open shards ran out before the chunk was full (their rows are drawn in
+                # proportion, so they run out together): the rows taken from them are copied
+                # aside, so that _fill drops them before it opens the next window. Else a window's
+                # turnover held two windows of shards at once.
+                pieces = [self._set_aside(pieces)]
             self._fill()
             left = np.array([order.left for _, order in self._open])
             counts = self.rng.multivariate_hypergeometric(left, min(need, int(left.sum())))
@@ -397,6 +407,14 @@ class InterleavingSampler:
         dest = np.empty(self.chunk_rows, dtype=np.int64)
         dest[self.rng.permutation(self.chunk_rows)] = np.arange(self.chunk_rows)
         return _gather(pieces, dest, self.shards.n_features, self.shards.n_outputs)
+
+    def _set_aside(self, pieces: list[tuple[Block, np.ndarray]]) -> tuple[Block, np.ndarray]:
+        """The rows ``pieces`` take, copied in the order taken into a block of their own (at most
+        a chunk), with the rows that read them all in that order."""
+        n = sum(len(rows) for _, rows in pieces)
+        data, targets = _gather(pieces, np.arange(n, dtype=np.int64), self.shards.n_features,
+                                self.shards.n_outputs)
+        return Block(None, data, targets), np.arange(n, dtype=np.int64)
 
     def draw(self, count: int) -> Iterator[Segment]:
         """Segments of ``count`` samples in all (a multiple of k), chunk after chunk."""

@@ -32,9 +32,9 @@ from .test_cluster_faults import LONG, SHORT, _running, _worker_pid
 
 MIB = 1024 * 1024
 # A worker's budget: its resident memory after a first small job, plus this. Above that baseline
-# a streaming job's peak was 135-151 MiB here with 4 MiB shards (docs/service.md): its window of
-# shards (an eighth of the budget: about 18 shards, 72 MiB) and 65-80 MiB besides.
-HEADROOM = 192 * MIB
+# a streaming job's peak was about 95 MiB here (docs/service.md): its window of shards (an eighth
+# of the budget: about 18 shards, 74 MiB) and a few shard-sized arrays besides.
+HEADROOM = 160 * MIB
 # Small shards keep the data set small in absolute terms and the window many shards wide.
 SHARD_BYTES = 4 * MIB
 BIG_PARAMS = {"n_iter": 300_000, "sigma": 1e-5, "random_state": 0}

@@ -168,7 +168,7 @@ def test_a_window_mixes_the_classes_of_a_data_set_stored_sorted_by_label(monkeyp
         assert len(set(y[quarter])) == 2
 
 
-def _recording(X, y, shard_rows):
+def _recording(X, y, shard_rows, window=1):
     """A ShardedMatrix that records the shards it opens and tracks which are still referenced
     (without a garbage collection: a memory-mapped shard must be unmapped as soon as the solver
     moves on, by reference counting alone)."""
@@ -184,7 +184,7 @@ def _recording(X, y, shard_rows):
         opened.append(i)
         return part, y[bounds[i]:bounds[i + 1]]
 
-    return ShardedMatrix(X.shape[1], shard_rows, open_shard), opened, most
+    return ShardedMatrix(X.shape[1], shard_rows, open_shard, window), opened, most
 
 
 @pytest.mark.parametrize("sampling", ["permutation", "replacement"])
@@ -224,6 +224,21 @@ def test_a_classifier_learns_its_classes_from_every_shard():
     assert clf.classes_.tolist() == ["eggs", "ham", "spam"]
     assert clf.coef_.shape == (3, X.shape[1])
     assert set(clf.predict(X)) <= {"eggs", "ham", "spam"}
+
+
+@pytest.mark.parametrize("window", [2, 3])
+def test_a_window_of_shards_is_all_a_fit_holds_of_them(monkeypatch, window):
+    # Chunks that straddle the turnover of the window (its shards run out together, as their
+    # rows are drawn in proportion): the rows taken from the old shards are set aside before the
+    # next shards open, so a fit never holds two windows at once.
+    monkeypatch.setattr("solver.sampling.CHUNK_ROWS", 7)
+    X, y = _problem()
+    shard_rows = [10] * (M // 10)
+    sharded, opened, most = _recording(X, y, shard_rows, window)
+    PGSClassifier(n_iter=3 * M, random_state=1).fit(sharded, None)
+    assert len(opened) > 3 * len(shard_rows)  # three epochs' turnovers, past the set-up passes
+    # At each opening: the other shards of the window, and none of the last window's.
+    assert most[0] <= window - 1
 
 
 @pytest.mark.parametrize("name", sorted(n for n, spec in SOLVERS.items() if not spec.streams))
