@@ -40,7 +40,6 @@ SHARD_BYTES = 4 * MIB
 BIG_PARAMS = {"n_iter": 300_000, "sigma": 1e-5, "random_state": 0}
 
 
-
 @pytest.fixture
 def s3_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
@@ -105,7 +104,8 @@ def test_a_dask_worker_streams_twice_its_budget_from_the_bucket(tmp_path: Path, 
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
     store = {"PGS_STORE_URL": s3.new_store_url(), "PGS_S3_ENDPOINT_URL": s3.endpoint_url}
     # Room in the worker's cache for the whole data set: a smaller cache would fetch each shard
-    # again at every checkpoint (the objective and the test score stream over all of them).
+    # again at every checkpoint (the held-out rows are in every shard, and the test score streams
+    # over all of them).
     cluster = DaskCluster(n_workers=1, log_dir=tmp_path / "dask", worker_env=lambda _i: {
         "PGS_CACHE_DIR": str(tmp_path / "worker-cache"), "PGS_CACHE_BYTES": str(4096 * MIB)})
     try:
