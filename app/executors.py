@@ -78,7 +78,7 @@ class LocalPoolBackend:
 def dask_address(executor_setting: str) -> str:
     """``dask://host:8786`` (or ``tcp://host:8786``) -> the scheduler address Dask takes."""
     if executor_setting.startswith("dask://"):
-        return "tcp://" + executor_setting[len("dask://"):]
+        return "tcp://" + executor_setting[len("dask://") :]
     return executor_setting
 
 
@@ -95,8 +95,7 @@ class DaskBackend:
         self.settings = settings
         self.address = dask_address(settings.executor)
         # set_as_default=False: this client is the runner's, not the process's dask default.
-        self.client = Client(self.address, timeout=max(settings.db_wait_s, 10),
-                             set_as_default=False)
+        self.client = Client(self.address, timeout=max(settings.db_wait_s, 10), set_as_default=False)
         self.client.register_plugin(
             WarmUp(str(settings.numba_cache_dir) if settings.numba_cache_dir else None),
             name=WarmUp.name,
@@ -150,9 +149,9 @@ def is_lost_dispatch(exc: BaseException) -> bool:
     import asyncio
     import concurrent.futures
 
-    if isinstance(exc, (asyncio.CancelledError, concurrent.futures.CancelledError,
-                        ConnectionError, TimeoutError)):
+    if isinstance(
+        exc, (asyncio.CancelledError, concurrent.futures.CancelledError, ConnectionError, TimeoutError)
+    ):
         return True
     module = type(exc).__module__ or ""
     return module.startswith(("distributed", "tornado")) and type(exc).__name__ != "KilledWorker"
-

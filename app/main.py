@@ -58,8 +58,13 @@ API_VERSION = "1.0.0"
 
 
 def _prepare_dirs(settings: Settings) -> None:
-    for d in (settings.data_dir, settings.datasets_dir, settings.models_dir, settings.tmp_dir,
-              settings.uploads_dir):
+    for d in (
+        settings.data_dir,
+        settings.datasets_dir,
+        settings.models_dir,
+        settings.tmp_dir,
+        settings.uploads_dir,
+    ):
         d.mkdir(parents=True, exist_ok=True)
     # Uploads interrupted by a crash leave parts behind; nothing else lives in tmp/.
     for pattern in ("upload-*.part", f"{BATCH_TMP_PREFIX}*.npy"):
@@ -98,8 +103,13 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     supervisor = PoolSupervisor(runner, factory, settings)
     sweeper = LeaseSweeper(runner, factory, settings)
     cache = ModelCache(settings.model_cache_bytes)
-    batch_predictor = BatchPredictor(factory, settings, lambda model_id: cache.get_or_load(
-        model_id, lambda: load_for_prediction(settings.store, factory, model_id)))
+    batch_predictor = BatchPredictor(
+        factory,
+        settings,
+        lambda model_id: cache.get_or_load(
+            model_id, lambda: load_for_prediction(settings.store, factory, model_id)
+        ),
+    )
     app.state.engine = engine
     app.state.session_factory = factory
     app.state.runner = runner
@@ -115,8 +125,12 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     await to_thread.run_sync(batch_predictor.start)
     upload_service.start()
     await to_thread.run_sync(start_parser_server)
-    log.info("PGS service ready: data dir %s, %s executor, %d worker(s)", settings.data_dir,
-             runner.backend_name, runner.worker_count())
+    log.info(
+        "PGS service ready: data dir %s, %s executor, %d worker(s)",
+        settings.data_dir,
+        runner.backend_name,
+        runner.worker_count(),
+    )
     try:
         yield
     finally:
@@ -181,11 +195,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     # The key first: a caller without one learns nothing about the parameters.
     api = [Depends(require_api_key), Depends(reject_unknown_query)]
-    app.include_router(health.router, dependencies=[Depends(reject_unknown_query)],
-                       responses=problems(*REQUEST_GUARDS))
+    app.include_router(
+        health.router, dependencies=[Depends(reject_unknown_query)], responses=problems(*REQUEST_GUARDS)
+    )
     # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
-    resources = [module.router for module in (uploads, datasets, jobs, models, batch_predictions,
-                                               aliases, studies, plots, solvers)]
+    resources = [
+        module.router
+        for module in (uploads, datasets, jobs, models, batch_predictions, aliases, studies, plots, solvers)
+    ]
     resources.insert(0, uploads.import_router)
     for router in resources:
         app.include_router(router, dependencies=api, responses=problems(*API_GUARDS))

@@ -98,8 +98,7 @@ class Dataset(Base):
     # "guessed" from the labels.
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
     tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
-    task_source: Mapped[str] = mapped_column(String(16), default="guessed",
-                                             server_default="guessed")
+    task_source: Mapped[str] = mapped_column(String(16), default="guessed", server_default="guessed")
     # Migration 0010: bytes its shards take in the store (PGS_STORE_QUOTA_BYTES counts them);
     # NULL until an old .npz data set is converted.
     stored_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
@@ -107,9 +106,9 @@ class Dataset(Base):
 
 class UploadState:
     RECEIVING = "receiving"  # a resumable upload taking bytes
-    PARSING = "parsing"      # finished (or imported): being fetched, parsed and stored
-    DONE = "done"            # dataset_id is the data set
-    FAILED = "failed"        # error says why; a failed finish can be retried
+    PARSING = "parsing"  # finished (or imported): being fetched, parsed and stored
+    DONE = "done"  # dataset_id is the data set
+    FAILED = "failed"  # error says why; a failed finish can be retried
     # States whose bytes are on disk and count against the owner's quota.
     HOLDING = (RECEIVING, PARSING, FAILED)
 
@@ -122,8 +121,10 @@ class Upload(Base):
     """
 
     __tablename__ = "uploads"
-    __table_args__ = (Index("ix_uploads_owner_state", "owner", "state"),
-                      Index("ix_uploads_expires_at", "expires_at"))
+    __table_args__ = (
+        Index("ix_uploads_owner_state", "owner", "state"),
+        Index("ix_uploads_expires_at", "expires_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     owner: Mapped[str] = mapped_column(String(64))
@@ -148,9 +149,11 @@ class Upload(Base):
 
 class Job(Base):
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_status", "status"),
-                      Index("ix_jobs_owner_status", "owner", "status"),
-                      {"sqlite_autoincrement": True})
+    __table_args__ = (
+        Index("ix_jobs_status", "status"),
+        Index("ix_jobs_owner_status", "owner", "status"),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
@@ -174,9 +177,7 @@ class Job(Base):
     # train_size rows of its training part (drawn with subsample_seed), and with select_sigma its
     # worker first picks sigma on a validation split of those rows. All null for a plain job.
     # No ON DELETE action: SQLite adds it in place only inline, which its reflection cannot read.
-    study_id: Mapped[int | None] = mapped_column(
-        ForeignKey("studies.id"), nullable=True, index=True
-    )
+    study_id: Mapped[int | None] = mapped_column(ForeignKey("studies.id"), nullable=True, index=True)
     study_run: Mapped[int | None] = mapped_column(Integer, nullable=True)
     study_repeat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     train_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -223,8 +224,12 @@ class Job(Base):
         fraction = None
         if self.iteration is not None and self.n_iter:
             fraction = min(self.iteration / self.n_iter, 1.0)
-        return {"iteration": self.iteration, "n_iter": self.n_iter, "fraction": fraction,
-                "samples_seen": self.samples_seen}
+        return {
+            "iteration": self.iteration,
+            "n_iter": self.n_iter,
+            "fraction": fraction,
+            "samples_seen": self.samples_seen,
+        }
 
 
 class TracePoint(Base):
@@ -232,9 +237,7 @@ class TracePoint(Base):
 
     __tablename__ = "job_trace"
 
-    job_id: Mapped[int] = mapped_column(
-        ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
-    )
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     iteration: Mapped[int] = mapped_column(Integer)
     samples_seen: Mapped[int] = mapped_column(Integer)
@@ -250,13 +253,13 @@ class TracePoint(Base):
 
 class Model(Base):
     __tablename__ = "models"
-    __table_args__ = (Index("ux_models_name_version", "name", "version", unique=True),
-                      {"sqlite_autoincrement": True})
+    __table_args__ = (
+        Index("ux_models_name_version", "name", "version", unique=True),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    job_id: Mapped[int | None] = mapped_column(
-        ForeignKey("jobs.id", ondelete="SET NULL"), nullable=True
-    )
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"), nullable=True)
     dataset_id: Mapped[int | None] = mapped_column(
         ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
     )
@@ -309,12 +312,11 @@ class IdempotencyKey(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
     # Cascades: deleting the resource forgets its key (a retry then creates it anew).
-    job_id: Mapped[int | None] = mapped_column(
-        ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True)
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True)
     dataset_id: Mapped[int | None] = mapped_column(
-        ForeignKey("datasets.id", ondelete="CASCADE"), nullable=True)
-    study_id: Mapped[int | None] = mapped_column(
-        ForeignKey("studies.id", ondelete="CASCADE"), nullable=True)
+        ForeignKey("datasets.id", ondelete="CASCADE"), nullable=True
+    )
+    study_id: Mapped[int | None] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -368,8 +370,7 @@ class AliasEvent(Base):
     """One change of an alias: set or moved (model_id) or deleted (model_id null)."""
 
     __tablename__ = "alias_events"
-    __table_args__ = (Index("ix_alias_events_name_alias", "name", "alias"),
-                      {"sqlite_autoincrement": True})
+    __table_args__ = (Index("ix_alias_events_name_alias", "name", "alias"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(255))

@@ -53,8 +53,7 @@ class JobRunner:
         # The pool generation of each future, and the generations whose workers were seen
         # working (a warm-up ping or a job came back): a job that only waited in such a pool
         # when it broke is a bystander, not the cause (pool_was_ready).
-        self._future_generation: weakref.WeakKeyDictionary[Future[Any], int] = (
-            weakref.WeakKeyDictionary())
+        self._future_generation: weakref.WeakKeyDictionary[Future[Any], int] = weakref.WeakKeyDictionary()
         self._ready_generations: set[int] = set()
         self.closed = False
 
@@ -169,6 +168,7 @@ class JobRunner:
         def came_back(f: Future[Any]) -> None:
             if not f.cancelled() and f.exception() is None:
                 self._ready_generations.add(generation)
+
         future.add_done_callback(came_back)
         return future
 
@@ -184,8 +184,7 @@ class JobRunner:
         assert self._backend is not None
         self._executor = self._backend.new_executor()
         self._generation += 1
-        self._workers = {pid: w for pid, w in self._workers.items()
-                         if w[0] >= self._generation - 1}
+        self._workers = {pid: w for pid, w in self._workers.items() if w[0] >= self._generation - 1}
 
     def _note_workers(self) -> None:
         """Remember the current pool's processes (under the lock; spawned on submit)."""

@@ -25,6 +25,8 @@ Label = int | float | str
 # Tags are plain tokens ("team=nlp", "prod", "v1.2"): no quotes or spaces, so a list filter can
 # match one inside the stored JSON list exactly.
 Tag = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:=/+-]{0,63}$")]
+
+
 # A model name is a path segment of name@alias: no "@", "/" or spaces, and not all digits (an
 # all-digit reference is a model id).
 def _not_all_digits(name: str) -> str:
@@ -33,8 +35,9 @@ def _not_all_digits(name: str) -> str:
     return name
 
 
-ModelName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"),
-                      AfterValidator(_not_all_digits)]
+ModelName = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"), AfterValidator(_not_all_digits)
+]
 AliasName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
 Description = Annotated[str, StringConstraints(max_length=4000)]
 
@@ -57,8 +60,7 @@ def _printable(value: str | None) -> str | None:
     return value
 
 
-PrintableName = Annotated[str, StringConstraints(min_length=1, max_length=255),
-                          AfterValidator(_printable)]
+PrintableName = Annotated[str, StringConstraints(min_length=1, max_length=255), AfterValidator(_printable)]
 
 
 class LabelsPatch(BaseModel):
@@ -89,9 +91,12 @@ class UploadRead(BaseModel):
     state: Literal["receiving", "parsing", "done", "failed"] = Field(
         description="receiving: taking bytes (tus PATCH); parsing: being fetched, parsed and "
         "stored; done: dataset_id is the data set; failed: error says why (a failed upload can "
-        "be finished again)")
-    length: int = Field(description="Bytes declared (tus Upload-Length); for an import, its "
-                        "size once done (a URL's cap while it is fetched)")
+        "be finished again)"
+    )
+    length: int = Field(
+        description="Bytes declared (tus Upload-Length); for an import, its "
+        "size once done (a URL's cap while it is fetched)"
+    )
     offset: int = Field(description="Bytes received so far")
     filename: str
     source: str | None = Field(default=None, description="An import's path or URL")
@@ -118,45 +123,58 @@ class DatasetRead(BaseModel):
     size_bytes: int = Field(description="Size of the file as uploaded")
     created_at: dt.datetime
     feature_names: list[str] | None = Field(
-        default=None, description="The CSV header's feature columns (null without a header)")
+        default=None, description="The CSV header's feature columns (null without a header)"
+    )
     label_name: str | None = Field(default=None, description="The CSV header's label column")
     text_columns: list[int] | None = Field(
-        default=None, description="0-based feature columns holding text (CSV; one-hot encoded "
-        "by a job's preprocessing)")
-    n_missing: int = Field(default=0, description="Empty numeric CSV cells (imputed by a job's "
-                           "preprocessing)")
+        default=None,
+        description="0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)",
+    )
+    n_missing: int = Field(
+        default=0, description="Empty numeric CSV cells (imputed by a job's preprocessing)"
+    )
     description: str | None = None
     tags: list[str] = []
     task_source: Literal["guessed", "declared"] = Field(
-        description="Whether the task was guessed from the labels or declared (upload or PATCH)")
+        description="Whether the task was guessed from the labels or declared (upload or PATCH)"
+    )
 
     @computed_field(description="How the task was chosen, and how to change it")
     def task_note(self) -> str:
-        change = f"PATCH /v1/datasets/{self.id} with {{\"task\": \"%s\"}} if they are %s"
+        change = f'PATCH /v1/datasets/{self.id} with {{"task": "%s"}} if they are %s'
         if self.task_source == "declared":
             return f"{self.task}, as declared"
         if self.task == "regression":
-            return ("regression, guessed: the labels are not all integers, or there are more "
-                    "than 20 distinct ones; " + change % ("classification", "classes"))
-        return (f"{self.task}, guessed from {len(self.classes or [])} distinct label(s); "
-                + change % ("regression", "values to regress"))
+            return (
+                "regression, guessed: the labels are not all integers, or there are more "
+                "than 20 distinct ones; " + change % ("classification", "classes")
+            )
+        return f"{self.task}, guessed from {len(self.classes or [])} distinct label(s); " + change % (
+            "regression",
+            "values to regress",
+        )
 
     @computed_field(description="What the data set cannot be used for (stored all the same)")
     def warnings(self) -> list[str]:
         if self.task != "regression" and len(self.classes or []) < 2:
             # Kept: it can still evaluate a model (test_dataset_id), but no job can train on it.
-            return [f"the data set has a single class ({(self.classes or ['?'])[0]!r}): no "
-                    "classifier can be trained on it; it can serve as evaluation data"]
+            return [
+                f"the data set has a single class ({(self.classes or ['?'])[0]!r}): no "
+                "classifier can be trained on it; it can serve as evaluation data"
+            ]
         return []
 
 
 class DatasetPatch(LabelsPatch):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"name": "heart", "tags": ["medical"], "task": "classification"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"name": "heart", "tags": ["medical"], "task": "classification"}]},
+    )
 
     name: PrintableName | None = None
     task: Literal["classification", "regression"] | None = Field(
-        default=None, description="Correct a guessed task; classes are derived from the labels")
+        default=None, description="Correct a guessed task; classes are derived from the labels"
+    )
 
 
 class DatasetList(BaseModel):
@@ -175,11 +193,10 @@ class Preprocessing(BaseModel):
         description="auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps "
         "sparsity) for svmlight data",
     )
-    impute: bool = Field(
-        default=True, description="Missing numeric CSV values become the training mean"
-    )
+    impute: bool = Field(default=True, description="Missing numeric CSV values become the training mean")
     ignore: list[int | str] = Field(
-        default_factory=list, max_length=10_000,
+        default_factory=list,
+        max_length=10_000,
         description="Columns left out (an id column): CSV header names or 0-based feature indices",
     )
 
@@ -193,8 +210,7 @@ class JobCreate(BaseModel):
                     "dataset_id": 1,
                     "test_fraction": 0.25,
                     "solver": "pgs",
-                    "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 20000,
-                               "random_state": 0},
+                    "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 20000, "random_state": 0},
                     "targets": [0.8, 0.84],
                 }
             ]
@@ -213,12 +229,15 @@ class JobCreate(BaseModel):
         description="Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing",
     )
     targets: list[float] = Field(
-        default_factory=list, max_length=64,
+        default_factory=list,
+        max_length=64,
         description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
     )
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=7 * 86400,
-        description="Stop after this many solver seconds, or as many seconds of wall-clock time"
+        default=None,
+        gt=0.0,
+        le=7 * 86400,
+        description="Stop after this many solver seconds, or as many seconds of wall-clock time",
     )
     preprocessing: Preprocessing | None = Field(
         default_factory=Preprocessing,
@@ -229,7 +248,8 @@ class JobCreate(BaseModel):
     description: Description | None = None
     tags: Tags = []
     model_name: ModelName | None = Field(
-        default=None, description="Register the trained model as the next version of this name")
+        default=None, description="Register the trained model as the next version of this name"
+    )
 
     @field_validator("targets")
     @classmethod
@@ -267,8 +287,10 @@ class JobRead(BaseModel):
     targets: list[float]
     time_budget_s: float | None
     preprocessing: dict[str, Any] | None = Field(
-        default=None, description="The resolved preprocessing: scaling, impute, categorical "
-        "(one-hot encoded columns), ignore (column indices), sparse; null: raw features")
+        default=None,
+        description="The resolved preprocessing: scaling, impute, categorical "
+        "(one-hot encoded columns), ignore (column indices), sparse; null: raw features",
+    )
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
         description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
@@ -296,7 +318,8 @@ class JobRead(BaseModel):
     waiting_reason: str | None = Field(
         default=None,
         description="Why a queued job has not started: the worker processes are starting, or "
-        "every worker is busy (null once it runs)")
+        "every worker is busy (null once it runs)",
+    )
     finished_at: dt.datetime | None
     # Set for the jobs of a study (null otherwise); see StudyCreate.
     study_id: int | None = None
@@ -316,8 +339,9 @@ class JobRead(BaseModel):
 
 
 class JobPatch(LabelsPatch):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"name": "heart baseline", "tags": ["nightly"]}]})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"name": "heart baseline", "tags": ["nightly"]}]}
+    )
 
     name: PrintableName | None = None
 
@@ -361,30 +385,36 @@ class ModelRead(BaseModel):
     nnz_weights: int | None = None
     size_bytes: int
     partial: bool = Field(
-        default=False, description="The last iterate of a run that was cancelled or reached "
-        "the server's time limit, not a finished fit"
+        default=False,
+        description="The last iterate of a run that was cancelled or reached "
+        "the server's time limit, not a finished fit",
     )
     partial_reason: Literal["cancelled", "time_limit"] | None = None
     created_at: dt.datetime
     preprocessing: dict[str, Any] | None = Field(
-        default=None, description="The fitted preprocessing's settings (as the job's); applied "
-        "to every prediction")
+        default=None,
+        description="The fitted preprocessing's settings (as the job's); applied to every prediction",
+    )
     feature_names: list[str] | None = Field(
-        default=None, description="Names a prediction row may be keyed by (the CSV header)")
+        default=None, description="Names a prediction row may be keyed by (the CSV header)"
+    )
     name: str | None = Field(default=None, description="The model name this is a version of")
     version: int | None = Field(default=None, description="Version number within the name")
     description: str | None = None
     tags: list[str] = []
     training_dataset: dict[str, Any] | None = Field(
-        default=None, description="The training data set as it was, kept when it was deleted")
+        default=None, description="The training data set as it was, kept when it was deleted"
+    )
 
 
 class ModelPatch(LabelsPatch):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"name": "heart-clf", "description": "sigma 1e-4"}]})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"name": "heart-clf", "description": "sigma 1e-4"}]}
+    )
 
     name: ModelName | None = Field(
-        default=None, description="Register as the next version of this name (null: no name)")
+        default=None, description="Register as the next version of this name (null: no name)"
+    )
 
 
 class ModelList(BaseModel):
@@ -433,7 +463,9 @@ class SelectSigma(BaseModel):
 
     grid: list[float] = Field(min_length=1, max_length=20, description="Candidate sigmas (> 0)")
     validation_fraction: float = Field(
-        default=0.2, gt=0.0, lt=1.0,
+        default=0.2,
+        gt=0.0,
+        lt=1.0,
         description="Part of each job's m training rows held out to score the grid",
     )
 
@@ -456,10 +488,14 @@ class StudyCreate(BaseModel):
                     "dataset_id": 1,
                     "test_fraction": 0.25,
                     "runs": [
-                        {"solver": "pgs", "params": {"loss": "logistic", "p": 2.0,
-                                                     "sigma": 1e-3, "n_iter": 20000}},
-                        {"solver": "pgs", "params": {"loss": "logistic", "p": 1.8,
-                                                     "sigma": 1e-3, "n_iter": 20000}},
+                        {
+                            "solver": "pgs",
+                            "params": {"loss": "logistic", "p": 2.0, "sigma": 1e-3, "n_iter": 20000},
+                        },
+                        {
+                            "solver": "pgs",
+                            "params": {"loss": "logistic", "p": 1.8, "sigma": 1e-3, "n_iter": 20000},
+                        },
                     ],
                     "sizes": [50, 100, 200],
                     "repeats": 5,
@@ -474,22 +510,25 @@ class StudyCreate(BaseModel):
     dataset_id: int = Field(description="Training data set; sizes are subsamples of it")
     test_dataset_id: int | None = Field(default=None, description="Evaluation data set")
     test_fraction: float | None = Field(
-        default=None, gt=0.0, lt=1.0,
+        default=None,
+        gt=0.0,
+        lt=1.0,
         description="Hold out this fraction of the data set (seeded by seed) for evaluation",
     )
     runs: list[StudyRun] = Field(min_length=1, max_length=16)
-    sizes: list[int] = Field(
-        min_length=1, max_length=32, description="Training-set sizes m (distinct, >= 2)"
-    )
+    sizes: list[int] = Field(min_length=1, max_length=32, description="Training-set sizes m (distinct, >= 2)")
     repeats: int = Field(default=3, ge=1, le=100, description="Subsamples (and runs) per size")
     targets: list[float] = Field(
-        min_length=1, max_length=16,
+        min_length=1,
+        max_length=16,
         description="Test accuracies (or RMSEs for regression) whose time-to-target is measured",
     )
     seed: int = Field(default=0, ge=0, le=2**31 - 1, description="Seed of the split and subsamples")
     time_budget_s: float | None = Field(
-        default=None, gt=0.0, le=86400,
-        description="Per job: stop after this many solver seconds, or as many of wall-clock time"
+        default=None,
+        gt=0.0,
+        le=86400,
+        description="Per job: stop after this many solver seconds, or as many of wall-clock time",
     )
     select_sigma: SelectSigma | None = Field(
         default=None, description="Choose sigma per job on a validation split of its m rows"
@@ -633,16 +672,30 @@ class SolverRead(BaseModel):
                     "name": "gcd",
                     "title": "Greedy coordinate descent, L1-regularised",
                     "paper": "Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss "
-                             "Minimization (JMLR 2011)",
+                    "Minimization (JMLR 2011)",
                     "algorithm": "Section 4.2 (baseline)",
                     "tasks": [
-                        {"task": "classification", "estimator": "GCDClassifier",
-                         "losses": ["logistic", "smooth_hinge", "squared", "squared_hinge"],
-                         "params": [{"name": "sigma", "type": "number", "nullable": False,
-                                     "default": 1e-5,
-                                     "range": {"min": 0.0, "max": 1e12, "min_inclusive": False,
-                                               "max_inclusive": True},
-                                     "choices": None, "description": "Regularisation weight."}]},
+                        {
+                            "task": "classification",
+                            "estimator": "GCDClassifier",
+                            "losses": ["logistic", "smooth_hinge", "squared", "squared_hinge"],
+                            "params": [
+                                {
+                                    "name": "sigma",
+                                    "type": "number",
+                                    "nullable": False,
+                                    "default": 1e-5,
+                                    "range": {
+                                        "min": 0.0,
+                                        "max": 1e12,
+                                        "min_inclusive": False,
+                                        "max_inclusive": True,
+                                    },
+                                    "choices": None,
+                                    "description": "Regularisation weight.",
+                                }
+                            ],
+                        },
                     ],
                 }
             ]
@@ -684,7 +737,10 @@ class ValidationProblem(Problem):
     """A 422: the problem, with the fields at fault when it is about named fields."""
 
     errors: list[FieldError] | None = Field(
-        default=None, description="One entry per field at fault (absent when no field is)")
+        default=None, description="One entry per field at fault (absent when no field is)"
+    )
+
+
 # -- aliases -------------------------------------------------------------------------------------
 
 
@@ -734,12 +790,14 @@ ExtraFeatures = Literal["fail", "ignore"]
 
 
 class BatchPredictionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"dataset_id": 1, "extra_features": "fail"}]})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"dataset_id": 1, "extra_features": "fail"}]}
+    )
 
     dataset_id: int = Field(ge=1, description="Predict every row of this data set")
     extra_features: ExtraFeatures = Field(
-        default="fail", description="Features beyond the model's width: fail, or ignore them")
+        default="fail", description="Features beyond the model's width: fail, or ignore them"
+    )
 
 
 class BatchProgress(BaseModel):
@@ -757,8 +815,7 @@ class BatchPredictionRead(BaseModel):
     extra_features: ExtraFeatures
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     progress: BatchProgress
-    outputs: list[str] | None = Field(
-        description="What the result holds: predictions, scores, probabilities")
+    outputs: list[str] | None = Field(description="What the result holds: predictions, scores, probabilities")
     error: str | None
     attempts: int
     cancel_requested: bool

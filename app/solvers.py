@@ -51,9 +51,12 @@ def _check_ranges(params: Mapping[str, Any]) -> None:
             continue
         limit = _limit(name)
         if not (math.isfinite(value) and abs(value) <= limit):
-            errors.append(field_error(["body", "params", name],
-                                      f"{name} must be a finite number of magnitude at most "
-                                      f"{limit:g}, got {value:g}"))
+            errors.append(
+                field_error(
+                    ["body", "params", name],
+                    f"{name} must be a finite number of magnitude at most {limit:g}, got {value:g}",
+                )
+            )
     if errors:
         raise InvalidParams("; ".join(e["msg"] for e in errors), errors)
 
@@ -142,10 +145,16 @@ def _describe(solver: dict[str, Any]) -> dict[str, Any]:
         if entry is not None:
             # The parameters _build accepts are the estimator's get_params(): these same ones.
             params = [_describe_param(name, info) for name, info in entry["parameters"].items()]
-            tasks.append({"task": task, "estimator": entry["estimator"], "losses": entry["losses"],
-                          "params": params})
-    return {"name": solver["name"], "title": solver["title"], "paper": solver["paper"],
-            "algorithm": solver["algorithm"], "tasks": tasks}
+            tasks.append(
+                {"task": task, "estimator": entry["estimator"], "losses": entry["losses"], "params": params}
+            )
+    return {
+        "name": solver["name"],
+        "title": solver["title"],
+        "paper": solver["paper"],
+        "algorithm": solver["algorithm"],
+        "tasks": tasks,
+    }
 
 
 def _describe_param(name: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -153,9 +162,15 @@ def _describe_param(name: str, info: dict[str, Any]) -> dict[str, Any]:
     split into its kind, the interval of its numbers (within the service's bounds, as
     ``_check_ranges`` applies them), the strings it takes and whether it takes null."""
     schema = info["schema"]
-    described: dict[str, Any] = {"name": name, "type": "string", "nullable": False,
-                                 "default": info["default"], "range": None, "choices": None,
-                                 "description": info["description"]}
+    described: dict[str, Any] = {
+        "name": name,
+        "type": "string",
+        "nullable": False,
+        "default": info["default"],
+        "range": None,
+        "choices": None,
+        "description": info["description"],
+    }
     for branch in schema.get("anyOf", [schema]):
         kinds = branch["type"] if isinstance(branch["type"], list) else [branch["type"]]
         for kind in kinds:
@@ -180,5 +195,4 @@ def _range(schema: dict[str, Any], limit: float) -> dict[str, Any]:
     for key, is_open in (("maximum", False), ("exclusiveMaximum", True)):
         if key in schema and schema[key] <= high:
             high, high_open = schema[key], is_open
-    return {"min": low, "max": high, "min_inclusive": not low_open,
-            "max_inclusive": not high_open}
+    return {"min": low, "max": high, "min_inclusive": not low_open, "max_inclusive": not high_open}

@@ -103,22 +103,33 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
         search = None
         if job.select_sigma is not None:
             seed = job.subsample_seed if job.subsample_seed is not None else job.split_seed
-            search = SigmaSearch(grid=list(job.select_sigma["grid"]),
-                                 validation_fraction=job.select_sigma["validation_fraction"],
-                                 seed=seed)
+            search = SigmaSearch(
+                grid=list(job.select_sigma["grid"]),
+                validation_fraction=job.select_sigma["validation_fraction"],
+                seed=seed,
+            )
         return TrainingJob(
-            job_id=job.id, dataset_id=train.id, index_base=train.index_base,
+            job_id=job.id,
+            dataset_id=train.id,
+            index_base=train.index_base,
             estimator=EstimatorSpec(job.solver, job.task, dict(job.params), job.time_budget_s),
             data=DataSpec(
-                train_key=train.file_name, test_key=test.file_name if test is not None else None,
-                test_fraction=job.test_fraction, split_seed=job.split_seed,
-                n_features=train.n_features, train_size=job.train_size,
-                subsample_seed=job.subsample_seed, preprocessing=job.preprocessing,
+                train_key=train.file_name,
+                test_key=test.file_name if test is not None else None,
+                test_fraction=job.test_fraction,
+                split_seed=job.split_seed,
+                n_features=train.n_features,
+                train_size=job.train_size,
+                subsample_seed=job.subsample_seed,
+                preprocessing=job.preprocessing,
                 text_columns=list(train.text_columns or []),
                 data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
             ),
-            targets=list(job.targets), sigma_search=search, feature_names=train.feature_names,
-            label_name=train.label_name, time_limit_s=job.time_limit_s,
+            targets=list(job.targets),
+            sigma_search=search,
+            feature_names=train.feature_names,
+            label_name=train.label_name,
+            time_limit_s=job.time_limit_s,
         )
 
 
@@ -152,8 +163,11 @@ def streams(job: TrainingJob, memory_bytes: int) -> bool:
     (PGS_WORKER_MEMORY_BYTES), its solver streams, and no sigma selection (which fits on
     in-memory splits of the rows) comes first. Data that fits is read into one CSR matrix: the
     solver then samples uniformly from all rows, as its paper's guarantee assumes, and faster."""
-    return (job.data.data_bytes > memory_bytes and SOLVERS[job.estimator.solver].streams
-            and job.sigma_search is None)
+    return (
+        job.data.data_bytes > memory_bytes
+        and SOLVERS[job.estimator.solver].streams
+        and job.sigma_search is None
+    )
 
 
 # The share of the worker's memory budget given to the shards a streaming fit interleaves. The
@@ -170,17 +184,16 @@ def shard_window(memory_bytes: int, shard_bytes: int) -> int:
     return max(1, memory_bytes // (WINDOW_SHARE * max(shard_bytes, 1)))
 
 
-def load_data(store: Store, spec: DataSpec, classification: bool,
-              stream_memory: int | None = None) -> TrainingData:
+def load_data(
+    store: Store, spec: DataSpec, classification: bool, stream_memory: int | None = None
+) -> TrainingData:
     """The job's rows: in memory, or with ``stream_memory`` (the worker's memory budget) as
     shards read one window at a time (:func:`shard_window`)."""
     train, evaluation = _rows(store, spec)
-    window = None if stream_memory is None else shard_window(stream_memory,
-                                                             train.largest_shard_bytes)
+    window = None if stream_memory is None else shard_window(stream_memory, train.largest_shard_bytes)
     if spec.train_size is not None:
         # Never a subsample of the evaluation rows: they were set apart above.
-        train = train.subsample(subsample_rows(train.n_samples, spec.train_size,
-                                               spec.subsample_seed or 0))
+        train = train.subsample(subsample_rows(train.n_samples, spec.train_size, spec.subsample_seed or 0))
     classes = None
     if classification:
         classes = distinct_labels(train)
@@ -199,13 +212,19 @@ def load_data(store: Store, spec: DataSpec, classification: bool,
     X_eval, y_eval = evaluation.in_memory()
     if spec.preprocessing is not None:
         X_eval = preprocessor.transform(
-            raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing))
+            raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing)
+        )
     return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
 
 
-def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | None,
-              encode: Callable[[np.ndarray], np.ndarray], classes: np.ndarray | None,
-              window: int) -> TrainingData:
+def _streamed(
+    spec: DataSpec,
+    train: RowSelection,
+    evaluation: RowSelection | None,
+    encode: Callable[[np.ndarray], np.ndarray],
+    classes: np.ndarray | None,
+    window: int,
+) -> TrainingData:
     """Shards as the solver samples them, through the preprocessing when the job has one. The
     preprocessing is then fitted on a seeded sample of the training rows as large as the largest
     shard (the memory a shard takes), not on all of them: its scales and categories are those of
@@ -215,8 +234,7 @@ def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | No
         return TrainingData(train.matrix(encode, window=window), None, X_eval, None, classes)
     # A choice without replacement, not a permutation of every row: n may be 100 million.
     rng = np.random.default_rng(spec.split_seed)
-    sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows),
-                                                replace=False)))
+    sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows), replace=False)))
     X_sample, _ = sample.in_memory()
     X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
     resolved = spec.preprocessing
@@ -226,8 +244,9 @@ def _streamed(spec: DataSpec, train: RowSelection, evaluation: RowSelection | No
 
     width = X_fit.shape[1]
     X_eval = None if evaluation is None else evaluation.matrix(encode, transform, width)
-    return TrainingData(train.matrix(encode, transform, width, window), None, X_eval, None,
-                        classes, preprocessor)
+    return TrainingData(
+        train.matrix(encode, transform, width, window), None, X_eval, None, classes, preprocessor
+    )
 
 
 def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | None]:
@@ -251,8 +270,12 @@ def _preprocess(spec: DataSpec, X: Any, text: np.ndarray | None) -> tuple[Any, A
 
     resolved = spec.preprocessing
     preprocessor = make_preprocessor(
-        spec.n_features, scaling=resolved["scaling"], impute=resolved["impute"],
-        categorical=resolved["categorical"], ignore=resolved["ignore"], sparse=resolved["sparse"],
+        spec.n_features,
+        scaling=resolved["scaling"],
+        impute=resolved["impute"],
+        categorical=resolved["categorical"],
+        ignore=resolved["ignore"],
+        sparse=resolved["sparse"],
     )
     return preprocessor.fit_transform(raw_matrix(X, text, spec.text_columns, resolved)), preprocessor
 
@@ -271,8 +294,16 @@ class Stop(enum.Enum):
     LOST = "lost"  # another process settled the job (the lease expired): this run is void
 
 
-TRACE_FIELDS = ("iteration", "samples_seen", "solver_seconds", "objective", "test_score",
-                "score_name", "nnz_weights", "data_accesses")
+TRACE_FIELDS = (
+    "iteration",
+    "samples_seen",
+    "solver_seconds",
+    "objective",
+    "test_score",
+    "score_name",
+    "nnz_weights",
+    "data_accesses",
+)
 
 
 def trace_row(point: Any) -> dict[str, Any]:
@@ -344,8 +375,7 @@ class Reporter:
             iteration=p.iteration if p else 0,
             n_iter=p.n_iter if p else None,
             samples_seen=p.samples_seen if p else 0,
-            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better),
-                     **self.extra},
+            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better), **self.extra},
             points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
             dropped=dropped,
         )
@@ -406,9 +436,15 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     assert data.y is not None
     reporter.extra = {"phase": "select_sigma"}
     selection = select_sigma(
-        job.estimator.build, data.X, data.y, classification=job.estimator.classification,
-        grid=search.grid, validation_fraction=search.validation_fraction, seed=search.seed,
-        callback=reporter, stopped=reporter.stopped,
+        job.estimator.build,
+        data.X,
+        data.y,
+        classification=job.estimator.classification,
+        grid=search.grid,
+        validation_fraction=search.validation_fraction,
+        seed=search.seed,
+        callback=reporter,
+        stopped=reporter.stopped,
     )
     if selection is None:
         return None
@@ -462,8 +498,9 @@ def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> Model
     return ModelPackage(meta, arrays, service)
 
 
-def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package: ModelPackage,
-                  extra: dict[str, Any]) -> dict[str, Any]:
+def final_metrics(
+    estimator: Any, job: TrainingJob, data: TrainingData, package: ModelPackage, extra: dict[str, Any]
+) -> dict[str, Any]:
     """From the returned model itself, not from the last checkpoint."""
     classification = job.estimator.classification
     metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
@@ -471,9 +508,11 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
     # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
     metrics["compile_seconds"] = float(estimator.compile_seconds_)
     if data.X_eval is not None:
-        eval_rows = (data.X_eval if isinstance(data.X_eval, ShardedMatrix)
-                     else ShardedMatrix.from_arrays(data.X_eval, data.y_eval,
-                                                    [data.X_eval.shape[0]]))
+        eval_rows = (
+            data.X_eval
+            if isinstance(data.X_eval, ShardedMatrix)
+            else ShardedMatrix.from_arrays(data.X_eval, data.y_eval, [data.X_eval.shape[0]])
+        )
         score = evaluate(estimator.predict, eval_rows, classification)
         metrics["test_accuracy" if classification else "test_rmse"] = score
     if package.meta.get("nnz_weights") is not None:
@@ -486,7 +525,7 @@ def final_metrics(estimator: Any, job: TrainingJob, data: TrainingData, package:
 def final_progress(estimator: Any, reporter: Reporter, metrics: dict[str, Any]) -> jobs.Progress:
     # The estimator's own trace has the points the reporter did not see (a fit that stops at its
     # very first checkpoint never calls back); the last point is kept whatever the thinning.
-    reporter.add_points(estimator.trace_[reporter.fit_points:])
+    reporter.add_points(estimator.trace_[reporter.fit_points :])
     reporter.trace.finish()
     progress = reporter.progress()
     progress.iteration = int(estimator.n_iter_)
@@ -524,21 +563,22 @@ class Trained:
         return {Stop.CANCEL: "cancelled", Stop.TIME_LIMIT: "time_limit"}.get(self.stop)
 
 
-def train(job: TrainingJob, store: Store, reporter: Reporter,
-          memory_bytes: int) -> Trained | None:
+def train(job: TrainingJob, store: Store, reporter: Reporter, memory_bytes: int) -> Trained | None:
     """Steps 2-4 for one claimed job (its data read in one piece when it fits in
     ``memory_bytes``, else a shard at a time); None when the reporter stopped it without a
     model to keep (see ``reporter.stop``): before the fit began, or for a stop that hands the
     job on."""
-    data = load_data(store, job.data, job.estimator.classification,
-                     memory_bytes if streams(job, memory_bytes) else None)
+    data = load_data(
+        store, job.data, job.estimator.classification, memory_bytes if streams(job, memory_bytes) else None
+    )
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
     package = package_model(estimator, job, data)
     metrics = final_metrics(estimator, job, data, package, reporter.extra)
-    return Trained(estimator, package, metrics, final_progress(estimator, reporter, metrics),
-                   stop=reporter.stop)
+    return Trained(
+        estimator, package, metrics, final_progress(estimator, reporter, metrics), stop=reporter.stop
+    )
 
 
 def _fitted(estimator: Any) -> bool:
@@ -549,15 +589,22 @@ def _fitted(estimator: Any) -> bool:
 def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
     """Write the model files; returns the (unsaved) row that makes them a model."""
     package, metrics, partial_reason = trained.package, trained.metrics, trained.partial_reason
-    service = {**package.service, "partial": partial_reason is not None,
-               "partial_reason": partial_reason}
-    stem, size = save_model_files(store, {"estimator": package.meta, "service": service},
-                                  package.arrays)
+    service = {**package.service, "partial": partial_reason is not None, "partial_reason": partial_reason}
+    stem, size = save_model_files(store, {"estimator": package.meta, "service": service}, package.arrays)
     return Model(
-        job_id=job.job_id, dataset_id=job.dataset_id, solver=job.estimator.solver,
-        task=job.estimator.task, estimator=package.meta["estimator"],
-        params=package.meta["params"], n_features=job.data.n_features,
-        classes=package.service["classes"], index_base=job.index_base,
-        metrics=metrics, file_stem=stem, size_bytes=size, partial_reason=partial_reason,
-        preprocessing=package.service["preprocessing"], feature_names=job.feature_names,
+        job_id=job.job_id,
+        dataset_id=job.dataset_id,
+        solver=job.estimator.solver,
+        task=job.estimator.task,
+        estimator=package.meta["estimator"],
+        params=package.meta["params"],
+        n_features=job.data.n_features,
+        classes=package.service["classes"],
+        index_base=job.index_base,
+        metrics=metrics,
+        file_stem=stem,
+        size_bytes=size,
+        partial_reason=partial_reason,
+        preprocessing=package.service["preprocessing"],
+        feature_names=job.feature_names,
     )

@@ -60,8 +60,10 @@ def init_worker(settings: Settings, shutdown_event: Any) -> None:
     started = time.perf_counter()
     import solver  # noqa: F401 - numba, scipy and scikit-learn, imported once per worker
 
-    log.info("worker ready (imports %.2f s; kernels load or compile when a job needs them)",
-             time.perf_counter() - started)
+    log.info(
+        "worker ready (imports %.2f s; kernels load or compile when a job needs them)",
+        time.perf_counter() - started,
+    )
 
 
 def ping() -> int:
@@ -111,33 +113,53 @@ def _run_claimed(job_id: int, token: int, settings: Settings, factory: SessionFa
             # Not the job's fault: give the claim back (not counted as a try) once the database
             # answers; a sweep dispatches it again. If it never answers, the lease expires.
             log.warning("job %d: database unavailable; returning it to the queue", job_id)
-            retry_db(lambda: jobs.release(factory, job_id, token), settings.db_wait_s,
-                     f"job {job_id}: release")
+            retry_db(
+                lambda: jobs.release(factory, job_id, token), settings.db_wait_s, f"job {job_id}: release"
+            )
             return JobStatus.QUEUED
         log.exception("job %d failed", job_id)
-        _finish(settings, factory, job_id, token, JobStatus.FAILED,
-                error=f"{type(exc).__name__}: {exc}")
+        _finish(settings, factory, job_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         return JobStatus.FAILED
 
 
 def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory) -> str | None:
     job = training.load_job(factory, job_id)
     reporter = training.Reporter(
-        factory, job_id, token, settings.progress_interval_s, job.targets,
-        higher_is_better=job.estimator.classification, interrupted=_interrupted,
-        max_points=settings.max_trace_points, **_deadline(job, settings),
+        factory,
+        job_id,
+        token,
+        settings.progress_interval_s,
+        job.targets,
+        higher_is_better=job.estimator.classification,
+        interrupted=_interrupted,
+        max_points=settings.max_trace_points,
+        **_deadline(job, settings),
     )
     trained = training.train(job, settings.store, reporter, settings.worker_memory_bytes)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
     model = training.store_model(settings.store, job, trained)
     status = JobStatus.CANCELLED if trained.stop is training.Stop.CANCEL else JobStatus.SUCCEEDED
-    if not _finish(settings, factory, job_id, token, status, progress=trained.progress,
-                   stop_reason=trained.stop_reason, model=model):
+    if not _finish(
+        settings,
+        factory,
+        job_id,
+        token,
+        status,
+        progress=trained.progress,
+        stop_reason=trained.stop_reason,
+        model=model,
+    ):
         delete_model_files(settings.store, model.file_stem)
         return None
-    log.info("job %d: %s (%s), model %d%s", job_id, status, trained.stop_reason, model.id,
-             f" (partial: {trained.partial_reason})" if trained.partial_reason else "")
+    log.info(
+        "job %d: %s (%s), model %d%s",
+        job_id,
+        status,
+        trained.stop_reason,
+        model.id,
+        f" (partial: {trained.partial_reason})" if trained.partial_reason else "",
+    )
     return status
 
 
@@ -146,12 +168,15 @@ def _deadline(job: training.TrainingJob, settings: Settings) -> dict[str, Any]:
     "time_budget"), or the server's PGS_MAX_JOB_SECONDS ("time_limit")."""
     own = job.estimator.time_budget_s is not None
     limit = job.time_limit_s if job.time_limit_s is not None else settings.max_job_seconds
-    return {"deadline": time.monotonic() + limit,
-            "deadline_stop": training.Stop.TIME_BUDGET if own else training.Stop.TIME_LIMIT}
+    return {
+        "deadline": time.monotonic() + limit,
+        "deadline_stop": training.Stop.TIME_BUDGET if own else training.Stop.TIME_LIMIT,
+    }
 
 
-def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactory,
-             reporter: training.Reporter) -> str | None:
+def _stopped(
+    job_id: int, token: int, settings: Settings, factory: SessionFactory, reporter: training.Reporter
+) -> str | None:
     """The outcome of a run its reporter stopped with no model to keep; None when the run is no
     longer the job's."""
     stop = reporter.stop
@@ -163,15 +188,24 @@ def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactor
     if stop is training.Stop.CANCEL:
         # Before the fit began (a study's sigma selection): no iterate to keep.
         progress = reporter.progress()
-        _finish(settings, factory, job_id, token, JobStatus.CANCELLED, progress=progress,
-                stop_reason="cancelled")
+        _finish(
+            settings, factory, job_id, token, JobStatus.CANCELLED, progress=progress, stop_reason="cancelled"
+        )
         log.info("job %d: cancelled at iteration %d", job_id, progress.iteration)
         return JobStatus.CANCELLED
     if stop in (training.Stop.TIME_BUDGET, training.Stop.TIME_LIMIT):
         limit = reporter.deadline_stop.value
-        _finish(settings, factory, job_id, token, JobStatus.FAILED, progress=reporter.progress(),
-                stop_reason=limit, error=f"the wall-clock limit ({limit}) ran out before the fit "
-                "began (during the study's sigma selection)")
+        _finish(
+            settings,
+            factory,
+            job_id,
+            token,
+            JobStatus.FAILED,
+            progress=reporter.progress(),
+            stop_reason=limit,
+            error=f"the wall-clock limit ({limit}) ran out before the fit "
+            "began (during the study's sigma selection)",
+        )
         log.info("job %d: %s before the fit began", job_id, limit)
         return JobStatus.FAILED
     # Lost, or orphaned: another process settles the job (or already did).
@@ -179,8 +213,9 @@ def _stopped(job_id: int, token: int, settings: Settings, factory: SessionFactor
     return None
 
 
-def _finish(settings: Settings, factory: SessionFactory, job_id: int, token: int, status: str,
-            **kwargs: Any) -> bool:
+def _finish(
+    settings: Settings, factory: SessionFactory, job_id: int, token: int, status: str, **kwargs: Any
+) -> bool:
     """jobs.finish through a database outage of up to ``db_wait_s``. A retry first checks
     whether the failed try committed after all (its reply lost with the connection)."""
     tries = 0
@@ -200,5 +235,4 @@ def _finish(settings: Settings, factory: SessionFactory, job_id: int, token: int
 
 def _fresh(model: Model) -> Model:
     """A new Model row with the same values (a rolled-back insert may have set its id)."""
-    return Model(**{c.key: getattr(model, c.key) for c in Model.__table__.columns
-                    if c.key != "id"})
+    return Model(**{c.key: getattr(model, c.key) for c in Model.__table__.columns if c.key != "id"})

@@ -48,10 +48,18 @@ JOB = {"params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 2000, "random_sta
 def clean_env(port: int, data_dir: Path) -> dict[str, str]:
     """The environment ``make serve`` gets: this one without what would reuse this checkout's
     state (its Numba cache, PGS_* settings, a virtual environment), plus the port and data dir."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PGS_", "NUMBA_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    return {**env, "PGS_HOST": "127.0.0.1", "PGS_PORT": str(port), "PGS_DATA_DIR": str(data_dir),
-            "PGS_LOG_LEVEL": "info"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PGS_", "NUMBA_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH")
+    }
+    return {
+        **env,
+        "PGS_HOST": "127.0.0.1",
+        "PGS_PORT": str(port),
+        "PGS_DATA_DIR": str(data_dir),
+        "PGS_LOG_LEVEL": "info",
+    }
 
 
 def since(moment: datetime, timestamp: str | None) -> float | None:
@@ -84,8 +92,9 @@ def first_job(base: str, ready_at: datetime) -> dict[str, Any]:
         ds = c.post("/v1/datasets", files={"file": ("first.svm", tiny_svmlight(2000, 30))})
         ds.raise_for_status()
         uploaded_s = (datetime.now(UTC) - ready_at).total_seconds()
-        job_id = c.post("/v1/jobs", json={"dataset_id": ds.json()["id"], **JOB}
-                        ).raise_for_status().json()["id"]
+        job_id = (
+            c.post("/v1/jobs", json={"dataset_id": ds.json()["id"], **JOB}).raise_for_status().json()["id"]
+        )
         posted_s = (datetime.now(UTC) - ready_at).total_seconds()
         seen_running = None
         while True:
@@ -100,16 +109,20 @@ def first_job(base: str, ready_at: datetime) -> dict[str, Any]:
     running = since(ready_at, job["started_at"])
     assert running is not None
     compile_s = float(job["metrics"].get("compile_seconds") or 0.0)
-    return {"uploaded_s": uploaded_s, "posted_s": posted_s, "running_s": running,
-            "running_seen_s": seen_running,
-            "compile_s": compile_s, "training_s": running + compile_s,
-            "succeeded_s": since(ready_at, job["finished_at"]),
-            "solver_s": job["metrics"]["solver_seconds"]}
+    return {
+        "uploaded_s": uploaded_s,
+        "posted_s": posted_s,
+        "running_s": running,
+        "running_seen_s": seen_running,
+        "compile_s": compile_s,
+        "training_s": running + compile_s,
+        "succeeded_s": since(ready_at, job["finished_at"]),
+        "solver_s": job["metrics"]["solver_seconds"],
+    }
 
 
 def git(*args: str, cwd: Path = REPO) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def run(source: str, ref: str, timeout: float) -> dict[str, Any]:
@@ -122,17 +135,22 @@ def run(source: str, ref: str, timeout: float) -> dict[str, Any]:
         port = free_port()
         started = time.monotonic()
         with log.open("wb") as out:
-            proc = subprocess.Popen(["make", "serve"], cwd=clone, env=clean_env(port, clone / "var"),
-                                    stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                ["make", "serve"],
+                cwd=clone,
+                env=clean_env(port, clone / "var"),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         try:
             ready_at = wait_ready(f"http://127.0.0.1:{port}", proc, timeout, log)
             serve_to_ready = time.monotonic() - started
             job = first_job(f"http://127.0.0.1:{port}", ready_at)
         finally:
             stop_process(proc)
-        return {"commit": commit, "make_serve_to_ready_s": serve_to_ready,
-                **job}
+        return {"commit": commit, "make_serve_to_ready_s": serve_to_ready, **job}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -141,8 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", default=str(REPO), help="the repository to clone")
     ap.add_argument("--ref", default=None, help="the commit to check out (default: HEAD here)")
-    ap.add_argument("--timeout", type=float, default=1800,
-                    help="seconds make serve may take to answer /readyz (install included)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        help="seconds make serve may take to answer /readyz (install included)",
+    )
     add_results_dir(ap)
     args = ap.parse_args(argv)
     recording = record("cold_start", argv)

@@ -34,8 +34,11 @@ def load_real(name: str):
     else:
         X_test, y_test = load_svmlight_file(str(DATA_DIR / test), n_features=X.shape[1])
     classes = np.unique(y)
-    return X.tocsr(), np.where(y == classes[1], 1.0, -1.0), X_test.tocsr(), np.where(
-        y_test == classes[1], 1.0, -1.0
+    return (
+        X.tocsr(),
+        np.where(y == classes[1], 1.0, -1.0),
+        X_test.tocsr(),
+        np.where(y_test == classes[1], 1.0, -1.0),
     )
 
 
@@ -45,8 +48,9 @@ def _zipf_terms(n_features: int) -> np.ndarray:
     return freq / freq.sum()
 
 
-def _text_rows(rng: np.random.Generator, m: int, freq: np.ndarray, perm: np.ndarray,
-               nnz_per_row: int) -> sp.csr_matrix:
+def _text_rows(
+    rng: np.random.Generator, m: int, freq: np.ndarray, perm: np.ndarray, nnz_per_row: int
+) -> sp.csr_matrix:
     """``m`` L2-normalised tf-idf-like rows: terms drawn by ``freq`` (column ``perm[k]`` for the
     k-th commonest), values positive and heavier for rare terms."""
     n_features = len(freq)
@@ -98,8 +102,9 @@ class RCV1LikeStream:
 
     PARTS = {"train": 0, "test": 1, "calibration": 2}
 
-    def __init__(self, seed: int = 0, n_features: int = 47_236, nnz_per_row: int = 75,
-                 block_rows: int = 100_000) -> None:
+    def __init__(
+        self, seed: int = 0, n_features: int = 47_236, nnz_per_row: int = 75, block_rows: int = 100_000
+    ) -> None:
         self.seed, self.nnz_per_row, self.block_rows = seed, nnz_per_row, block_rows
         rng = np.random.default_rng(np.random.SeedSequence([seed]))
         self.freq = _zipf_terms(n_features)
@@ -139,12 +144,12 @@ def svmlight_text(X: sp.csr_matrix, y: np.ndarray, decimals: int = 7) -> bytes:
     powers = (10 ** np.arange(digits - 1, -1, -1)).astype(np.int32)
     tokens = np.empty((nnz, width), dtype=np.uint8)
     tokens[:, 0] = ord(" ")
-    tokens[:, 1:1 + digits] = (index[:, None] // powers) % 10 + ord("0")
+    tokens[:, 1 : 1 + digits] = (index[:, None] // powers) % 10 + ord("0")
     tokens[:, 1 + digits] = ord(":")
     fixed = np.rint(X.data * 10**decimals).astype(np.int64)
     tokens[:, 2 + digits] = fixed // 10**decimals + ord("0")
     tokens[:, 3 + digits] = ord(".")
-    tokens[:, 4 + digits:] = (fixed[:, None] // 10 ** np.arange(decimals - 1, -1, -1)) % 10 + ord("0")
+    tokens[:, 4 + digits :] = (fixed[:, None] // 10 ** np.arange(decimals - 1, -1, -1)) % 10 + ord("0")
     kept = np.ones((nnz, width), dtype=bool)
     kept[:, 1:digits] = index[:, None] >= powers[:-1]
     # Each row: a label slot ("+1"/"-1"), its tokens, an end-of-line slot; padding cut out.
@@ -169,8 +174,14 @@ def kdd_like(m: int = 494_021, n: int = 119, nnz_per_row: int = 20, seed: int = 
     rows held out as the test set. Canonical CSR, labels in {-1, +1}."""
     rng = np.random.default_rng(seed)
     cols = np.sort(np.argsort(rng.random((m, n)), axis=1)[:, :nnz_per_row], axis=1)
-    X = sp.csr_matrix((rng.random(m * nnz_per_row), cols.ravel().astype(np.int32),
-                       np.arange(0, m * nnz_per_row + 1, nnz_per_row)), shape=(m, n))
+    X = sp.csr_matrix(
+        (
+            rng.random(m * nnz_per_row),
+            cols.ravel().astype(np.int32),
+            np.arange(0, m * nnz_per_row + 1, nnz_per_row),
+        ),
+        shape=(m, n),
+    )
     score = X @ rng.normal(size=n)
     y = np.where(score > np.median(score), 1.0, -1.0)
     flip = rng.random(m) < 0.05

@@ -55,15 +55,21 @@ def _dispatch(c: httpx.Client, dataset_id: int) -> dict[str, float]:
     assert job["status"] == "succeeded", job
     created = datetime.fromisoformat(job["created_at"])
     started = datetime.fromisoformat(job["started_at"])
-    return {"server_ms": (started - created).total_seconds() * 1000,
-            "client_ms": (seen_running or 0.0) * 1000}
+    return {
+        "server_ms": (started - created).total_seconds() * 1000,
+        "client_ms": (seen_running or 0.0) * 1000,
+    }
 
 
 def _summary(samples: list[dict[str, float]]) -> dict[str, float]:
     server = [s["server_ms"] for s in samples]
     client = [s["client_ms"] for s in samples]
-    return {"n": len(samples), "server_p50_ms": statistics.median(server),
-            "server_max_ms": max(server), "client_p50_ms": statistics.median(client)}
+    return {
+        "n": len(samples),
+        "server_p50_ms": statistics.median(server),
+        "server_max_ms": max(server),
+        "client_p50_ms": statistics.median(client),
+    }
 
 
 def run_setup(setup: str, repeat: int) -> dict[str, Any]:
@@ -82,8 +88,7 @@ def run_setup(setup: str, repeat: int) -> dict[str, Any]:
             api.start()
             try:
                 with api.client() as c:
-                    ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}
-                                ).json()["id"]
+                    ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
                     out[f"cold_{label}"] = _dispatch(c, ds)
             finally:
                 api.stop()

@@ -68,9 +68,11 @@ PREPROCESSING = {"none": {"preprocessing": None}, "default": {}}
 
 
 def job_body(dataset_id: int, p: float, n_iter: int, preprocessing: str) -> dict[str, Any]:
-    return {"dataset_id": dataset_id, **PREPROCESSING[preprocessing],
-            "params": {"loss": "logistic", "p": p, "sigma": SIGMA, "n_iter": n_iter,
-                       "random_state": 0}}
+    return {
+        "dataset_id": dataset_id,
+        **PREPROCESSING[preprocessing],
+        "params": {"loss": "logistic", "p": p, "sigma": SIGMA, "n_iter": n_iter, "random_state": 0},
+    }
 
 
 def stored_set(path: Path) -> tuple[int, int]:
@@ -97,11 +99,15 @@ def run_job(c: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
     client_s = time.perf_counter() - sent
     if job["status"] != "succeeded":
         raise RuntimeError(f"job {job_id} ended {job['status']}: {job.get('error')}")
-    return {"job_id": job_id, "client_s": client_s,
-            "dispatch_s": seconds_between(job, "created_at", "started_at"),
-            "run_s": seconds_between(job, "started_at", "finished_at"),
-            "server_s": seconds_between(job, "created_at", "finished_at"),
-            "solver_s": job["metrics"]["solver_seconds"], "preprocessing": job["preprocessing"]}
+    return {
+        "job_id": job_id,
+        "client_s": client_s,
+        "dispatch_s": seconds_between(job, "created_at", "started_at"),
+        "run_s": seconds_between(job, "started_at", "finished_at"),
+        "server_s": seconds_between(job, "created_at", "finished_at"),
+        "solver_s": job["metrics"]["solver_seconds"],
+        "preprocessing": job["preprocessing"],
+    }
 
 
 def timed(f: Callable[[], Any]) -> tuple[float, Any]:
@@ -139,33 +145,41 @@ def profile_worker(settings: Any, job_id: int) -> dict[str, float]:
 
     steps: dict[str, float] = {}
     steps["load_job"], job = timed(lambda: training.load_job(session_factory(settings), job_id))
-    steps["load_data"], data = timed(lambda: training.load_data(
-        settings.store, job.data, job.estimator.classification))
+    steps["load_data"], data = timed(
+        lambda: training.load_data(settings.store, job.data, job.estimator.classification)
+    )
     steps["fit"], _ = timed(lambda: job.estimator.build().fit(data.X, data.y))
     estimator = job.estimator.build()
-    steps["fit_traced"], _ = timed(lambda: estimator.fit(data.X, data.y, eval_set=data.eval_set,
-                                                         trace=True))
+    steps["fit_traced"], _ = timed(lambda: estimator.fit(data.X, data.y, eval_set=data.eval_set, trace=True))
     steps["package"], package = timed(lambda: training.package_model(estimator, job, data))
-    steps["metrics"], metrics = timed(lambda: training.final_metrics(estimator, job, data,
-                                                                     package, {}))
+    steps["metrics"], metrics = timed(lambda: training.final_metrics(estimator, job, data, package, {}))
     scratch = Path(tempfile.mkdtemp(prefix="pgs-e2e-models-"))
     try:
-        trained = training.Trained(estimator, package, metrics, training.jobs.Progress(
-            iteration=0, n_iter=None, samples_seen=0, metrics=metrics, points=[], dropped=0))
-        steps["store_model"], _ = timed(lambda: training.store_model(
-            Settings(data_dir=scratch).store, job, trained))
+        trained = training.Trained(
+            estimator,
+            package,
+            metrics,
+            training.jobs.Progress(
+                iteration=0, n_iter=None, samples_seen=0, metrics=metrics, points=[], dropped=0
+            ),
+        )
+        steps["store_model"], _ = timed(
+            lambda: training.store_model(Settings(data_dir=scratch).store, job, trained)
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return steps
 
 
 def summary(samples: list[dict[str, Any]]) -> dict[str, float]:
-    return {k: statistics.median(s[k] for s in samples)
-            for k, v in samples[0].items() if isinstance(v, float)}
+    return {
+        k: statistics.median(s[k] for s in samples) for k, v in samples[0].items() if isinstance(v, float)
+    }
 
 
-def one_repeat(c: httpx.Client, body: dict[str, Any], spec: Any, store: Any, key: str,
-               n_features: int) -> dict[str, Any]:
+def one_repeat(
+    c: httpx.Client, body: dict[str, Any], spec: Any, store: Any, key: str, n_features: int
+) -> dict[str, Any]:
     """The job through the service, then one read, the preprocessing and the fit here."""
     sample = run_job(c, body)
     sample["read_s"], (X, y) = timed(lambda: read_stored(store, key, n_features))
@@ -188,8 +202,15 @@ def train_key(settings: Any, job_id: int) -> str:
     return training.load_job(session_factory(settings), job_id).data.train_key
 
 
-def measure(api: ApiServer, settings: Any, cases: list[dict[str, Any]], n_iter: int,
-            repeats: int, dataset_id: int, n_features: int) -> None:
+def measure(
+    api: ApiServer,
+    settings: Any,
+    cases: list[dict[str, Any]],
+    n_iter: int,
+    repeats: int,
+    dataset_id: int,
+    n_features: int,
+) -> None:
     from app.solvers import EstimatorSpec
 
     def body(case: dict[str, Any]) -> dict[str, Any]:
@@ -200,21 +221,24 @@ def measure(api: ApiServer, settings: Any, cases: list[dict[str, Any]], n_iter: 
             case["first_job"] = run_job(c, body(case))
             case["samples"] = []
         key = train_key(settings, cases[0]["first_job"]["job_id"])
-        spec = {case["p"]: EstimatorSpec("pgs", "classification", body(case)["params"], None)
-                for case in cases}
+        spec = {
+            case["p"]: EstimatorSpec("pgs", "classification", body(case)["params"], None) for case in cases
+        }
         X, y = read_stored(settings.store, key, n_features)
         for s in spec.values():  # the kernels into this process, off the clock
             s.build().fit(X, y)
         for _ in range(repeats):
             for case in cases:
-                case["samples"].append(one_repeat(c, body(case), spec[case["p"]], settings.store,
-                                                  key, n_features))
+                case["samples"].append(
+                    one_repeat(c, body(case), spec[case["p"]], settings.store, key, n_features)
+                )
     for case in cases:
         case["median"] = summary(case["samples"])
 
 
-def run(ps: list[float], preprocessings: list[str], n_iter: int, repeats: int,
-        profile_repeats: int) -> dict[str, Any]:
+def run(
+    ps: list[float], preprocessings: list[str], n_iter: int, repeats: int, profile_repeats: int
+) -> dict[str, Any]:
     from app.core.config import Settings
 
     root = Path(tempfile.mkdtemp(prefix="pgs-e2e-"))
@@ -225,24 +249,37 @@ def run(ps: list[float], preprocessings: list[str], n_iter: int, repeats: int,
         default_interval = Settings.model_fields["progress_interval_s"].default
         api = ApiServer(root / "var", root / "api.log", PGS_PROGRESS_INTERVAL_S=str(default_interval))
         api.start()
-        cases: list[dict[str, Any]] = [{"p": p, "preprocessing": pre}
-                                       for pre in preprocessings for p in ps]
+        cases: list[dict[str, Any]] = [{"p": p, "preprocessing": pre} for pre in preprocessings for p in ps]
         try:
             with api.client() as c, svm.open("rb") as fh:
-                upload_s, ds = timed(lambda: c.post("/v1/datasets", files={"file": (svm.name, fh)},
-                                                    timeout=600).raise_for_status().json())
+                upload_s, ds = timed(
+                    lambda: (
+                        c.post("/v1/datasets", files={"file": (svm.name, fh)}, timeout=600)
+                        .raise_for_status()
+                        .json()
+                    )
+                )
             settings = Settings(data_dir=root / "var")
             measure(api, settings, cases, n_iter, repeats, ds["id"], n)
         finally:
             api.stop()
         for case in cases:  # the server is stopped: the replay has the cores to itself
             if profile_repeats:
-                case["worker_steps"] = median_steps([
-                    profile_worker(settings, case["samples"][-1]["job_id"])
-                    for _ in range(profile_repeats)])
-        return {"set": "kdd_like", "m": m, "n": n, "nnz": ds["nnz"], "sigma": SIGMA,
-                "n_iter": n_iter, "repeats": repeats, "profile_repeats": profile_repeats,
-                "upload_s": upload_s, "cases": cases}
+                case["worker_steps"] = median_steps(
+                    [profile_worker(settings, case["samples"][-1]["job_id"]) for _ in range(profile_repeats)]
+                )
+        return {
+            "set": "kdd_like",
+            "m": m,
+            "n": n,
+            "nnz": ds["nnz"],
+            "sigma": SIGMA,
+            "n_iter": n_iter,
+            "repeats": repeats,
+            "profile_repeats": profile_repeats,
+            "upload_s": upload_s,
+            "cases": cases,
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -250,17 +287,26 @@ def run(ps: list[float], preprocessings: list[str], n_iter: int, repeats: int,
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--p", default="2,1.8", help="the PGS p of each case (comma-separated)")
-    ap.add_argument("--preprocessing", default="none,default",
-                    help="the jobs' preprocessing: none (raw features), default (the service's)")
+    ap.add_argument(
+        "--preprocessing",
+        default="none,default",
+        help="the jobs' preprocessing: none (raw features), default (the service's)",
+    )
     ap.add_argument("--n-iter", type=int, default=N_ITER)
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--profile-repeats", type=int, default=3,
-                    help="replays of the worker's steps per case (0: none)")
+    ap.add_argument(
+        "--profile-repeats", type=int, default=3, help="replays of the worker's steps per case (0: none)"
+    )
     add_results_dir(ap)
     args = ap.parse_args(argv)
     recording = record("end_to_end", argv)
-    results = run([float(p) for p in args.p.split(",")], args.preprocessing.split(","),
-                  args.n_iter, args.repeats, args.profile_repeats)
+    results = run(
+        [float(p) for p in args.p.split(",")],
+        args.preprocessing.split(","),
+        args.n_iter,
+        args.repeats,
+        args.profile_repeats,
+    )
     path = recording.save(results, args.results_dir)
     print(tables.end_to_end(results))
     print(f"wrote {path}")

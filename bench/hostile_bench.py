@@ -54,13 +54,25 @@ class Server:
     def __init__(self, src: Path, root: Path, client_timeout: float) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "PGS_DATA_DIR": str(root / "var"), "PGS_HOST": "127.0.0.1",
-               "PGS_PORT": str(self.port), "PGS_API_KEYS": "", "PGS_WORKERS": "1",
-               "PGS_LOG_LEVEL": "warning", "PGS_MAX_UPLOAD_BYTES": str(1024 * MIB)}
+        env = {
+            **os.environ,
+            "PGS_DATA_DIR": str(root / "var"),
+            "PGS_HOST": "127.0.0.1",
+            "PGS_PORT": str(self.port),
+            "PGS_API_KEYS": "",
+            "PGS_WORKERS": "1",
+            "PGS_LOG_LEVEL": "warning",
+            "PGS_MAX_UPLOAD_BYTES": str(1024 * MIB),
+        }
         self.log = open(root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=src, env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app"],
+            cwd=src,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.client = httpx.Client(base_url=self.base, timeout=client_timeout)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -107,8 +119,12 @@ def _percentiles(latencies: list[float]) -> dict[str, float]:
     if len(latencies) < 2:
         return {"n": len(latencies)}
     q = statistics.quantiles(latencies, n=100)
-    return {"n": len(latencies), "p50_ms": round(q[49] * 1e3, 2), "p99_ms": round(q[98] * 1e3, 2),
-            "max_ms": round(max(latencies) * 1e3, 1)}
+    return {
+        "n": len(latencies),
+        "p50_ms": round(q[49] * 1e3, 2),
+        "p99_ms": round(q[98] * 1e3, 2),
+        "max_ms": round(max(latencies) * 1e3, 1),
+    }
 
 
 def _poll(server: Server, stop: threading.Event, make: Callable[[httpx.Client], Any]) -> list[float]:
@@ -123,8 +139,9 @@ def _poll(server: Server, stop: threading.Event, make: Callable[[httpx.Client], 
     return latencies
 
 
-def _during(server: Server, make: Callable[[httpx.Client], Any],
-            action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
+def _during(
+    server: Server, make: Callable[[httpx.Client], Any], action: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, Any], list[float]]:
     stop = threading.Event()
     out: list[list[float]] = []
     poller = threading.Thread(target=lambda: out.append(_poll(server, stop, make)))
@@ -145,8 +162,7 @@ def _timed_post(server: Server, path: str, **kwargs: Any) -> dict[str, Any]:
         detail = r.json().get("detail") if r.status_code >= 400 else None
     except httpx.HTTPError as exc:
         status, detail = type(exc).__name__, str(exc)[:100]
-    return {"status": status, "seconds": round(time.perf_counter() - started, 2),
-            "detail": detail}
+    return {"status": status, "seconds": round(time.perf_counter() - started, 2), "detail": detail}
 
 
 def _hostile(server: Server, name: str, post: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -181,8 +197,7 @@ def gzip_bombs(cache: Path) -> dict[str, Callable[[], Path]]:
     """The two compressed uploads of the issue, each made (once, into ``cache``) when called."""
     return {
         "bomb": lambda: gzip_of(cache / "bomb.svm.gz", b"", b"0 1:0\n", 150 * MIB),
-        "newlines": lambda: gzip_of(cache / "newlines.svm.gz", b"1 1:1\n-1 2:1\n", b"\n",
-                                    3072 * MIB),
+        "newlines": lambda: gzip_of(cache / "newlines.svm.gz", b"1 1:1\n-1 2:1\n", b"\n", 3072 * MIB),
     }
 
 
@@ -195,8 +210,9 @@ def _gzipped(path: Path) -> Path:
     return out
 
 
-def _upload_while_predicting(server: Server, one: Callable[[httpx.Client], Any],
-                             path: Path) -> dict[str, Any]:
+def _upload_while_predicting(
+    server: Server, one: Callable[[httpx.Client], Any], path: Path
+) -> dict[str, Any]:
     def send() -> dict[str, Any]:
         with path.open("rb") as fh:
             return _timed_post(server, "/v1/datasets", files={"file": (path.name, fh)})
@@ -204,8 +220,11 @@ def _upload_while_predicting(server: Server, one: Callable[[httpx.Client], Any],
     before = server.reset_peak()
     outcome, latencies = _during(server, one, send)
     outcome["api_peak_rss_growth_mb"] = round((server.peak() - before) / MIB, 1)
-    return {"file_mb": round(path.stat().st_size / MIB, 1), "upload": outcome,
-            "predict": _percentiles(latencies)}
+    return {
+        "file_mb": round(path.stat().st_size / MIB, 1),
+        "upload": outcome,
+        "predict": _percentiles(latencies),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -239,17 +258,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if name in args.cases:
                     path = make_file()
                     print(name, f"{path.stat().st_size / 1e6:.2f} MB compressed", flush=True)
-                    results[name] = _hostile(server, name, lambda p=path: _timed_post(
-                        server, "/v1/datasets", files={"file": (p.name, p.read_bytes())}))
+                    results[name] = _hostile(
+                        server,
+                        name,
+                        lambda p=path: _timed_post(
+                            server, "/v1/datasets", files={"file": (p.name, p.read_bytes())}
+                        ),
+                    )
             bodies = {
                 "cr_rows": ("text/plain", b"1:1\r" * (9 * MIB)),
-                "json_rows": ("application/json",
-                              b'{"instances": [' + b"[1]," * (16 * MIB - 8) + b"[1]]}"),
+                "json_rows": ("application/json", b'{"instances": [' + b"[1]," * (16 * MIB - 8) + b"[1]]}"),
             }
             for name, (ctype, body) in bodies.items():
                 if name in args.cases:
-                    results[name] = _hostile(server, name, lambda b=body, t=ctype: _timed_post(
-                        server, predict, content=b, headers={"content-type": t}))
+                    results[name] = _hostile(
+                        server,
+                        name,
+                        lambda b=body, t=ctype: _timed_post(
+                            server, predict, content=b, headers={"content-type": t}
+                        ),
+                    )
         finally:
             server.stop()
     return results
@@ -262,8 +290,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--upload-mb", type=int, default=300)
     parser.add_argument("--client-timeout", type=float, default=900.0)
-    parser.add_argument("--cache", default=str(REPO / "var" / "bench-hostile"),
-                        help="where the generated files are kept between runs")
+    parser.add_argument(
+        "--cache",
+        default=str(REPO / "var" / "bench-hostile"),
+        help="where the generated files are kept between runs",
+    )
     add_results_dir(parser)
     args = parser.parse_args(argv)
     recording = record("hostile_bench", argv)

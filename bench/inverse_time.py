@@ -90,8 +90,7 @@ def direction_error(w, w_star) -> float:
 def exact_optimum(X, y, sigma: float) -> np.ndarray:
     """argmin sigma/2 ||w||^2 + mean log(1 + exp(-y <w, x>)), no intercept: scikit-learn's
     C sum l + ||w||^2 / 2 with C = 1 / (sigma m)."""
-    clf = LogisticRegression(C=1.0 / (sigma * X.shape[0]), fit_intercept=False, tol=1e-10,
-                             max_iter=10_000)
+    clf = LogisticRegression(C=1.0 / (sigma * X.shape[0]), fit_intercept=False, tol=1e-10, max_iter=10_000)
     return clf.fit(X, y).coef_[0]
 
 
@@ -113,19 +112,19 @@ def choose_sigma(X, y, seed: int) -> float:
     return best
 
 
-def target_sigma(X, y, w_star, max_iter: int, setting: str, output: str,
-                 seeds=range(1000, 1005)) -> float:
+def target_sigma(X, y, w_star, max_iter: int, setting: str, output: str, seeds=range(1000, 1005)) -> float:
     """The grid sigma with the fewest median iterations to the target (misses count as infinite)."""
+
     def median_iterations(sigma):
-        iters = [iterations_to_target(X, y, w_star, sigma, seed, max_iter, setting, output)
-                 for seed in seeds]
+        iters = [iterations_to_target(X, y, w_star, sigma, seed, max_iter, setting, output) for seed in seeds]
         return statistics.median(math.inf if i is None else i for i in iters)
 
     return min(SIGMAS, key=median_iterations)
 
 
-def iterations_to_target(X, y, w_star, sigma: float, seed: int, max_iter: int,
-                         setting: str = "defaults", output: str = "average") -> int | None:
+def iterations_to_target(
+    X, y, w_star, sigma: float, seed: int, max_iter: int, setting: str = "defaults", output: str = "average"
+) -> int | None:
     """First checked iteration at which ||w/||w|| - w*|| < TARGET (None: not within max_iter)."""
     params, growth = SETTINGS[setting]
     if setting == "paper":
@@ -148,12 +147,17 @@ def main(argv=None) -> None:
     parser.add_argument("--features", default="10,20,40")
     parser.add_argument("--max-iter", type=int, default=2_000_000)
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
-    parser.add_argument("--sigma-rule", choices=("validation", "target", "achievable", "fixed"),
-                        default="validation")
+    parser.add_argument(
+        "--sigma-rule", choices=("validation", "target", "achievable", "fixed"), default="validation"
+    )
     parser.add_argument("--sigma", type=float, default=1e-2, help="with --sigma-rule fixed")
     parser.add_argument("--setting", choices=tuple(SETTINGS), default="defaults")
-    parser.add_argument("--output", choices=("last", "average"), default="last",
-                        help="with --setting paper: the iterate w_t or the average")
+    parser.add_argument(
+        "--output",
+        choices=("last", "average"),
+        default="last",
+        help="with --setting paper: the iterate w_t or the average",
+    )
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     add_results_dir(parser)
     args = parser.parse_args(argv)
@@ -173,35 +177,53 @@ def main(argv=None) -> None:
                 sigma = args.sigma
             else:
                 sigma = target_sigma(X, y, w_star, args.max_iter, args.setting, args.output)
-            iters = [iterations_to_target(X, y, w_star, sigma, seed, args.max_iter, args.setting,
-                                          args.output)
-                     for seed in range(args.runs)]
+            iters = [
+                iterations_to_target(X, y, w_star, sigma, seed, args.max_iter, args.setting, args.output)
+                for seed in range(args.runs)
+            ]
             reached = [i for i in iters if i is not None]
             median = statistics.median(reached) if reached else None
             row = {
-                "m": m, "sigma": sigma, "reached": len(reached), "runs": args.runs,
+                "m": m,
+                "sigma": sigma,
+                "reached": len(reached),
+                "runs": args.runs,
                 "median_iterations": median,
-                "min": min(reached) if reached else None, "max": max(reached) if reached else None,
+                "min": min(reached) if reached else None,
+                "max": max(reached) if reached else None,
                 "optimum_error": direction_error(exact_optimum(X, y, sigma), w_star),
                 "median_epochs": None if median is None else median / m,
             }
             rows.append(row)
-            print(f"n={n_features:3d} m={m:7d} sigma={sigma:.0e} reached {len(reached)}/{args.runs}"
-                  f" median iterations {median}, exact optimum's error "
-                  f"{row['optimum_error']:.4f}", flush=True)
+            print(
+                f"n={n_features:3d} m={m:7d} sigma={sigma:.0e} reached {len(reached)}/{args.runs}"
+                f" median iterations {median}, exact optimum's error "
+                f"{row['optimum_error']:.4f}",
+                flush=True,
+            )
         results[n_features] = rows
 
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = {"validation": "", "target": "_target_sigma", "achievable": "_achievable_sigma",
-              "fixed": "_fixed_sigma_" + f"{args.sigma:.0e}".replace("-", "_")}[args.sigma_rule]
+    suffix = {
+        "validation": "",
+        "target": "_target_sigma",
+        "achievable": "_achievable_sigma",
+        "fixed": "_fixed_sigma_" + f"{args.sigma:.0e}".replace("-", "_"),
+    }[args.sigma_rule]
     if args.setting == "paper":
         suffix += f"_paper_{args.output}"
     figure = args.out / f"fig9_toy{suffix}.svg"
     _plot(results, figure, args.sigma_rule, args.setting, args.output)
-    result = {"sigma_rule": args.sigma_rule, "setting": args.setting,
-              "output": args.output if args.setting == "paper" else "average",
-              "runs": args.runs, "target": TARGET, "max_iter": args.max_iter,
-              "figure": str(figure), "features": results}
+    result = {
+        "sigma_rule": args.sigma_rule,
+        "setting": args.setting,
+        "output": args.output if args.setting == "paper" else "average",
+        "runs": args.runs,
+        "target": TARGET,
+        "max_iter": args.max_iter,
+        "figure": str(figure),
+        "features": results,
+    }
     path = recording.save(result, args.results_dir, f"inverse_time{suffix}")
     print(tables.inverse_time(result))
     print(f"wrote {path}")
@@ -222,12 +244,18 @@ def _plot(results, path: Path, sigma_rule: str, setting: str, output: str) -> No
     ax.set_yscale("log")
     ax.set_xlabel("training set size m")
     ax.set_ylabel(f"median iterations to ||w/||w|| - w*|| < {TARGET}")
-    how = {"validation": "by validation", "target": "fastest to the target",
-           "achievable": "best achievable error", "fixed": "fixed"}[sigma_rule]
-    run = "Figure 1 as printed, " + ("w_t" if output == "last" else "average") \
-        if setting == "paper" else "defaults"
-    ax.set_title(f"PGS p=2 logistic, Gaussian toy (paper Fig. 9); {run}; sigma(m) {how}",
-                 fontsize=8)
+    how = {
+        "validation": "by validation",
+        "target": "fastest to the target",
+        "achievable": "best achievable error",
+        "fixed": "fixed",
+    }[sigma_rule]
+    run = (
+        "Figure 1 as printed, " + ("w_t" if output == "last" else "average")
+        if setting == "paper"
+        else "defaults"
+    )
+    ax.set_title(f"PGS p=2 logistic, Gaussian toy (paper Fig. 9); {run}; sigma(m) {how}", fontsize=8)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)

@@ -127,18 +127,27 @@ def import_file(client: httpx.Client, path: Path, memory: PeakMemory, timeout: f
 
 
 def pgs_runs(sigma: float, iterations: int) -> list[dict[str, Any]]:
-    return [{"solver": "pgs", "label": f"PGS p={p:g}",
-             "params": {"loss": "logistic", "p": p, "sigma": sigma, "n_iter": iterations}}
-            for p in (2.0, 1.8)]
+    return [
+        {
+            "solver": "pgs",
+            "label": f"PGS p={p:g}",
+            "params": {"loss": "logistic", "p": p, "sigma": sigma, "n_iter": iterations},
+        }
+        for p in (2.0, 1.8)
+    ]
 
 
 def lbfgs_run(sigma: float) -> dict[str, Any]:
-    return {"solver": "lbfgs", "label": "L-BFGS",
-            "params": {"loss": "logistic", "sigma": sigma, "n_iter": 500, "tol": 1e-10}}
+    return {
+        "solver": "lbfgs",
+        "label": "L-BFGS",
+        "params": {"loss": "logistic", "sigma": sigma, "n_iter": 500, "tol": 1e-10},
+    }
 
 
-def run_study(client: httpx.Client, body: dict[str, Any], memory: PeakMemory,
-              timeout: float) -> dict[str, Any]:
+def run_study(
+    client: httpx.Client, body: dict[str, Any], memory: PeakMemory, timeout: float
+) -> dict[str, Any]:
     """The finished study's table rows, or {"refused": detail} when the service refuses it."""
     answer = client.post("/v1/studies", json=body)
     if answer.status_code == 422:
@@ -167,15 +176,23 @@ def measure_size(m: int, args: argparse.Namespace, stream: RCV1LikeStream) -> di
         files[part] = path
         result[f"{part}_text_bytes"] = size
         result[f"{part}_generate_seconds"] = time.perf_counter() - clock
-        print(f"m={m:,}: {part} text {size / GIB:.2f} GiB in "
-              f"{result[f'{part}_generate_seconds']:.0f} s", flush=True)
-    server = ApiServer(root / "data", root / "server.log", PGS_WORKERS="1",
-                       PGS_WORKER_MEMORY_BYTES=str(args.worker_memory),
-                       PGS_IMPORT_ROOTS=str(root / "import"), PGS_MAX_JOB_SECONDS="3600",
-                       # A plain text file counts as decompressed bytes, and its parse takes
-                       # about 3 minutes per million rows: the defaults (2 GiB, 300 s) would
-                       # refuse every set above about 1.7 million rows.
-                       PGS_MAX_DECOMPRESSED_BYTES=str(2**50), PGS_PARSE_TIMEOUT_S="86400")
+        print(
+            f"m={m:,}: {part} text {size / GIB:.2f} GiB in {result[f'{part}_generate_seconds']:.0f} s",
+            flush=True,
+        )
+    server = ApiServer(
+        root / "data",
+        root / "server.log",
+        PGS_WORKERS="1",
+        PGS_WORKER_MEMORY_BYTES=str(args.worker_memory),
+        PGS_IMPORT_ROOTS=str(root / "import"),
+        PGS_MAX_JOB_SECONDS="3600",
+        # A plain text file counts as decompressed bytes, and its parse takes
+        # about 3 minutes per million rows: the defaults (2 GiB, 300 s) would
+        # refuse every set above about 1.7 million rows.
+        PGS_MAX_DECOMPRESSED_BYTES=str(2**50),
+        PGS_PARSE_TIMEOUT_S="86400",
+    )
     server.start()
     try:
         assert server.proc is not None
@@ -189,23 +206,41 @@ def measure_size(m: int, args: argparse.Namespace, stream: RCV1LikeStream) -> di
                 result[f"{part}_stored_bytes"] = directory_bytes(root / "data") - before
                 path.unlink()
             result["import_peak_rss_bytes"] = memory.peak
-            result["parse_mb_per_s"] = result["train_text_bytes"] / 1e6 / result[
-                "train_import_seconds"]
+            result["parse_mb_per_s"] = result["train_text_bytes"] / 1e6 / result["train_import_seconds"]
             result["disk_bytes"] = directory_bytes(root / "data")
-            print(f"m={m:,}: imported in {result['train_import_seconds']:.0f} s "
-                  f"({result['parse_mb_per_s']:.1f} MB/s), {result['disk_bytes'] / GIB:.2f} GiB "
-                  "on disk", flush=True)
+            print(
+                f"m={m:,}: imported in {result['train_import_seconds']:.0f} s "
+                f"({result['parse_mb_per_s']:.1f} MB/s), {result['disk_bytes'] / GIB:.2f} GiB "
+                "on disk",
+                flush=True,
+            )
             memory = PeakMemory(server.proc.pid)
-            common = {"dataset_id": ids["train"], "test_dataset_id": ids["test"], "sizes": [m],
-                      "targets": args.targets, "seed": 0, "time_budget_s": args.time_budget}
+            common = {
+                "dataset_id": ids["train"],
+                "test_dataset_id": ids["test"],
+                "sizes": [m],
+                "targets": args.targets,
+                "seed": 0,
+                "time_budget_s": args.time_budget,
+            }
             sigma = result["sigma"]
-            result["pgs"] = run_study(client, {**common, "name": f"PGS m={m}",
-                                               "runs": pgs_runs(sigma, args.iterations),
-                                               "repeats": args.repeats},
-                                      memory, timeout=24 * 3600)
-            result["lbfgs"] = run_study(client, {**common, "name": f"L-BFGS m={m}",
-                                                 "runs": [lbfgs_run(sigma)], "repeats": 1},
-                                        memory, timeout=24 * 3600)
+            result["pgs"] = run_study(
+                client,
+                {
+                    **common,
+                    "name": f"PGS m={m}",
+                    "runs": pgs_runs(sigma, args.iterations),
+                    "repeats": args.repeats,
+                },
+                memory,
+                timeout=24 * 3600,
+            )
+            result["lbfgs"] = run_study(
+                client,
+                {**common, "name": f"L-BFGS m={m}", "runs": [lbfgs_run(sigma)], "repeats": 1},
+                memory,
+                timeout=24 * 3600,
+            )
             result["worker_peak_rss_bytes"] = memory.peak
         server.assert_clean_log()
     finally:
@@ -224,21 +259,36 @@ def plot(results: list[dict[str, Any]], targets: list[float], path: Path) -> Non
     all_rows = [row for result in results for row in tables.scale_rows(result)]
     methods = list(dict.fromkeys(row["method"] for row in all_rows))
     styles = ["-", "--", ":"]
-    for color, method in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], methods,
-                             strict=False):
+    for color, method in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], methods, strict=False):
         for style, target in zip(styles, targets, strict=False):
-            pts = [(r["m"], r["median_seconds"]) for r in all_rows
-                   if r["method"] == method and r["target"] == target and r["median_seconds"]]
+            pts = [
+                (r["m"], r["median_seconds"])
+                for r in all_rows
+                if r["method"] == method and r["target"] == target and r["median_seconds"]
+            ]
             if pts:
-                ax.plot(*zip(*pts, strict=True), style, color=color, marker="o",
-                        label=f"{method}, accuracy {target:g}")
+                ax.plot(
+                    *zip(*pts, strict=True),
+                    style,
+                    color=color,
+                    marker="o",
+                    label=f"{method}, accuracy {target:g}",
+                )
     refused = [f"{r['m']:,}" for r in results if "refused" in r["lbfgs"]]
     if refused:
-        ax.annotate(f"L-BFGS refused (422, data over the worker memory budget) at m = "
-                    f"{', '.join(refused)}", (0.01, 0.01), xycoords="axes fraction", fontsize=7)
-    ax.set(xscale="log", yscale="log", xlabel="training set size m",
-           ylabel="median solver seconds to the target",
-           title="RCV1-like, through the service: time to a fixed accuracy")
+        ax.annotate(
+            f"L-BFGS refused (422, data over the worker memory budget) at m = {', '.join(refused)}",
+            (0.01, 0.01),
+            xycoords="axes fraction",
+            fontsize=7,
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="training set size m",
+        ylabel="median solver seconds to the target",
+        title="RCV1-like, through the service: time to a fixed accuracy",
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
@@ -247,21 +297,28 @@ def plot(results: list[dict[str, Any]], targets: list[float], path: Path) -> Non
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1M,4M,16M,64M,100M",
-                        type=lambda s: [parse_size(v) for v in s.split(",")])
+    parser.add_argument(
+        "--sizes", default="1M,4M,16M,64M,100M", type=lambda s: [parse_size(v) for v in s.split(",")]
+    )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--targets", default="0.85,0.87,0.88",
-                        type=lambda s: [float(v) for v in s.split(",")])
-    parser.add_argument("--iterations", type=parse_size, default=5_000_000,
-                        help="PGS iterations per run (default 5M: 5 epochs of 1M rows)")
-    parser.add_argument("--time-budget", type=float, default=300.0,
-                        help="each job's time_budget_s")
-    parser.add_argument("--worker-memory", type=parse_size, default=2 * GIB,
-                        help="PGS_WORKER_MEMORY_BYTES (default 2GiB)")
+    parser.add_argument(
+        "--targets", default="0.85,0.87,0.88", type=lambda s: [float(v) for v in s.split(",")]
+    )
+    parser.add_argument(
+        "--iterations",
+        type=parse_size,
+        default=5_000_000,
+        help="PGS iterations per run (default 5M: 5 epochs of 1M rows)",
+    )
+    parser.add_argument("--time-budget", type=float, default=300.0, help="each job's time_budget_s")
+    parser.add_argument(
+        "--worker-memory", type=parse_size, default=2 * GIB, help="PGS_WORKER_MEMORY_BYTES (default 2GiB)"
+    )
     parser.add_argument("--workdir", type=Path, default=REPO / "var" / "inverse-time-scale")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "figures")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep the sizes the record already has, run the others")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the sizes the record already has, run the others"
+    )
     add_results_dir(parser)
     args = parser.parse_args(argv)
     recording = record("inverse_time_scale", argv)
@@ -274,9 +331,13 @@ def main(argv: list[str] | None = None) -> None:
         if any(r["m"] == m for r in results):
             continue
         results.append(measure_size(m, args, stream))
-        summary = {"sizes": [r["m"] for r in results], "targets": args.targets,
-                   "worker_memory_bytes": args.worker_memory, "test_rows": TEST_ROWS,
-                   "results": results}
+        summary = {
+            "sizes": [r["m"] for r in results],
+            "targets": args.targets,
+            "worker_memory_bytes": args.worker_memory,
+            "test_rows": TEST_ROWS,
+            "results": results,
+        }
         # After every size: a long run keeps its part (and --resume goes on from there).
         recording.save(summary, args.results_dir)
         plot(results, args.targets, args.out / "rcv1_like_inverse_time_scale.svg")

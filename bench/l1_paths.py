@@ -62,13 +62,27 @@ from .results import add_results_dir, record  # noqa: E402
 
 LAMBDAS = (1e-6, 1e-2)
 # The paper's figure for each (data set, lambda) (Section 4.3).
-FIGURES = {("duke", 1e-6): 1, ("arcene", 1e-6): 2, ("magic04s", 1e-6): 3, ("magic04d", 1e-6): 4,
-           ("duke", 1e-2): 5, ("arcene", 1e-2): 6, ("magic04s", 1e-2): 7, ("magic04d", 1e-2): 8}
+FIGURES = {
+    ("duke", 1e-6): 1,
+    ("arcene", 1e-6): 2,
+    ("magic04s", 1e-6): 3,
+    ("magic04d", 1e-6): 4,
+    ("duke", 1e-2): 5,
+    ("arcene", 1e-2): 6,
+    ("magic04s", 1e-2): 7,
+    ("magic04d", 1e-2): 8,
+}
 # Table 1: eta of (SMIDAS, TRUNCGRAD) per (data set, lambda).
-PAPER_ETA = {("duke", 1e-6): (50.0, 1e-1), ("duke", 1e-2): (1e-1, 1e-2),
-             ("arcene", 1e-6): (50.0, 1e-1), ("arcene", 1e-2): (1e-2, 5e-5),
-             ("magic04s", 1e-6): (1e-2, 5e-4), ("magic04s", 1e-2): (1e-4, 5e-5),
-             ("magic04d", 1e-6): (5e-3, 1e-4), ("magic04d", 1e-2): (1e-3, 1e-5)}
+PAPER_ETA = {
+    ("duke", 1e-6): (50.0, 1e-1),
+    ("duke", 1e-2): (1e-1, 1e-2),
+    ("arcene", 1e-6): (50.0, 1e-1),
+    ("arcene", 1e-2): (1e-2, 5e-5),
+    ("magic04s", 1e-6): (1e-2, 5e-4),
+    ("magic04s", 1e-2): (1e-4, 5e-5),
+    ("magic04d", 1e-6): (5e-3, 1e-4),
+    ("magic04d", 1e-2): (1e-3, 1e-5),
+}
 # label -> (estimator, fixed parameters)
 METHODS = {
     "SCD": (SCDClassifier, {}),
@@ -77,11 +91,15 @@ METHODS = {
     "SMIDAS": (SMIDASClassifier, {}),
     "TRUNCGRAD": (TruncGradClassifier, {}),
 }
-COLORS = {"SCD": "tab:blue", "SCD, paper beta": "tab:cyan", "GCD": "tab:orange",
-          "SMIDAS": "tab:green", "TRUNCGRAD": "tab:red"}
+COLORS = {
+    "SCD": "tab:blue",
+    "SCD, paper beta": "tab:cyan",
+    "GCD": "tab:orange",
+    "SMIDAS": "tab:green",
+    "TRUNCGRAD": "tab:red",
+}
 # Budget in passes over X (non-zeros of X, every entry for dense X) per data set.
-PASSES = {"duke": 50, "arcene": 50, "magic04s": 20, "magic04d": 10, "a9a": 20,
-          "reuters_moneyfx": 10}
+PASSES = {"duke": 50, "arcene": 50, "magic04s": 20, "magic04d": 10, "a9a": 20, "reuters_moneyfx": 10}
 ETA_STEP = 3.0
 MAX_ETA_STEPS = 6  # eta within auto * 3^[-6, 6], a 5e5-fold range (the paper's Table 1 spans 1e6)
 GRID_POINTS = 60  # points of the common access grid the bands are drawn on
@@ -150,10 +168,14 @@ def l1_optimum(X, y, sigma):
         gw = X.T @ logistic_derivative(X, y, w) / X.shape[0]
         return value, np.r_[gw + sigma, sigma - gw]
 
-    res = scipy.optimize.minimize(objective, np.zeros(2 * n), jac=True, method="L-BFGS-B",
-                                  bounds=[(0.0, None)] * (2 * n),
-                                  options={"maxiter": 5000, "maxfun": 10000, "gtol": 1e-12,
-                                           "ftol": 1e-14})
+    res = scipy.optimize.minimize(
+        objective,
+        np.zeros(2 * n),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * (2 * n),
+        options={"maxiter": 5000, "maxfun": 10000, "gtol": 1e-12, "ftol": 1e-14},
+    )
     print(f"  L-BFGS-B: {res.nit} iterations, {res.message}")
     return float(res.fun), res.x[:n] - res.x[n:]
 
@@ -174,8 +196,7 @@ def zero_survival(X, y, w_star, sigma, steps: int = 20_000, seed: int = 0) -> di
     """
     zero_cols = np.flatnonzero(~support(w_star))
     if zero_cols.size == 0:
-        return {"irrelevant_features": 0, "fraction": None, "median_ratio": None,
-                "stationary_nonzero": None}
+        return {"irrelevant_features": 0, "fraction": None, "median_ratio": None, "stationary_nonzero": None}
     derivative = logistic_derivative(X, y, w_star)
     block = X[:, zero_cols]
     block = block.toarray() if sp.issparse(block) else np.asarray(block)
@@ -188,18 +209,28 @@ def zero_survival(X, y, w_star, sigma, steps: int = 20_000, seed: int = 0) -> di
         u = np.sign(u) * np.maximum(np.abs(u) - 1.0, 0.0)
         if 2 * t >= steps:
             nonzero += np.count_nonzero(u)
-    return {"irrelevant_features": int(zero_cols.size),
-            "fraction": float(np.mean(touched <= 1.0)),
-            "median_ratio": float(np.median(touched)),
-            "stationary_nonzero": float(nonzero / (steps - (steps + 1) // 2))}
+    return {
+        "irrelevant_features": int(zero_cols.size),
+        "fraction": float(np.mean(touched <= 1.0)),
+        "median_ratio": float(np.median(touched)),
+        "stationary_nonzero": float(nonzero / (steps - (steps + 1) // 2)),
+    }
 
 
 # -- runs -----------------------------------------------------------------------------------------
 
 
 def estimator(cls, sigma, n_iter, seed, **params):
-    return cls(sigma=sigma, n_iter=n_iter, fit_intercept=False, random_state=seed,
-               checkpoint_growth=1.25, checkpoint_interval=None, objective_rows=None, **params)
+    return cls(
+        sigma=sigma,
+        n_iter=n_iter,
+        fit_intercept=False,
+        random_state=seed,
+        checkpoint_growth=1.25,
+        checkpoint_interval=None,
+        objective_rows=None,
+        **params,
+    )
 
 
 def late_objective(cls, X, y, sigma, n_iter, **params) -> float:
@@ -282,8 +313,7 @@ def run_method(label, X, y, sigma, budget, seeds, eta):
     traces, finals, nnz_big, speeds = [], [], [], []
     started = time.perf_counter()
     for seed in seeds:
-        est = traced_run(cls, X, y, sigma, budget if label == "GCD" else math.inf, n_iter, seed,
-                         **params)
+        est = traced_run(cls, X, y, sigma, budget if label == "GCD" else math.inf, n_iter, seed, **params)
         # GCD's last checkpoint overshoots the budget by at most one 1.25x step of iterations:
         # the plot shows it, the table reports the last checkpoint within the budget.
         within = [pt for pt in est.trace_ if pt.data_accesses <= budget] or est.trace_[:1]
@@ -293,9 +323,12 @@ def run_method(label, X, y, sigma, budget, seeds, eta):
         nnz_big.append(int((np.abs(coef) > 1e-3 * max(np.abs(coef).max(), 1e-300)).sum()))
         speeds.append(est.n_iter_ / max(est.solver_seconds_, 1e-9))
     row = {
-        "method": label, "eta": params.get("eta"), "seeds": len(seeds),
+        "method": label,
+        "eta": params.get("eta"),
+        "seeds": len(seeds),
         "objective": [pt.objective for pt in finals],
-        "nnz": [pt.nnz_weights for pt in finals], "nnz_above_1e-3_max": nnz_big,
+        "nnz": [pt.nnz_weights for pt in finals],
+        "nnz_above_1e-3_max": nnz_big,
         "accesses": float(np.median([pt.data_accesses for pt in finals])),
         "iterations": int(np.median([pt.iteration for pt in finals])),
         "iterations_per_s": float(np.median(speeds)),
@@ -304,8 +337,7 @@ def run_method(label, X, y, sigma, budget, seeds, eta):
     return traces, row
 
 
-def run_dataset(name: str, passes: float, seeds: list[int], eta_rule: str, out: Path
-                ) -> list[dict]:
+def run_dataset(name: str, passes: float, seeds: list[int], eta_rule: str, out: Path) -> list[dict]:
     X, y = load(name)
     m, d = X.shape
     budget = passes * PASSES.get(name, 10) * nnz_of(X)
@@ -315,9 +347,12 @@ def run_dataset(name: str, passes: float, seeds: list[int], eta_rule: str, out: 
         p_lbfgs, w_star = l1_optimum(X, y, sigma)
         nnz_star = int(support(w_star).sum())
         survival = zero_survival(X, y, w_star, sigma)
-        print(f"{name} lambda={sigma:g}: L-BFGS-B P = {p_lbfgs:.10f} ({nnz_star} non-zeros), "
-              f"{time.perf_counter() - started:.1f} s; budget {budget:.3g} data accesses; "
-              f"zero survival {survival}", flush=True)
+        print(
+            f"{name} lambda={sigma:g}: L-BFGS-B P = {p_lbfgs:.10f} ({nnz_star} non-zeros), "
+            f"{time.perf_counter() - started:.1f} s; budget {budget:.3g} data accesses; "
+            f"zero survival {survival}",
+            flush=True,
+        )
         traces, rows = {}, []
         for label, (cls, _) in METHODS.items():
             eta = None
@@ -333,26 +368,38 @@ def run_dataset(name: str, passes: float, seeds: list[int], eta_rule: str, out: 
                 rows.append({"method": label, "eta": eta, "diverged": str(exc)})
                 continue
             rows.append(row)
-            print(f"  {label:15s} P {np.median(row['objective']):.10f}  nnz {row['nnz']}  "
-                  f"eta {eta}  {row['iterations_per_s']:.0f} it/s  {row['seconds']:.1f} s",
-                  flush=True)
+            print(
+                f"  {label:15s} P {np.median(row['objective']):.10f}  nnz {row['nnz']}  "
+                f"eta {eta}  {row['iterations_per_s']:.0f} it/s  {row['seconds']:.1f} s",
+                flush=True,
+            )
         # P*: the L-BFGS-B value, or a lower value a method reached.
-        p_star = min([p_lbfgs] + [pt.objective for runs in traces.values() for trace in runs
-                                  for pt in trace])
+        p_star = min([p_lbfgs] + [pt.objective for runs in traces.values() for trace in runs for pt in trace])
         grid = np.geomspace(max(1.0, budget / 1e5), budget, GRID_POINTS)
+
         def gap(pt, p_star=p_star):
             return max((pt.objective - p_star) / p_star, 1e-12)
 
-        curves = {label: {"gap": band(runs, grid, gap),
-                          "nnz": band(runs, grid, lambda pt: pt.nnz_weights)}
-                  for label, runs in traces.items()}
+        curves = {
+            label: {"gap": band(runs, grid, gap), "nnz": band(runs, grid, lambda pt: pt.nnz_weights)}
+            for label, runs in traces.items()
+        }
         for row in rows:
             if "objective" in row:
                 row["gap"] = [(v - p_star) / p_star for v in row["objective"]]
-        panel = {"dataset": name, "lambda": sigma, "figure": FIGURES.get((name, sigma)),
-                 "m": m, "d": d, "budget": budget, "p_star": p_star, "nnz_star": nnz_star,
-                 "zero_survival": survival, "rows": rows,
-                 "curves": {"accesses": grid.tolist(), **curves}}
+        panel = {
+            "dataset": name,
+            "lambda": sigma,
+            "figure": FIGURES.get((name, sigma)),
+            "m": m,
+            "d": d,
+            "budget": budget,
+            "p_star": p_star,
+            "nnz_star": nnz_star,
+            "zero_survival": survival,
+            "rows": rows,
+            "curves": {"accesses": grid.tolist(), **curves},
+        }
         panel["image"] = plot(panel, out)
         panels.append(panel)
     return panels
@@ -366,19 +413,30 @@ def plot(panel: dict, out: Path) -> str:
         if label not in curves:
             continue
         for ax, key in ((left, "gap"), (right, "nnz")):
-            lines = {k: np.array([np.nan if v is None else v for v in curves[label][key][k]])
-                     for k in ("median", "min", "max")}
+            lines = {
+                k: np.array([np.nan if v is None else v for v in curves[label][key][k]])
+                for k in ("median", "min", "max")
+            }
             ax.plot(grid, lines["median"], label=label, color=COLORS[label])
-            ax.fill_between(grid, lines["min"], lines["max"], color=COLORS[label], alpha=0.2,
-                            linewidth=0)
+            ax.fill_between(grid, lines["min"], lines["max"], color=COLORS[label], alpha=0.2, linewidth=0)
     figure = panel["figure"]
     title = f"{name}, lambda = {sigma:g}" + (f" (paper Fig. {figure})" if figure else "")
-    left.set(xscale="log", yscale="log", xlabel="data accesses", ylabel="(P(w) - P*) / P*",
-             title=f"{title}: objective")
+    left.set(
+        xscale="log",
+        yscale="log",
+        xlabel="data accesses",
+        ylabel="(P(w) - P*) / P*",
+        title=f"{title}: objective",
+    )
     right.axhline(panel["nnz_star"], color="black", linestyle=":", linewidth=1, label="optimum")
     right.set_yscale("symlog", linthresh=1.0)
-    right.set(xscale="log", xlabel="data accesses", ylabel="non-zero weights (exact)",
-              title=f"density (d = {panel['d']:,})", ylim=(0, panel["d"] * 1.5))
+    right.set(
+        xscale="log",
+        xlabel="data accesses",
+        ylabel="non-zero weights (exact)",
+        title=f"density (d = {panel['d']:,})",
+        ylim=(0, panel["d"] * 1.5),
+    )
     for ax in (left, right):
         ax.grid(True, which="major", alpha=0.3)
     right.legend(loc="best", fontsize=7)
@@ -398,18 +456,29 @@ def speed(name: str, n_iter: int) -> list[dict]:
     X, y, X_test, y_test = load_real(name)
     rows = []
     for label, cls in (("SMIDAS", SMIDASClassifier), ("TRUNCGRAD", TruncGradClassifier)):
-        est = cls(n_iter=n_iter, random_state=0, checkpoint_growth=2.0,
-                  checkpoint_interval=None).fit(X, y, trace=True)
-        rows.append({
-            "dataset": name, "m": X.shape[0], "d": X.shape[1],
-            "row_nnz": X.nnz / X.shape[0], "method": label, "eta": est.eta_,
-            "dual_exponent": est.dual_exponent_, "iterations": est.n_iter_,
-            "iterations_per_s": est.n_iter_ / est.solver_seconds_,
-            "nnz_weights": [(pt.iteration, pt.nnz_weights) for pt in est.trace_],
-            "test_accuracy": float(est.score(X_test, y_test)),
-        })
-        print(f"  {label}: {rows[-1]['iterations_per_s']:.0f} it/s, nnz {est.trace_[-1].nnz_weights}"
-              f", test accuracy {rows[-1]['test_accuracy']:.3f}", flush=True)
+        est = cls(n_iter=n_iter, random_state=0, checkpoint_growth=2.0, checkpoint_interval=None).fit(
+            X, y, trace=True
+        )
+        rows.append(
+            {
+                "dataset": name,
+                "m": X.shape[0],
+                "d": X.shape[1],
+                "row_nnz": X.nnz / X.shape[0],
+                "method": label,
+                "eta": est.eta_,
+                "dual_exponent": est.dual_exponent_,
+                "iterations": est.n_iter_,
+                "iterations_per_s": est.n_iter_ / est.solver_seconds_,
+                "nnz_weights": [(pt.iteration, pt.nnz_weights) for pt in est.trace_],
+                "test_accuracy": float(est.score(X_test, y_test)),
+            }
+        )
+        print(
+            f"  {label}: {rows[-1]['iterations_per_s']:.0f} it/s, nnz {est.trace_[-1].nnz_weights}"
+            f", test accuracy {rows[-1]['test_accuracy']:.3f}",
+            flush=True,
+        )
     return rows
 
 
@@ -418,8 +487,12 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=["duke", "arcene", "magic04s", "magic04d"])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--eta", choices=("paper", "tune"), default="paper")
-    parser.add_argument("--passes", type=float, default=1.0,
-                        help="scale of every data set's access budget (1.0: the defaults)")
+    parser.add_argument(
+        "--passes",
+        type=float,
+        default=1.0,
+        help="scale of every data set's access budget (1.0: the defaults)",
+    )
     parser.add_argument("--speed-set", default="rt_polarity")
     parser.add_argument("--speed-iterations", type=int, default=20_000)
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
@@ -430,8 +503,13 @@ def main(argv=None) -> None:
     panels = []
     for name in args.datasets:
         panels += run_dataset(name, args.passes, list(range(args.seeds)), args.eta, args.out)
-    result = {"passes": args.passes, "seeds": args.seeds, "eta_rule": args.eta, "panels": panels,
-              "speed": speed(args.speed_set, args.speed_iterations) if args.speed_set else []}
+    result = {
+        "passes": args.passes,
+        "seeds": args.seeds,
+        "eta_rule": args.eta,
+        "panels": panels,
+        "speed": speed(args.speed_set, args.speed_iterations) if args.speed_set else [],
+    }
     path = recording.save(result, args.results_dir)
     print(tables.l1_paths(result))
     print(f"wrote {path}")

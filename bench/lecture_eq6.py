@@ -41,15 +41,37 @@ def iterates(X, y, *, sigma: float, t0: float, n: int, seed: int = 0):
     """(OGD's w_2..w_{n+1}, PGS's w_1..w_n) on the same draws, shape (n, n_features) each."""
     data = as_kernel_data(X)
     loss = LOSSES["logistic"]
-    ogd = SGDState(data, y, loss=loss, sigma=sigma, eta=0.0, t0=t0, schedule="inverse_time",
-                   fit_intercept=False, batch_size=1, epsilon=1.0, average=False)
-    pgs = PGSState(data, y, loss=loss, p=2.0, sigma=sigma, radius=math.inf, fit_intercept=False,
-                   batch_size=1, t0=t0, epsilon=1.0, average=False)
+    ogd = SGDState(
+        data,
+        y,
+        loss=loss,
+        sigma=sigma,
+        eta=0.0,
+        t0=t0,
+        schedule="inverse_time",
+        fit_intercept=False,
+        batch_size=1,
+        epsilon=1.0,
+        average=False,
+    )
+    pgs = PGSState(
+        data,
+        y,
+        loss=loss,
+        p=2.0,
+        sigma=sigma,
+        radius=math.inf,
+        fit_intercept=False,
+        batch_size=1,
+        t0=t0,
+        epsilon=1.0,
+        average=False,
+    )
     samples = np.random.default_rng(seed).integers(0, X.shape[0], size=n)
     ogd_path, pgs_path = [], []
     for t in range(n):
-        ogd.run(samples[t:t + 1], 1)
-        pgs.run(samples[t:t + 1])
+        ogd.run(samples[t : t + 1], 1)
+        pgs.run(samples[t : t + 1])
         ogd_path.append(ogd.current().copy())
         pgs_path.append(pgs.current().copy())
     return np.array(ogd_path), np.array(pgs_path)
@@ -78,16 +100,26 @@ def main(argv=None) -> None:
     marks = np.unique(np.geomspace(1, args.iterations, 25).astype(int)) - 1
     for color, j in zip(("tab:blue", "tab:orange", "tab:green"), COORDINATES, strict=True):
         left.plot(t, ogd[:, j], color=color, label=f"OGD w_(t+1), coordinate {j}")
-        left.plot(t[marks], pgs[marks, j], "o", color=color, fillstyle="none",
-                  label=f"PGS p=2 w_t, coordinate {j}")
+        left.plot(
+            t[marks], pgs[marks, j], "o", color=color, fillstyle="none", label=f"PGS p=2 w_t, coordinate {j}"
+        )
     left.set_yscale("symlog", linthresh=0.1)  # the first steps (1/(2 sigma)) dwarf the limit
-    left.set(xscale="log", xlabel="iteration t", ylabel="weight",
-             title=f"heart_scale, logistic, sigma = {args.sigma:g}, t0 = {args.t0:g}")
+    left.set(
+        xscale="log",
+        xlabel="iteration t",
+        ylabel="weight",
+        title=f"heart_scale, logistic, sigma = {args.sigma:g}, t0 = {args.t0:g}",
+    )
     left.legend(fontsize=7)
     right.plot(t, np.maximum(difference, 1e-18), color="black")
-    right.set(xscale="log", yscale="log", xlabel="iteration t", ylim=(1e-18, 1e-10),
-              ylabel="max_j |w^OGD_(t+1),j - w^PGS_t,j| / max_j |w^OGD_(t+1),j|",
-              title="relative difference (0 drawn at 1e-18)")
+    right.set(
+        xscale="log",
+        yscale="log",
+        xlabel="iteration t",
+        ylim=(1e-18, 1e-10),
+        ylabel="max_j |w^OGD_(t+1),j - w^PGS_t,j| / max_j |w^OGD_(t+1),j|",
+        title="relative difference (0 drawn at 1e-18)",
+    )
     for ax in (left, right):
         ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
@@ -95,8 +127,13 @@ def main(argv=None) -> None:
     plt.close(fig)
 
     result = {
-        "dataset": "heart_scale", "loss": "logistic", "sigma": args.sigma, "t0": args.t0,
-        "iterations": args.iterations, "figure": str(figure), "coordinates": list(COORDINATES),
+        "dataset": "heart_scale",
+        "loss": "logistic",
+        "sigma": args.sigma,
+        "t0": args.t0,
+        "iterations": args.iterations,
+        "figure": str(figure),
+        "coordinates": list(COORDINATES),
         "ogd": {str(j): ogd[:, j].tolist() for j in COORDINATES},
         "pgs": {str(j): pgs[:, j].tolist() for j in COORDINATES},
         "relative_difference": difference.tolist(),

@@ -68,8 +68,10 @@ class _Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
-        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
         self.writer.write(head.encode() + body)
         await self.writer.drain()
         status_line = await self.reader.readline()
@@ -89,17 +91,28 @@ class _Connection:
             self.writer.close()
 
 
-async def prediction_clients(base: str, model_id: int, n_features: int, n_clients: int,
-                             stop_at: float) -> dict[str, Any]:
+async def prediction_clients(
+    base: str, model_id: int, n_features: int, n_clients: int, stop_at: float
+) -> dict[str, Any]:
     """``n_clients`` keep-alive clients sending single-row sparse predictions back to back until
     ``stop_at`` (``time.monotonic()``): requests, latency percentiles and errors."""
     latencies: list[float] = []
     errors: dict[str, int] = {}
     rng = np.random.default_rng(0)
     k = min(8, n_features)
-    bodies = [json.dumps({"instances": [{
-        "indices": sorted(rng.choice(n_features, size=k, replace=False).tolist()),
-        "values": rng.normal(size=k).round(4).tolist()}]}).encode() for _ in range(256)]
+    bodies = [
+        json.dumps(
+            {
+                "instances": [
+                    {
+                        "indices": sorted(rng.choice(n_features, size=k, replace=False).tolist()),
+                        "values": rng.normal(size=k).round(4).tolist(),
+                    }
+                ]
+            }
+        ).encode()
+        for _ in range(256)
+    ]
     url = f"/v1/models/{model_id}/predict"
     host, port = base.removeprefix("http://").split(":")
 
@@ -127,16 +140,23 @@ async def prediction_clients(base: str, model_id: int, n_features: int, n_client
     elapsed = time.monotonic() - began
     lat_ms = np.asarray(latencies) * 1000
     return {
-        "requests": len(latencies), "requests_per_s": len(latencies) / elapsed,
-        "p50_ms": float(np.percentile(lat_ms, 50)), "p99_ms": float(np.percentile(lat_ms, 99)),
-        "max_ms": float(lat_ms.max()), "errors": sum(errors.values()), "error_kinds": errors,
+        "requests": len(latencies),
+        "requests_per_s": len(latencies) / elapsed,
+        "p50_ms": float(np.percentile(lat_ms, 50)),
+        "p99_ms": float(np.percentile(lat_ms, 99)),
+        "max_ms": float(lat_ms.max()),
+        "errors": sum(errors.values()),
+        "error_kinds": errors,
     }
 
 
-async def _training_stream(base: str, dataset_id: int, in_flight: int,
-                           stop_at: float) -> dict[str, Any]:
-    body = {"dataset_id": dataset_id, "test_fraction": 0.25, "targets": [0.8],
-            "params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 20000}}
+async def _training_stream(base: str, dataset_id: int, in_flight: int, stop_at: float) -> dict[str, Any]:
+    body = {
+        "dataset_id": dataset_id,
+        "test_fraction": 0.25,
+        "targets": [0.8],
+        "params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 20000},
+    }
     completed, failed, submitted = 0, 0, 0
     durations: list[float] = []
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
@@ -155,8 +175,12 @@ async def _training_stream(base: str, dataset_id: int, in_flight: int,
                     failed += job["status"] != "succeeded"
             if time.monotonic() > stop_at + 120:
                 break
-    return {"jobs_submitted": submitted, "jobs_completed": completed, "jobs_failed": failed,
-            "job_wall_s_median": statistics.median(durations) if durations else None}
+    return {
+        "jobs_submitted": submitted,
+        "jobs_completed": completed,
+        "jobs_failed": failed,
+        "job_wall_s_median": statistics.median(durations) if durations else None,
+    }
 
 
 def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> dict[str, Any]:
@@ -169,8 +193,9 @@ def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> di
         content, name = _training_set()
         with api.client() as c:
             ds = c.post("/v1/datasets", files={"file": (name, content)}).json()
-            first = poll_job(c, c.post("/v1/jobs", json={"dataset_id": ds["id"],
-                                                         "params": {"n_iter": 5000}}).json()["id"])
+            first = poll_job(
+                c, c.post("/v1/jobs", json={"dataset_id": ds["id"], "params": {"n_iter": 5000}}).json()["id"]
+            )
             assert first["status"] == "succeeded", first
 
         async def both() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -181,8 +206,13 @@ def run_setup(setup: str, duration: float, n_clients: int, in_flight: int) -> di
             )
 
         predictions, training = asyncio.run(both())
-        return {"setup": setup, "duration_s": duration, "clients": n_clients,
-                "predictions": predictions, "training": training}
+        return {
+            "setup": setup,
+            "duration_s": duration,
+            "clients": n_clients,
+            "predictions": predictions,
+            "training": training,
+        }
 
 
 def main(argv=None) -> None:

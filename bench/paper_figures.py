@@ -85,8 +85,7 @@ def choose_sigma(objective: str, X, y) -> tuple[float, float]:
     """(sigma, validation accuracy): best on a validation fifth of these training samples."""
     cut = 4 * X.shape[0] // 5
     scores = {
-        sigma: pgs(objective, sigma, 0).fit(X[:cut], y[:cut]).score(X[cut:], y[cut:])
-        for sigma in SIGMA_GRID
+        sigma: pgs(objective, sigma, 0).fit(X[:cut], y[:cut]).score(X[cut:], y[cut:]) for sigma in SIGMA_GRID
     }
     best = max(scores, key=scores.get)
     return best, scores[best]
@@ -102,9 +101,7 @@ def run_method(method: str, sigma: float, X, y, Xt, yt, targets, seed: int) -> d
         est = pgs(objective, sigma, seed, n_iter=20 * X.shape[0], **kwargs)
     est.fit(X, y, eval_set=(Xt, yt))
     seconds = time_to_target(est.trace_, targets, higher_is_better=True)
-    iterations = {
-        t: next((pt.iteration for pt in est.trace_ if pt.test_score >= t), None) for t in targets
-    }
+    iterations = {t: next((pt.iteration for pt in est.trace_ if pt.test_score >= t), None) for t in targets}
     return {"seconds": seconds, "iterations": iterations}
 
 
@@ -120,8 +117,7 @@ def figures(name: str, X, y, Xt, yt, runs: int, quick: bool) -> dict:
         if smallest_acc is None:
             ref = pgs("p=2 logistic", sigmas["p=2 logistic"][m], 0).fit(Xm, ym)
             smallest_acc = ref.score(Xt, yt)
-        print(f"{name} m={m}: sigma " + ", ".join(f"{o}: {sigmas[o][m]:.0e}" for o in OBJECTIVES),
-              flush=True)
+        print(f"{name} m={m}: sigma " + ", ".join(f"{o}: {sigmas[o][m]:.0e}" for o in OBJECTIVES), flush=True)
     targets = [round(smallest_acc - d, 4) for d in (0.02, 0.01, 0.005)]
     print(f"{name}: targets {targets} (smallest m reaches {smallest_acc:.4f})", flush=True)
 
@@ -130,23 +126,33 @@ def figures(name: str, X, y, Xt, yt, runs: int, quick: bool) -> dict:
         Xm, ym = subsample(X, y, m, seed=m)
         for method, objective in METHODS.items():
             n_runs = 1 if method.startswith("L-BFGS") else runs
-            results = [run_method(method, sigmas[objective][m], Xm, ym, Xt, yt, targets, seed)
-                       for seed in range(n_runs)]
+            results = [
+                run_method(method, sigmas[objective][m], Xm, ym, Xt, yt, targets, seed)
+                for seed in range(n_runs)
+            ]
             for target in targets:
                 secs = [r["seconds"][target] for r in results if r["seconds"][target] is not None]
-                its = [r["iterations"][target] for r in results
-                       if r["iterations"][target] is not None]
-                rows.append({
-                    "m": m, "method": method, "target": target, "sigma": sigmas[objective][m],
-                    "runs": n_runs, "reached": len(secs),
-                    "median_seconds": statistics.median(secs) if secs else None,
-                    "min_seconds": min(secs) if secs else None,
-                    "max_seconds": max(secs) if secs else None,
-                    "median_iterations": statistics.median(its) if its else None,
-                })
+                its = [r["iterations"][target] for r in results if r["iterations"][target] is not None]
+                rows.append(
+                    {
+                        "m": m,
+                        "method": method,
+                        "target": target,
+                        "sigma": sigmas[objective][m],
+                        "runs": n_runs,
+                        "reached": len(secs),
+                        "median_seconds": statistics.median(secs) if secs else None,
+                        "min_seconds": min(secs) if secs else None,
+                        "max_seconds": max(secs) if secs else None,
+                        "median_iterations": statistics.median(its) if its else None,
+                    }
+                )
                 r = rows[-1]
-                print(f"  m={m:7d} {method:22s} target {target:.4f}: "
-                      f"{r['reached']}/{n_runs} reached, median {r['median_seconds']}", flush=True)
+                print(
+                    f"  m={m:7d} {method:22s} target {target:.4f}: "
+                    f"{r['reached']}/{n_runs} reached, median {r['median_seconds']}",
+                    flush=True,
+                )
     return {"sizes": sizes, "targets": targets, "sigmas": sigmas, "rows": rows}
 
 
@@ -161,22 +167,31 @@ def table_ii(name: str, X, y, Xt, yt, sigmas: dict, runs: int) -> list[dict]:
     rows = []
     for objective, (loss, p) in OBJECTIVES.items():
         sigma = sigmas[objective][m]
-        qn = LBFGSClassifier(loss=loss, p=p, sigma=sigma, n_iter=500, tol=1e-10,
-                             **FINAL_OBJECTIVE).fit(X, y, eval_set=(Xt, yt))
+        qn = LBFGSClassifier(loss=loss, p=p, sigma=sigma, n_iter=500, tol=1e-10, **FINAL_OBJECTIVE).fit(
+            X, y, eval_set=(Xt, yt)
+        )
         accs, secs, objs = [], [], []
         for seed in range(runs):
             est = pgs(objective, sigma, seed, **FINAL_OBJECTIVE).fit(X, y, eval_set=(Xt, yt))
             accs.append(est.score(Xt, yt))
             secs.append(est.solver_seconds_)
             objs.append(est.trace_[-1].objective)
-        rows.append({
-            "objective": objective, "sigma": sigma, "lbfgs_accuracy": qn.score(Xt, yt),
-            "lbfgs_iterations": qn.n_iter_, "lbfgs_seconds": qn.solver_seconds_,
-            "lbfgs_stop_reason": qn.stop_reason_, "lbfgs_objective": qn.trace_[-1].objective,
-            "pgs_accuracy_median": statistics.median(accs), "pgs_accuracy_std": float(np.std(accs)),
-            "pgs_seconds_median": statistics.median(secs),
-            "pgs_objective_median": statistics.median(objs), "runs": runs,
-        })
+        rows.append(
+            {
+                "objective": objective,
+                "sigma": sigma,
+                "lbfgs_accuracy": qn.score(Xt, yt),
+                "lbfgs_iterations": qn.n_iter_,
+                "lbfgs_seconds": qn.solver_seconds_,
+                "lbfgs_stop_reason": qn.stop_reason_,
+                "lbfgs_objective": qn.trace_[-1].objective,
+                "pgs_accuracy_median": statistics.median(accs),
+                "pgs_accuracy_std": float(np.std(accs)),
+                "pgs_seconds_median": statistics.median(secs),
+                "pgs_objective_median": statistics.median(objs),
+                "runs": runs,
+            }
+        )
         print(f"{name} Table II {objective}: {rows[-1]}", flush=True)
     return rows
 
@@ -193,12 +208,20 @@ def plot(name: str, result: dict, out: Path) -> list[Path]:
     target = result["targets"][-1]
     fig, ax = plt.subplots(figsize=(6, 4))
     for method in METHODS:
-        pts = [(r["m"], r["median_seconds"]) for r in result["rows"]
-               if r["method"] == method and r["target"] == target and r["median_seconds"]]
+        pts = [
+            (r["m"], r["median_seconds"])
+            for r in result["rows"]
+            if r["method"] == method and r["target"] == target and r["median_seconds"]
+        ]
         if pts:
             ax.plot(*zip(*pts, strict=True), marker="o", label=method)
-    ax.set(xscale="log", yscale="log", xlabel="training set size m",
-           ylabel=f"seconds to test accuracy {target}", title=f"{name}: all methods (cf. Fig. 5)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="training set size m",
+        ylabel=f"seconds to test accuracy {target}",
+        title=f"{name}: all methods (cf. Fig. 5)",
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(out / f"{name}_fig5_methods.svg")
@@ -208,12 +231,20 @@ def plot(name: str, result: dict, out: Path) -> list[Path]:
     for method in [m for m in METHODS if m.startswith("PGS")]:
         fig, ax = plt.subplots(figsize=(6, 4))
         for t in result["targets"]:
-            pts = [(r["m"], r["median_seconds"]) for r in result["rows"]
-                   if r["method"] == method and r["target"] == t and r["median_seconds"]]
+            pts = [
+                (r["m"], r["median_seconds"])
+                for r in result["rows"]
+                if r["method"] == method and r["target"] == t and r["median_seconds"]
+            ]
             if pts:
                 ax.plot(*zip(*pts, strict=True), marker="o", label=f"accuracy {t}")
-        ax.set(xscale="log", yscale="log", xlabel="training set size m",
-               ylabel="median solver seconds to target", title=f"{name}: {method}")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="training set size m",
+            ylabel="median solver seconds to target",
+            title=f"{name}: {method}",
+        )
         ax.legend(fontsize=8)
         fig.tight_layout()
         slug = method.lower().replace(" ", "_").replace("=", "").replace(".", "")
@@ -243,7 +274,7 @@ def main(argv=None) -> None:
         result["set"] = name
         result["table_ii"] = table_ii(name, X, y, Xt, yt, result["sigmas"], args.table_runs)
         result["figures"] = [str(p) for p in plot(name, result, args.out)]
-        path = recording.save(result, args.results_dir, f'paper_figures_{name}')
+        path = recording.save(result, args.results_dir, f"paper_figures_{name}")
         print(tables.paper_figures(result))
         print(f"wrote {path}")
 

@@ -100,19 +100,33 @@ class Solver:
 
 def _sgd(problem: Problem, average: bool, seed: int) -> Callable[[int], Callable[[], np.ndarray]]:
     def fit(epochs: int):
-        clf = SGDClassifier(loss="log_loss", alpha=problem.sigma, learning_rate="optimal",
-                            max_iter=epochs, tol=None, average=average, random_state=seed)
+        clf = SGDClassifier(
+            loss="log_loss",
+            alpha=problem.sigma,
+            learning_rate="optimal",
+            max_iter=epochs,
+            tol=None,
+            average=average,
+            random_state=seed,
+        )
         clf.fit(problem.X, problem.y)
         return lambda: clf.decision_function(problem.Xt)
+
     return fit
 
 
 def _liblinear(problem: Problem) -> Callable[[int], Callable[[], np.ndarray]]:
     def fit(iterations: int):
-        clf = LogisticRegression(solver="liblinear", C=1.0 / (problem.sigma * problem.m),
-                                 max_iter=iterations, tol=1e-12, intercept_scaling=problem.s)
+        clf = LogisticRegression(
+            solver="liblinear",
+            C=1.0 / (problem.sigma * problem.m),
+            max_iter=iterations,
+            tol=1e-12,
+            intercept_scaling=problem.s,
+        )
         clf.fit(problem.X, problem.y)
         return lambda: clf.decision_function(problem.Xt)
+
     return fit
 
 
@@ -121,11 +135,18 @@ def _snapml(problem: Problem, threads: int, seed: int) -> Callable[[int], Callab
 
     def fit(epochs: int):
         # Snap ML minimises sum_i loss_i + regularizer / 2 ||w||^2: m times eq. (7) at p = 2.
-        clf = snapml.LogisticRegression(max_iter=epochs, regularizer=problem.sigma * problem.m,
-                                        n_jobs=threads, fit_intercept=True,
-                                        intercept_scaling=problem.s, tol=1e-12, random_state=seed)
+        clf = snapml.LogisticRegression(
+            max_iter=epochs,
+            regularizer=problem.sigma * problem.m,
+            n_jobs=threads,
+            fit_intercept=True,
+            intercept_scaling=problem.s,
+            tol=1e-12,
+            random_state=seed,
+        )
         clf.fit(problem.X, problem.y)
         return lambda: problem.Xt @ np.ravel(clf.coef_) + float(np.ravel(clf.intercept_)[0])
+
     return fit
 
 
@@ -134,8 +155,7 @@ def write_vw(path: Path, X: sp.csr_matrix, y: np.ndarray) -> None:
     with path.open("w") as out:
         for i in range(X.shape[0]):
             row = slice(X.indptr[i], X.indptr[i + 1])
-            features = " ".join(f"{j}:{v:.9g}" for j, v in zip(X.indices[row], X.data[row],
-                                                                 strict=True))
+            features = " ".join(f"{j}:{v:.9g}" for j, v in zip(X.indices[row], X.data[row], strict=True))
             out.write(f"{int(y[i])} | {features}\n")
 
 
@@ -150,27 +170,38 @@ def _vowpal_wabbit(problem: Problem) -> Callable[[int], Callable[[], np.ndarray]
 
     def fit(passes: int):
         # -k: a fresh cache each time, so every timed run parses the text once.
-        Workspace(f"-d {train} --loss_function logistic --l2 {problem.sigma:g} --passes {passes} "
-                  f"-c -k --cache_file {cache} --holdout_off -b 20 -f {model} --quiet").finish()
+        Workspace(
+            f"-d {train} --loss_function logistic --l2 {problem.sigma:g} --passes {passes} "
+            f"-c -k --cache_file {cache} --holdout_off -b 20 -f {model} --quiet"
+        ).finish()
 
         def scores() -> np.ndarray:
             preds = problem.workdir / "preds.txt"
             Workspace(f"-t -i {model} -d {test} -p {preds} --quiet").finish()
             return np.loadtxt(preds, ndmin=1)
+
         return scores
+
     return fit
 
 
 def _pgs(problem: Problem, p: float, seed: int, target: float, max_iter: int) -> Solver:
     """PGS with the iteration budget read from one traced fit (see the module docstring)."""
+
     def fit(n_iter: int):
         clf = PGSClassifier(p=p, sigma=problem.sigma, n_iter=n_iter, random_state=seed)
         clf.fit(problem.X, problem.y)
         return lambda: clf.decision_function(problem.Xt)
 
     def budgets() -> list[int]:
-        traced = PGSClassifier(p=p, sigma=problem.sigma, n_iter=max_iter, random_state=seed,
-                               target_score=solver.target or target, checkpoint_growth=1.1)
+        traced = PGSClassifier(
+            p=p,
+            sigma=problem.sigma,
+            n_iter=max_iter,
+            random_state=seed,
+            target_score=solver.target or target,
+            checkpoint_growth=1.1,
+        )
         traced.fit(problem.X, problem.y, eval_set=(problem.Xt, problem.yt))
         return [traced.n_iter_] if traced.stop_reason_ == "target_score" else []
 
@@ -216,8 +247,10 @@ def bench_one(name: str, data, sigma: float, args, workdir: Path) -> dict:
     target = opt2.accuracy - TARGET_DROP
     log(f"  optimum accuracy {opt2.accuracy:.4f} (target {target:.4f})")
     setup = setup_cost(X, y, sigma, args.repeats)
-    log(f"  PGS fit() of one iteration {setup['fit_one_iteration']:.4f} s, one pass over the "
-        f"values {setup['one_pass']:.4f} s")
+    log(
+        f"  PGS fit() of one iteration {setup['fit_one_iteration']:.4f} s, one pass over the "
+        f"values {setup['one_pass']:.4f} s"
+    )
     solvers = build_solvers(problem, target, 0, args.max_epochs)
     optimum18 = None
     for solver in solvers:
@@ -239,16 +272,31 @@ def bench_one(name: str, data, sigma: float, args, workdir: Path) -> dict:
             solver.fit(solver.budget)
             solver.seconds.append(time.perf_counter() - started)
     rows = [
-        {"solver": solver.label, "target": solver.target or target, "budget": solver.budget,
-         "epochs": None if solver.budget is None else solver.epochs_of(solver.budget),
-         "accuracy": solver.accuracy,
-         "seconds": statistics.median(solver.seconds) if solver.seconds else None,
-         "runs": solver.seconds}
+        {
+            "solver": solver.label,
+            "target": solver.target or target,
+            "budget": solver.budget,
+            "epochs": None if solver.budget is None else solver.epochs_of(solver.budget),
+            "accuracy": solver.accuracy,
+            "seconds": statistics.median(solver.seconds) if solver.seconds else None,
+            "runs": solver.seconds,
+        }
         for solver in solvers
     ]
-    return {"set": name, "sigma": sigma, "m": X.shape[0], "n": X.shape[1], "m_test": Xt.shape[0],
-            "nnz": int(X.nnz), "optimum_accuracy": opt2.accuracy, "optimum_grad_norm": opt2.grad_norm,
-            "target": target, "optimum18_accuracy": optimum18, "setup": setup, "rows": rows}
+    return {
+        "set": name,
+        "sigma": sigma,
+        "m": X.shape[0],
+        "n": X.shape[1],
+        "m_test": Xt.shape[0],
+        "nnz": int(X.nnz),
+        "optimum_accuracy": opt2.accuracy,
+        "optimum_grad_norm": opt2.grad_norm,
+        "target": target,
+        "optimum18_accuracy": optimum18,
+        "setup": setup,
+        "rows": rows,
+    }
 
 
 def setup_cost(X, y, sigma: float, repeats: int) -> dict[str, float]:
@@ -288,8 +336,12 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore", ConvergenceWarning)
     warm_up()
     cases: list[dict] = []
-    results = {"repeats": args.repeats, "max_epochs": args.max_epochs, "target_drop": TARGET_DROP,
-               "cases": cases}
+    results = {
+        "repeats": args.repeats,
+        "max_epochs": args.max_epochs,
+        "target_drop": TARGET_DROP,
+        "cases": cases,
+    }
     for name in sets:
         log(f"loading {name} ...")
         data = load_set(name)

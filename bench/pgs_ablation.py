@@ -30,8 +30,7 @@ VARIANTS = {
     "paper's Figure 1 (t0=1, replacement, s=1, random iterate)": (PAPER, 1.0),
     "t0=auto, replacement, s=1, plain average": (PLAIN, 1.0),
     "+ sampling=permutation": (PLAIN | {"sampling": "permutation"}, 1.0),
-    "+ intercept_scaling=auto": (
-        PLAIN | {"sampling": "permutation", "intercept_scaling": "auto"}, 1.0),
+    "+ intercept_scaling=auto": (PLAIN | {"sampling": "permutation", "intercept_scaling": "auto"}, 1.0),
     "+ average_power=1 (the default)": ({}, 1.0),
     "default, first step 4x t0=auto's": ({}, 4.0),
     "default, first step 16x t0=auto's": ({}, 16.0),
@@ -40,8 +39,14 @@ VARIANTS = {
 
 def epochs_to_target(X, y, Xt, yt, sigma, target, params, seed, epochs) -> float:
     m = X.shape[0]
-    clf = PGSClassifier(sigma=sigma, n_iter=epochs * m, target_score=target,
-                        checkpoint_growth=1.1, random_state=seed, **params)
+    clf = PGSClassifier(
+        sigma=sigma,
+        n_iter=epochs * m,
+        target_score=target,
+        checkpoint_growth=1.1,
+        random_state=seed,
+        **params,
+    )
     clf.fit(X, y, eval_set=(Xt, yt))
     return clf.n_iter_ / m if clf.stop_reason_ == "target_score" else math.inf
 
@@ -68,13 +73,14 @@ def main(argv=None) -> None:
             for label, (params, step_factor) in VARIANTS.items():
                 if step_factor != 1.0:  # first step 1 / ((1 + t0) sigma) times step_factor
                     params = params | {"t0": max(1.0, (1.0 + probe.t0_) / step_factor - 1.0)}
-                runs = [epochs_to_target(X, y, Xt, yt, sigma, target, params, seed, args.epochs)
-                        for seed in range(args.seeds)]
+                runs = [
+                    epochs_to_target(X, y, Xt, yt, sigma, target, params, seed, args.epochs)
+                    for seed in range(args.seeds)
+                ]
                 epochs[label] = [r if math.isfinite(r) else None for r in runs]
                 log(f"  {name} {sigma:g} {label}: {epochs[label]}")
             cases.append({"set": name, "sigma": sigma, "target": target, "epochs": epochs})
-    results = {"seeds": args.seeds, "epoch_cap": args.epochs, "variants": list(VARIANTS),
-               "cases": cases}
+    results = {"seeds": args.seeds, "epoch_cap": args.epochs, "variants": list(VARIANTS), "cases": cases}
     path = recording.save(results, args.results_dir)
     print(tables.pgs_ablation(results))
     print(f"wrote {path}")

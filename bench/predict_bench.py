@@ -76,10 +76,13 @@ HEADERS = {"content-type": "application/json"}
 def _train_model(c: httpx.Client, svc: str, train_path: Path) -> str:
     """Train the a9a model through the API; its predict URL."""
     ds = c.post(f"{svc}/v1/datasets", files={"file": ("a9a.svm", train_path.read_bytes())})
-    job = c.post(f"{svc}/v1/jobs", json={
-        "dataset_id": ds.json()["id"],
-        "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 32561, "random_state": 0},
-    }).json()
+    job = c.post(
+        f"{svc}/v1/jobs",
+        json={
+            "dataset_id": ds.json()["id"],
+            "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 32561, "random_state": 0},
+        },
+    ).json()
     while (j := c.get(f"{svc}/v1/jobs/{job['id']}").json())["status"] in ("queued", "running"):
         time.sleep(0.1)
     assert j["status"] == "succeeded", j
@@ -124,29 +127,52 @@ def main(argv=None) -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="pgs-bench-"))
     svc_port, triv_port = _free_port(), _free_port()
-    env = {**os.environ, "PGS_DATA_DIR": str(tmp), "PGS_PORT": str(svc_port),
-           "PGS_HOST": "127.0.0.1", "PGS_WORKERS": "1", "PGS_LOG_LEVEL": "warning",
-           "PGS_API_KEYS": ""}
+    env = {
+        **os.environ,
+        "PGS_DATA_DIR": str(tmp),
+        "PGS_PORT": str(svc_port),
+        "PGS_HOST": "127.0.0.1",
+        "PGS_WORKERS": "1",
+        "PGS_LOG_LEVEL": "warning",
+        "PGS_API_KEYS": "",
+    }
     env.setdefault("NUMBA_CACHE_DIR", str(REPO / "var" / "numba-cache"))
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     service = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=env, **quiet)
     trivial = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "bench.trivial_app:app", "--host", "127.0.0.1",
-         "--port", str(triv_port), "--log-level", "warning"], cwd=REPO, env=env, **quiet)
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bench.trivial_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(triv_port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        **quiet,
+    )
     try:
         svc, triv = f"http://127.0.0.1:{svc_port}", f"http://127.0.0.1:{triv_port}"
         _wait(f"{svc}/readyz", service)
         _wait(f"{triv}/docs", trivial)
         with httpx.Client(timeout=60) as c:
             urls = {"service": _train_model(c, svc, X_train_path), "trivial": f"{triv}/predict"}
-            singles = [json.dumps({"instances": _sparse_rows(Xt, i, 1)}).encode()
-                       for i in range(args.singles)]
+            singles = [
+                json.dumps({"instances": _sparse_rows(Xt, i, 1)}).encode() for i in range(args.singles)
+            ]
             for body in singles[:200]:  # warm-up: caches, connections
                 for url in urls.values():
                     c.post(url, content=body, headers=HEADERS).raise_for_status()
             lat = _latencies(c, urls, singles)
-            batch_bodies = [json.dumps({"instances": _sparse_rows(Xt, i * 1000, 1000)}).encode()
-                            for i in range(args.batches)]
+            batch_bodies = [
+                json.dumps({"instances": _sparse_rows(Xt, i * 1000, 1000)}).encode()
+                for i in range(args.batches)
+            ]
             spent = _batch_seconds(c, urls, batch_bodies)
     finally:
         for p in (service, trivial):
@@ -159,7 +185,8 @@ def main(argv=None) -> None:
     for name in ("service", "trivial"):
         ms = [v * 1e3 for v in lat[name]]
         result[name] = {
-            "single_p50_ms": _percentile(ms, 50), "single_p99_ms": _percentile(ms, 99),
+            "single_p50_ms": _percentile(ms, 50),
+            "single_p99_ms": _percentile(ms, 99),
             "single_mean_ms": statistics.fmean(ms),
             "batch_rows_per_s": args.batches * 1000 / spent[name],
         }

@@ -16,8 +16,9 @@ def parent(pid: int) -> int | None:
 
 
 def children(pid: int) -> list[int]:
-    return sorted(int(p.name) for p in Path("/proc").iterdir()
-                  if p.name.isdigit() and parent(int(p.name)) == pid)
+    return sorted(
+        int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and parent(int(p.name)) == pid
+    )
 
 
 def descendants(pid: int) -> list[int]:

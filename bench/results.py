@@ -61,7 +61,9 @@ def _memory_gib() -> float | None:
 
 def machine() -> dict[str, Any]:
     return {
-        "cpus": os.cpu_count(), "cpu_model": _cpu_model(), "memory_gib": _memory_gib(),
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "memory_gib": _memory_gib(),
         "python": platform.python_version(),
         **{lib: metadata.version(lib) for lib in LIBRARIES},
     }
@@ -69,8 +71,9 @@ def machine() -> dict[str, Any]:
 
 def _git(*args: str) -> str | None:
     try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -112,5 +115,9 @@ def record(benchmark: str, argv: list[str] | None) -> Recording:
 
 
 def add_results_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR,
-                        help="where the JSON record goes (default: docs/results)")
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        default=RESULTS_DIR,
+        help="where the JSON record goes (default: docs/results)",
+    )

@@ -37,23 +37,29 @@ SOLVERS = {
 }
 
 
-def write_shards(root: Path, X: sp.csr_matrix, y: np.ndarray, n_shards: int,
-                 windows: list[int]) -> list[ShardedMatrix]:
+def write_shards(
+    root: Path, X: sp.csr_matrix, y: np.ndarray, n_shards: int, windows: list[int]
+) -> list[ShardedMatrix]:
     """``X``, ``y`` as ``n_shards`` memory-mapped shards under ``root``, read with each window."""
     bounds = np.linspace(0, X.shape[0], n_shards + 1).astype(int)
     for i in range(n_shards):
-        part = X[bounds[i]:bounds[i + 1]]
-        for name, array in (("indptr", part.indptr.astype(np.int64)),
-                            ("indices", part.indices.astype(np.int32)),
-                            ("data", part.data.astype(np.float64)), ("y", y[bounds[i]:bounds[i + 1]])):
+        part = X[bounds[i] : bounds[i + 1]]
+        for name, array in (
+            ("indptr", part.indptr.astype(np.int64)),
+            ("indices", part.indices.astype(np.int32)),
+            ("data", part.data.astype(np.float64)),
+            ("y", y[bounds[i] : bounds[i + 1]]),
+        ):
             np.save(root / f"shard-{i:05d}.{name}.npy", array)
     rows = np.diff(bounds).tolist()
 
     def open_shard(i: int):
         def load(name):
             return np.load(root / f"shard-{i:05d}.{name}.npy", mmap_mode="r")
-        return sp.csr_matrix((load("data"), load("indices"), load("indptr")),
-                             shape=(rows[i], X.shape[1])), load("y")
+
+        return sp.csr_matrix(
+            (load("data"), load("indices"), load("indptr")), shape=(rows[i], X.shape[1])
+        ), load("y")
 
     return [ShardedMatrix(X.shape[1], rows, open_shard, w) for w in windows]
 
@@ -67,8 +73,18 @@ def at_epochs(trace, m: int, epochs: list[float]) -> list[tuple[float, float]]:
     return out
 
 
-def compare(name: str, order: str, X, y, X_test, y_test, n_shards: int, windows: list[int],
-            seeds: int, epochs: list[float]) -> list[str]:
+def compare(
+    name: str,
+    order: str,
+    X,
+    y,
+    X_test,
+    y_test,
+    n_shards: int,
+    windows: list[int],
+    seeds: int,
+    epochs: list[float],
+) -> list[str]:
     m = X.shape[0]
     if order == "sorted by label":
         idx = np.argsort(y, kind="stable")
@@ -77,15 +93,14 @@ def compare(name: str, order: str, X, y, X_test, y_test, n_shards: int, windows:
     with tempfile.TemporaryDirectory() as tmp:
         sharded = write_shards(Path(tmp), X, y, n_shards, windows)
         for solver, make in SOLVERS.items():
-            modes = {"memory": (X, y), **{w: (s, None) for w, s in zip(windows, sharded,
-                                                                        strict=True)}}
+            modes = {"memory": (X, y), **{w: (s, None) for w, s in zip(windows, sharded, strict=True)}}
             results: dict[object, list[list[tuple[float, float]]]] = {k: [] for k in modes}
             solver_s: dict[object, list[float]] = {k: [] for k in modes}
             for seed in range(seeds):
                 for mode, data in modes.items():
-                    est = make(seed).set_params(n_iter=int(max(epochs) * m) + 1,
-                                                checkpoint_interval=None,
-                                                objective_rows=None)
+                    est = make(seed).set_params(
+                        n_iter=int(max(epochs) * m) + 1, checkpoint_interval=None, objective_rows=None
+                    )
                     est.fit(*data, eval_set=(X_test, y_test))
                     results[mode].append(at_epochs(est.trace_, m, epochs))
                     solver_s[mode].append(est.trace_[-1].solver_seconds)
@@ -113,15 +128,16 @@ def main() -> None:
     args = parser.parse_args()
     epochs = [float(e) for e in args.epochs.split(",")]
     windows = [int(w) for w in args.windows.split(",")]
-    print("| set | row order | solver | window | epochs | accuracy, memory | accuracy, shards | "
-          "objective, memory | objective, shards | objective, shards vs memory | "
-          "solver seconds, shards / memory |")
+    print(
+        "| set | row order | solver | window | epochs | accuracy, memory | accuracy, shards | "
+        "objective, memory | objective, shards | objective, shards vs memory | "
+        "solver seconds, shards / memory |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.sets.split(","):
         X, y, X_test, y_test = load_real(name)
         for order in ("as stored", "sorted by label"):
-            for row in compare(name, order, X, y, X_test, y_test, args.shards, windows,
-                               args.seeds, epochs):
+            for row in compare(name, order, X, y, X_test, y_test, args.shards, windows, args.seeds, epochs):
                 print(row, flush=True)
 
 

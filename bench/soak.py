@@ -62,9 +62,15 @@ LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 KINDS: dict[str, tuple[dict[str, Any], tuple[str, str] | None]] = {
     "short": ({"params": {"n_iter": 5000, "random_state": 0}}, ("succeeded", "completed")),
     "budget": ({"params": LONG, "time_budget_s": 4}, ("succeeded", "time_budget")),
-    "every_iteration": ({"params": {**LONG, "checkpoint_growth": 1.0000001},
-                         "test_fraction": 0.25, "targets": [0.6], "time_budget_s": 3},
-                        ("succeeded", "time_budget")),
+    "every_iteration": (
+        {
+            "params": {**LONG, "checkpoint_growth": 1.0000001},
+            "test_fraction": 0.25,
+            "targets": [0.6],
+            "time_budget_s": 3,
+        },
+        ("succeeded", "time_budget"),
+    ),
     "no_budget": ({"params": LONG}, ("succeeded", "time_limit")),
     "cancelled": ({"params": LONG, "time_budget_s": 60}, ("cancelled", "cancelled")),
     "too_wide": ({"params": {"n_iter": 10}}, None),  # refused before queueing
@@ -122,8 +128,11 @@ def _upload_loop(soak: Soak, name: str, content: bytes) -> None:
 
 def _submit(soak: Soak, kind: str, n: int) -> None:
     """One job of ``kind``; a "cancelled" one is cancelled 3 s after its submission."""
-    body = {"dataset_id": soak.wide_id if kind == "too_wide" else soak.dataset_id,
-            "split_seed": n, **KINDS[kind][0]}
+    body = {
+        "dataset_id": soak.wide_id if kind == "too_wide" else soak.dataset_id,
+        "split_seed": n,
+        **KINDS[kind][0],
+    }
     with httpx.Client(base_url=soak.server.base, timeout=120) as c:
         started = time.monotonic()
         try:
@@ -131,8 +140,9 @@ def _submit(soak: Soak, kind: str, n: int) -> None:
         except httpx.HTTPError as exc:
             soak.refused[f"{kind}: {type(exc).__name__}"] += 1
             return
-        soak.slowest["POST /v1/jobs"] = max(soak.slowest.get("POST /v1/jobs", 0.0),
-                                            time.monotonic() - started)
+        soak.slowest["POST /v1/jobs"] = max(
+            soak.slowest.get("POST /v1/jobs", 0.0), time.monotonic() - started
+        )
         if r.status_code != 202:
             soak.refused[f"{kind}: {r.status_code}"] += 1
             return
@@ -160,8 +170,10 @@ def _kill_loop(soak: Soak, every: float, db: Path) -> None:
     when there is one, else an idle one (while a pool is replaced there may be none)."""
     while not soak.stop.wait(every):
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
-            running = conn.execute("SELECT id, worker_pid FROM jobs WHERE status = 'running' "
-                                   "AND worker_pid IS NOT NULL ORDER BY id").fetchall()
+            running = conn.execute(
+                "SELECT id, worker_pid FROM jobs WHERE status = 'running' "
+                "AND worker_pid IS NOT NULL ORDER BY id"
+            ).fetchall()
         workers = _pool_workers(soak.pid)
         busy = [(job_id, pid) for job_id, pid in running if pid in workers]
         if busy:
@@ -194,8 +206,7 @@ def _rss_loop(soak: Soak) -> None:
 
 def _predict(soak: Soak, model_id: int, n_features: int, clients: int, seconds: float) -> dict:
     stop_at = time.monotonic() + seconds
-    result = asyncio.run(prediction_clients(soak.server.base, model_id, n_features, clients,
-                                            stop_at))
+    result = asyncio.run(prediction_clients(soak.server.base, model_id, n_features, clients, stop_at))
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}
 
 
@@ -215,15 +226,27 @@ def _outcomes(client: httpx.Client, soak: Soak, drain: float, max_attempts: int)
         got = (job["status"], job["stop_reason"])
         outcomes[f"{kind}: {job['status']} ({job['stop_reason'] or job['error']})"] += 1
         # A worker killed as often as the service retries fails the job, and says so.
-        gave_up = (job["status"] == "failed" and killed[job_id] >= max_attempts
-                   and "attempt" in (job["error"] or ""))
+        gave_up = (
+            job["status"] == "failed" and killed[job_id] >= max_attempts and "attempt" in (job["error"] or "")
+        )
         if got != expected and not gave_up:
-            untrue.append({"id": job_id, "kind": kind, "status": job["status"],
-                           "stop_reason": job["stop_reason"], "error": job["error"],
-                           "worker_killed": killed[job_id]})
-    return {"submitted": len(soak.jobs), "refused": dict(soak.refused),
-            "outcomes": dict(sorted(outcomes.items())), "not_final": not_final,
-            "untrue_reasons": untrue}
+            untrue.append(
+                {
+                    "id": job_id,
+                    "kind": kind,
+                    "status": job["status"],
+                    "stop_reason": job["stop_reason"],
+                    "error": job["error"],
+                    "worker_killed": killed[job_id],
+                }
+            )
+    return {
+        "submitted": len(soak.jobs),
+        "refused": dict(soak.refused),
+        "outcomes": dict(sorted(outcomes.items())),
+        "not_final": not_final,
+        "untrue_reasons": untrue,
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -231,27 +254,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cache.mkdir(parents=True, exist_ok=True)
     files = {name: make() for name, make in hostile_uploads(cache).items()}
     root = Path(tempfile.mkdtemp(prefix="pgs-soak-"))
-    env = {"PGS_WORKERS": str(args.workers), "PGS_MAX_JOB_SECONDS": str(args.max_job_seconds),
-           "PGS_LOG_LEVEL": "warning"}
+    env = {
+        "PGS_WORKERS": str(args.workers),
+        "PGS_MAX_JOB_SECONDS": str(args.max_job_seconds),
+        "PGS_LOG_LEVEL": "warning",
+    }
     server = ApiServer(root / "var", root / "api.log", **env).start(timeout=600)
     try:
         with server.client() as c:
             ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight(2000, 20))}).json()
             wide = c.post("/v1/datasets", files={"file": ("wide4.svm", files["wide4.svm"])}).json()
-            first = poll_job(c, c.post("/v1/jobs", json={
-                "dataset_id": ds["id"], "params": {"n_iter": 5000}}).json()["id"], timeout=600)
+            first = poll_job(
+                c,
+                c.post("/v1/jobs", json={"dataset_id": ds["id"], "params": {"n_iter": 5000}}).json()["id"],
+                timeout=600,
+            )
             assert first["status"] == "succeeded", first
             soak = Soak(server, ds["id"], wide["id"])
             model = (first["model_id"], ds["n_features"])
             quiet = _predict(soak, *model, args.clients, args.quiet_seconds)
             print("quiet", json.dumps(quiet), flush=True)
             rss_start = _rss(soak.pid)
-            loops = [*(threading.Thread(target=_upload_loop, args=(soak, name, content))
-                       for name, content in files.items()),
-                     threading.Thread(target=_job_loop, args=(soak, args.job_interval)),
-                     threading.Thread(target=_kill_loop,
-                                      args=(soak, args.kill_every, root / "var" / "pgs.db")),
-                     threading.Thread(target=_rss_loop, args=(soak,))]
+            loops = [
+                *(
+                    threading.Thread(target=_upload_loop, args=(soak, name, content))
+                    for name, content in files.items()
+                ),
+                threading.Thread(target=_job_loop, args=(soak, args.job_interval)),
+                threading.Thread(target=_kill_loop, args=(soak, args.kill_every, root / "var" / "pgs.db")),
+                threading.Thread(target=_rss_loop, args=(soak,)),
+            ]
             for t in loops:
                 t.start()
             try:
@@ -267,17 +299,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
     return {
-        "clients": args.clients, "quiet_seconds": args.quiet_seconds, "seconds": args.seconds,
-        "workers": args.workers, "kill_every_s": args.kill_every,
-        "job_interval_s": args.job_interval, "max_job_seconds": args.max_job_seconds,
-        "quiet": quiet, "soak": loaded, "p99_ratio": round(loaded["p99_ms"] / quiet["p99_ms"], 2),
+        "clients": args.clients,
+        "quiet_seconds": args.quiet_seconds,
+        "seconds": args.seconds,
+        "workers": args.workers,
+        "kill_every_s": args.kill_every,
+        "job_interval_s": args.job_interval,
+        "max_job_seconds": args.max_job_seconds,
+        "quiet": quiet,
+        "soak": loaded,
+        "p99_ratio": round(loaded["p99_ms"] / quiet["p99_ms"], 2),
         "uploads": {name: dict(c) for name, c in soak.uploads.items()},
         "slowest_answer_s": {k: round(v, 1) for k, v in soak.slowest.items()},
-        "jobs": jobs, "workers_killed": len(soak.kills) + soak.idle_kills,
+        "jobs": jobs,
+        "workers_killed": len(soak.kills) + soak.idle_kills,
         "idle_workers_killed": soak.idle_kills,
-        "api_rss_mb": {"start": round(rss_start / MIB, 1),
-                       "peak": round(max(soak.rss, default=rss_start) / MIB, 1),
-                       "end": round(rss_end / MIB, 1)},
+        "api_rss_mb": {
+            "start": round(rss_start / MIB, 1),
+            "peak": round(max(soak.rss, default=rss_start) / MIB, 1),
+            "end": round(rss_end / MIB, 1),
+        },
     }
 
 
@@ -291,8 +332,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--job-interval", type=float, default=3.0)
     parser.add_argument("--max-job-seconds", type=float, default=15.0)
     parser.add_argument("--drain-seconds", type=float, default=600.0)
-    parser.add_argument("--cache", default=str(REPO / "var" / "bench-hostile"),
-                        help="where the generated files are kept between runs")
+    parser.add_argument(
+        "--cache",
+        default=str(REPO / "var" / "bench-hostile"),
+        help="where the generated files are kept between runs",
+    )
     add_results_dir(parser)
     args = parser.parse_args(argv)
     recording = record("soak", argv)

@@ -111,16 +111,18 @@ def _update_part(X, rows, grad, weights, hyp, inv_ref, prefix, lo, hi, s):
             continue
         start, end, base = row_extent(X, rows[b])
         # The row's first column index at or above lo (they increase: canonical CSR).
-        pos = start + np.uint64(np.searchsorted(indices[start - base:end - base], lo))
+        pos = start + np.uint64(np.searchsorted(indices[start - base : end - base], lo))
         while pos < end and indices[pos - base] < hi:
-            change, old = _move_coordinate(weights, indices[pos - base], -g * values[pos], q,
-                                           quarters, inv_ref, prefix, average)
+            change, old = _move_coordinate(
+                weights, indices[pos - base], -g * values[pos], q, quarters, inv_ref, prefix, average
+            )
             s += change
             top = max(top, old)
             pos += np.uint64(1)
         if bias_value != 0.0 and lo <= last < hi:
-            change, old = _move_coordinate(weights, last, -g * bias_value, q, quarters, inv_ref,
-                                           prefix, average)
+            change, old = _move_coordinate(
+                weights, last, -g * bias_value, q, quarters, inv_ref, prefix, average
+            )
             s += change
             top = max(top, old)
     return s, top
@@ -149,8 +151,18 @@ def pgs_chunk_parallel(X, y, batches, hyp, weights, scal, bounds):
         # Line 7, each part its own coordinates, every row in order. Part 0 continues S; the
         # others start at 0 and are added in part order below.
         for part in prange(parts):
-            s, top = _update_part(X, batches[first:first + k], grad, weights, hyp, inv_ref, prefix,
-                                  bounds[part], bounds[part + 1], sumq if part == 0 else 0.0)
+            s, top = _update_part(
+                X,
+                batches[first : first + k],
+                grad,
+                weights,
+                hyp,
+                inv_ref,
+                prefix,
+                bounds[part],
+                bounds[part + 1],
+                sumq if part == 0 else 0.0,
+            )
             part_sumq[part] = s
             part_peak[part] = top
         sumq = part_sumq[0]
@@ -159,7 +171,8 @@ def pgs_chunk_parallel(X, y, batches, hyp, weights, scal, bounds):
         for part in range(parts):
             peak = max(peak, part_peak[part])
         coef, sumq, ref, prefix, peak, wsum, diverged = _finish_iteration(
-            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum)
+            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum
+        )
         inv_ref = 1.0 / ref
         if diverged:
             break
@@ -174,8 +187,9 @@ def part_bounds(data: KernelData, n_weights: int, parts: int) -> np.ndarray:
     rows = min(BOUNDS_ROWS, m)
     counts = np.full(n_weights, float(rows))
     if not data.dense:
-        counts[:data.n_features] = np.bincount(data.indices[:int(data.indptr[rows])],
-                                               minlength=data.n_features)
+        counts[: data.n_features] = np.bincount(
+            data.indices[: int(data.indptr[rows])], minlength=data.n_features
+        )
     cumulative = np.cumsum(counts)
     cuts = np.searchsorted(cumulative, cumulative[-1] * np.arange(1, parts) / parts) + 1
     return np.concatenate([[0], np.minimum(cuts, n_weights), [n_weights]]).astype(np.uint32)
@@ -194,13 +208,21 @@ class _ThreadedState(PGSState):
         return threaded
 
     def compile(self) -> None:
-        compile_for(pgs_chunk_parallel, self.X, self.y, _NO_ROWS, self.hyp, self.weights,
-                    self.scal, self.bounds)
+        compile_for(
+            pgs_chunk_parallel, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal, self.bounds
+        )
 
     def run(self, batches, X=None, y=None) -> None:
         rows = np.ascontiguousarray(batches, dtype=np.int64).view(np.uint64)
-        pgs_chunk_parallel(self.X if X is None else X, self.y if y is None else y, rows, self.hyp,
-                           self.weights, self.scal, self.bounds)
+        pgs_chunk_parallel(
+            self.X if X is None else X,
+            self.y if y is None else y,
+            rows,
+            self.hyp,
+            self.weights,
+            self.scal,
+            self.bounds,
+        )
         if self.scal[S_STATUS]:
             raise FloatingPointError(f"PGS diverged at iteration {self.t}")
 
@@ -257,8 +279,9 @@ def fresh_state(threads: int | None, X, y, **params) -> PGSState:
     return state
 
 
-def kernel_times(X, y, k: int, t0: float, threads: int, iterations: int, repeats: int,
-                 sigma: float) -> dict[str, list[float]]:
+def kernel_times(
+    X, y, k: int, t0: float, threads: int, iterations: int, repeats: int, sigma: float
+) -> dict[str, list[float]]:
     """Microseconds per iteration of the kernels alone on the same pre-drawn minibatches, each
     repeat from a fresh state (the fit's set-up and sampling excluded): the serial kernel, the
     parallel one on 1 thread (the cost of the split itself) and on ``threads``; interleaved."""
@@ -268,8 +291,7 @@ def kernel_times(X, y, k: int, t0: float, threads: int, iterations: int, repeats
     times: dict[str, list[float]] = {label: [] for label in variants}
     for _ in range(repeats):
         for label, parts in variants.items():
-            state = fresh_state(parts, X, y, batch_size=k, t0=t0, sigma=sigma, n_iter=1,
-                                random_state=0)
+            state = fresh_state(parts, X, y, batch_size=k, t0=t0, sigma=sigma, n_iter=1, random_state=0)
             gc.collect()
             started = time.perf_counter()
             state.run(batches)
@@ -289,8 +311,7 @@ class Run:
     solvers: list[float] = field(default_factory=list)  # solver_seconds_
 
     def params(self, sigma: float, n_iter: int) -> dict:
-        return {"batch_size": self.k, "t0": self.t0, "sigma": sigma, "n_iter": n_iter,
-                "random_state": 0}
+        return {"batch_size": self.k, "t0": self.t0, "sigma": sigma, "n_iter": n_iter, "random_state": 0}
 
     def find_budget(self, data, sigma: float, target: float, max_epochs: float) -> None:
         """The iteration of the first checkpoint (growth 1.1) that reaches ``target``, untimed.
@@ -298,17 +319,31 @@ class Run:
         is not read at other iterations."""
         X, y, Xt, yt = data
         n_iter = max(1, math.ceil(max_epochs * X.shape[0] / self.k))
-        est = fit(self.threads, X, y, eval_set=(Xt, yt), target_score=target,
-                  checkpoint_growth=1.1, checkpoint_interval=None, **self.params(sigma, n_iter))
+        est = fit(
+            self.threads,
+            X,
+            y,
+            eval_set=(Xt, yt),
+            target_score=target,
+            checkpoint_growth=1.1,
+            checkpoint_interval=None,
+            **self.params(sigma, n_iter),
+        )
         if est.stop_reason_ == "target_score":
             self.budget = est.n_iter_
 
     def record(self, m: int) -> dict:
-        return {"k": self.k, "threads": self.threads or 1, "t0": self.t0, "budget": self.budget,
-                "epochs": None if self.budget is None else self.budget * self.k / m,
-                "fit_seconds": statistics.median(self.walls) if self.walls else None,
-                "solver_seconds": statistics.median(self.solvers) if self.solvers else None,
-                "fit_runs": self.walls, "solver_runs": self.solvers}
+        return {
+            "k": self.k,
+            "threads": self.threads or 1,
+            "t0": self.t0,
+            "budget": self.budget,
+            "epochs": None if self.budget is None else self.budget * self.k / m,
+            "fit_seconds": statistics.median(self.walls) if self.walls else None,
+            "solver_seconds": statistics.median(self.solvers) if self.solvers else None,
+            "fit_runs": self.walls,
+            "solver_runs": self.solvers,
+        }
 
 
 def time_runs(runs: list[Run], X, y, sigma: float, repeats: int) -> None:
@@ -336,10 +371,12 @@ def reproducibility(X, y, k: int, t0: float, sigma: float, threads: int, n_iter:
     def weights(est):
         return np.concatenate([est.coef_.ravel(), est.intercept_])
 
-    return {"iterations": n_iter,
-            "same_weights_twice": bool(np.array_equal(weights(first), weights(second))),
-            "one_part_equals_serial": bool(np.array_equal(weights(one_part), weights(serial))),
-            "max_difference_to_serial": float(np.max(np.abs(weights(first) - weights(serial))))}
+    return {
+        "iterations": n_iter,
+        "same_weights_twice": bool(np.array_equal(weights(first), weights(second))),
+        "one_part_equals_serial": bool(np.array_equal(weights(one_part), weights(serial))),
+        "max_difference_to_serial": float(np.max(np.abs(weights(first) - weights(serial)))),
+    }
 
 
 def bench_set(name: str, args) -> dict:
@@ -349,8 +386,9 @@ def bench_set(name: str, args) -> dict:
     _, stats = prepare(X)
     s = math.sqrt(stats.sum_sq / stats.n_values)  # PGS's intercept_scaling="auto"
     log(f"[{name}] exact optimum ...")
-    optimum = exact_optimum_p(X, y, Xt, yt, args.sigma, 2.0, s,
-                              exact_optimum_p2(X, y, Xt, yt, args.sigma, s).weights)
+    optimum = exact_optimum_p(
+        X, y, Xt, yt, args.sigma, 2.0, s, exact_optimum_p2(X, y, Xt, yt, args.sigma, s).weights
+    )
     target = optimum.accuracy - TARGET_DROP
     t0_auto = fit(None, X, y, sigma=args.sigma, n_iter=1, random_state=0).t0_
     log(f"  optimum accuracy {optimum.accuracy:.4f}, target {target:.4f}, t0 at k = 1 {t0_auto:.4g}")
@@ -370,17 +408,31 @@ def bench_set(name: str, args) -> dict:
         kernels = kernel_times(X, y, k, t0, args.threads, iterations, args.repeats, args.sigma)
         serial, threaded = (run for run in runs if run.k == k)
         budget = threaded.budget or serial.budget or iterations
-        rows.append({"k": k, "t0": t0, "kernel_iterations": iterations,
-                     "kernel_us_per_iteration": {label: statistics.median(v)
-                                                 for label, v in kernels.items()},
-                     "kernel_runs": kernels, "serial": serial.record(m),
-                     "threaded": threaded.record(m),
-                     "reproducibility": reproducibility(X, y, k, t0, args.sigma, args.threads,
-                                                        budget)})
+        rows.append(
+            {
+                "k": k,
+                "t0": t0,
+                "kernel_iterations": iterations,
+                "kernel_us_per_iteration": {label: statistics.median(v) for label, v in kernels.items()},
+                "kernel_runs": kernels,
+                "serial": serial.record(m),
+                "threaded": threaded.record(m),
+                "reproducibility": reproducibility(X, y, k, t0, args.sigma, args.threads, budget),
+            }
+        )
         log(f"  k={k}: kernel us/iteration {rows[-1]['kernel_us_per_iteration']}")
-    return {"set": name, "m": m, "n": X.shape[1], "nnz": int(X.nnz), "sigma": args.sigma,
-            "optimum_accuracy": optimum.accuracy, "target": target, "t0_auto": t0_auto,
-            "baseline": baseline.record(m), "rows": rows}
+    return {
+        "set": name,
+        "m": m,
+        "n": X.shape[1],
+        "nnz": int(X.nnz),
+        "sigma": args.sigma,
+        "optimum_accuracy": optimum.accuracy,
+        "target": target,
+        "t0_auto": t0_auto,
+        "baseline": baseline.record(m),
+        "rows": rows,
+    }
 
 
 def main(argv=None) -> None:
@@ -391,8 +443,12 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-epochs", type=float, default=10.0)
-    parser.add_argument("--kernel-samples", type=int, default=400_000,
-                        help="samples per timed kernel run (10 to 2,000 iterations)")
+    parser.add_argument(
+        "--kernel-samples",
+        type=int,
+        default=400_000,
+        help="samples per timed kernel run (10 to 2,000 iterations)",
+    )
     add_results_dir(parser)
     args = parser.parse_args(argv)
     args.batch_sizes = [int(k) for k in args.batch_sizes.split(",") if k]
@@ -402,8 +458,7 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore", ConvergenceWarning)
     warm_up(("pgs",))
     cases: list[dict] = []
-    results = {"threads": args.threads, "repeats": args.repeats, "target_drop": TARGET_DROP,
-               "cases": cases}
+    results = {"threads": args.threads, "repeats": args.repeats, "target_drop": TARGET_DROP, "cases": cases}
     for name in (s for s in args.sets.split(",") if s):
         cases.append(bench_set(name, args))
         results["threading_layer"] = numba.threading_layer()

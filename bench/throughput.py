@@ -59,15 +59,25 @@ def main(argv=None) -> None:
         bare_sgd_loop(data.data, data.indices, data.indptr, y, order.view(np.uint64), w, 1e-3)
 
     def pgs(p, average):
-        state = PGSState(data, y, loss=LOSSES["logistic"], p=p, sigma=1e-6,
-                         radius=1e3, fit_intercept=True, batch_size=1, t0=1e4, epsilon=1.0,
-                         average=average, average_power=1.0)
+        state = PGSState(
+            data,
+            y,
+            loss=LOSSES["logistic"],
+            p=p,
+            sigma=1e-6,
+            radius=1e3,
+            fit_intercept=True,
+            batch_size=1,
+            t0=1e4,
+            epsilon=1.0,
+            average=average,
+            average_power=1.0,
+        )
         state.run(order)
 
     def sklearn_sgd():
         epochs = max(1, round(args.iterations / X.shape[0]))
-        SGDClassifier(loss="log_loss", alpha=1e-6, max_iter=epochs, tol=None,
-                      random_state=0).fit(X, y)
+        SGDClassifier(loss="log_loss", alpha=1e-6, max_iter=epochs, tol=None, random_state=0).fit(X, y)
         return epochs * X.shape[0]
 
     variants = {
@@ -88,8 +98,12 @@ def main(argv=None) -> None:
             updates = fn() or args.iterations
             per_update[name].append((time.perf_counter() - start) / updates)
     results = {
-        "data": "rcv1_like", "m": X.shape[0], "n": X.shape[1], "nnz_per_update": nnz,
-        "updates_per_run": args.iterations, "repeats": args.repeats,
+        "data": "rcv1_like",
+        "m": X.shape[0],
+        "n": X.shape[1],
+        "nnz_per_update": nnz,
+        "updates_per_run": args.iterations,
+        "repeats": args.repeats,
         "ns_per_update": {name: [t * 1e9 for t in ts] for name, ts in per_update.items()},
     }
     path = recording.save(results, args.results_dir)

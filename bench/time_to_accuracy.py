@@ -83,7 +83,6 @@ PLAIN_P2 = "PGS p=2, replacement, s=1, plain average"
 PAPER_P2 = "PGS p=2, the paper's Figure 1 (t0=1, replacement, s=1, random output)"
 
 
-
 def log(*args) -> None:
     print(*args, file=sys.stderr, flush=True)
 
@@ -101,9 +100,7 @@ def _canonical(X) -> sp.csr_matrix:
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sum_duplicates()
     X.sort_indices()
-    X = sp.csr_matrix(
-        (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
-    )
+    X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
     X.has_sorted_indices = True
     X.has_canonical_format = True
     return X
@@ -153,26 +150,38 @@ class Optimum:
 def exact_optimum_p2(X, y, Xt, yt, sigma: float, s: float) -> Optimum:
     start = time.perf_counter()
     clf = LogisticRegression(
-        solver="liblinear", C=1.0 / (sigma * X.shape[0]), tol=1e-10, max_iter=1000,
-        fit_intercept=True, intercept_scaling=s,
+        solver="liblinear",
+        C=1.0 / (sigma * X.shape[0]),
+        tol=1e-10,
+        max_iter=1000,
+        fit_intercept=True,
+        intercept_scaling=s,
     ).fit(X, y)
     seconds = time.perf_counter() - start
     v = np.r_[clf.coef_.ravel(), clf.intercept_ / s]
     f, g = objective_and_gradient(v, X, y, sigma, 2.0, s)
-    return Optimum("liblinear tol=1e-10", accuracy_of(v, Xt, yt, s), f,
-                   float(np.linalg.norm(g)), seconds, v)
+    return Optimum("liblinear tol=1e-10", accuracy_of(v, Xt, yt, s), f, float(np.linalg.norm(g)), seconds, v)
 
 
-def exact_optimum_p(X, y, Xt, yt, sigma: float, p: float, s: float,
-                    start_at: np.ndarray) -> Optimum:
+def exact_optimum_p(X, y, Xt, yt, sigma: float, p: float, s: float, start_at: np.ndarray) -> Optimum:
     start = time.perf_counter()
     res = scipy.optimize.minimize(
-        objective_and_gradient, start_at, args=(X, y, sigma, p, s), jac=True, method="L-BFGS-B",
+        objective_and_gradient,
+        start_at,
+        args=(X, y, sigma, p, s),
+        jac=True,
+        method="L-BFGS-B",
         options={"maxiter": 3000, "gtol": 1e-7, "ftol": 1e-11},
     )
     seconds = time.perf_counter() - start
-    return Optimum("scipy L-BFGS-B", accuracy_of(res.x, Xt, yt, s), float(res.fun),
-                   float(np.linalg.norm(res.jac)), seconds, res.x)
+    return Optimum(
+        "scipy L-BFGS-B",
+        accuracy_of(res.x, Xt, yt, s),
+        float(res.fun),
+        float(np.linalg.norm(res.jac)),
+        seconds,
+        res.x,
+    )
 
 
 # -- the methods -----------------------------------------------------------------------------------
@@ -201,8 +210,13 @@ def run_pgs(method: Method, X, y, Xt, yt, sigma, seed, targets, epochs) -> None:
     k = method.params.get("batch_size", 1)
     reachable = [t for t in targets if t is not None]
     clf = PGSClassifier(
-        loss="logistic", sigma=sigma, n_iter=math.ceil(epochs * m / k),
-        target_score=max(reachable), checkpoint_growth=1.1, random_state=seed, **method.params,
+        loss="logistic",
+        sigma=sigma,
+        n_iter=math.ceil(epochs * m / k),
+        target_score=max(reachable),
+        checkpoint_growth=1.1,
+        random_state=seed,
+        **method.params,
     )
     gc.collect()
     clf.fit(X, y, eval_set=(Xt, yt))
@@ -211,11 +225,15 @@ def run_pgs(method: Method, X, y, Xt, yt, sigma, seed, targets, epochs) -> None:
 
     def as_run(target) -> Run:
         if target is None or times[target] is None:
-            return Run(None, extra={"final_accuracy": trace[-1].test_score,
-                                    "epochs_run": clf.n_iter_ * k / m})
+            return Run(
+                None, extra={"final_accuracy": trace[-1].test_score, "epochs_run": clf.n_iter_ * k / m}
+            )
         point = next(p for p in trace if p.test_score is not None and p.test_score >= target)
-        return Run(times[target], point.samples_seen / m,
-                   {"iterations": point.iteration, "checkpoints": trace.index(point) + 1})
+        return Run(
+            times[target],
+            point.samples_seen / m,
+            {"iterations": point.iteration, "checkpoints": trace.index(point) + 1},
+        )
 
     runs = [as_run(t) for t in targets]
     # On small sets the traced time is dominated by the ~60-70 short chunks the checkpoint schedule
@@ -223,7 +241,10 @@ def run_pgs(method: Method, X, y, Xt, yt, sigma, seed, targets, epochs) -> None:
     for run in runs:
         if run.seconds is not None and run.seconds < UNTRACED_BELOW:
             again = PGSClassifier(
-                loss="logistic", sigma=sigma, n_iter=run.extra["iterations"], random_state=seed,
+                loss="logistic",
+                sigma=sigma,
+                n_iter=run.extra["iterations"],
+                random_state=seed,
                 **method.params,
             )
             timings = []
@@ -244,8 +265,13 @@ def run_sgd(method: Method, X, y, Xt, yt, sigma, seed, target, epochs) -> None:
     slices = params.pop("slices", 1)
     rng = np.random.RandomState(seed)
     clf = SGDClassifier(
-        loss="log_loss", alpha=sigma, learning_rate="optimal", tol=None, random_state=rng,
-        shuffle=slices == 1, **params,
+        loss="log_loss",
+        alpha=sigma,
+        learning_rate="optimal",
+        tol=None,
+        random_state=rng,
+        shuffle=slices == 1,
+        **params,
     )
     gc.collect()
     total = 0.0
@@ -266,8 +292,9 @@ def run_sgd(method: Method, X, y, Xt, yt, sigma, seed, target, epochs) -> None:
                 done = epoch - 1 + j / len(parts)
                 method.runs.append(Run(total, done, {"epoch_seconds": total / done}))
                 return
-    method.runs.append(Run(None, extra={"final_accuracy": accuracy, "epochs_run": epochs,
-                                        "epoch_seconds": total / epochs}))
+    method.runs.append(
+        Run(None, extra={"final_accuracy": accuracy, "epochs_run": epochs, "epoch_seconds": total / epochs})
+    )
 
 
 def sgd_fine_seconds(fine: Method, whole: Method) -> None:
@@ -288,8 +315,12 @@ def sgd_fine_seconds(fine: Method, whole: Method) -> None:
 
 def _liblinear_fit(X, y, Xt, yt, sigma, s, max_iter) -> tuple[float, float]:
     clf = LogisticRegression(
-        solver="liblinear", C=1.0 / (sigma * X.shape[0]), tol=1e-12, max_iter=max_iter,
-        fit_intercept=True, intercept_scaling=s,
+        solver="liblinear",
+        C=1.0 / (sigma * X.shape[0]),
+        tol=1e-12,
+        max_iter=max_iter,
+        fit_intercept=True,
+        intercept_scaling=s,
     )
     gc.collect()
     start = time.perf_counter()
@@ -333,17 +364,29 @@ def pgs_setup_seconds(X, y, sigma, repeats=3) -> float:
 def build_methods(repeats: int, liblinear_repeats: int) -> list[Method]:
     return [
         Method(DEFAULT_P2, "pgs", {"p": 2.0}, repeats),
-        Method(PLAIN_P2, "pgs", {"p": 2.0, "sampling": "replacement", "intercept_scaling": 1.0,
-                                    "average_power": 0.0}, repeats),
+        Method(
+            PLAIN_P2,
+            "pgs",
+            {"p": 2.0, "sampling": "replacement", "intercept_scaling": 1.0, "average_power": 0.0},
+            repeats,
+        ),
         Method(PAPER_P2, "pgs", PAPER_EXACT | {"p": 2.0}, repeats),
         Method("PGS p=1.8 k=1", "pgs", {"p": 1.8, "batch_size": 1}, repeats),
         Method("PGS p=1.8 k=8", "pgs", {"p": 1.8, "batch_size": 8}, repeats),
         Method("SGDClassifier average=False", "sgd", {"average": False}, repeats),
         Method("SGDClassifier average=True", "sgd", {"average": True}, repeats),
-        Method("SGDClassifier average=False, checked every 1/20 epoch", "sgd",
-               {"average": False, "slices": 20}, repeats),
-        Method("SGDClassifier average=True, checked every 1/20 epoch", "sgd",
-               {"average": True, "slices": 20}, repeats),
+        Method(
+            "SGDClassifier average=False, checked every 1/20 epoch",
+            "sgd",
+            {"average": False, "slices": 20},
+            repeats,
+        ),
+        Method(
+            "SGDClassifier average=True, checked every 1/20 epoch",
+            "sgd",
+            {"average": True, "slices": 20},
+            repeats,
+        ),
         Method("LIBLINEAR (max_iter doubling)", "liblinear", {}, liblinear_repeats),
     ]
 
@@ -356,7 +399,8 @@ def warm_up_methods(methods: list[Method], X, y, Xt, yt, sigma) -> None:
     for meth in methods:
         if meth.kind == "pgs":
             PGSClassifier(sigma=sigma, n_iter=64, random_state=0, **meth.params).fit(
-                Xs, ys, eval_set=(Xt[:64], yt[:64]))
+                Xs, ys, eval_set=(Xt[:64], yt[:64])
+            )
 
 
 def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
@@ -369,8 +413,10 @@ def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
     opt18 = exact_optimum_p(X, y, Xt, yt, sigma, 1.8, s, opt2.weights)
     own18 = opt18.accuracy - TARGET_DROP
     common18 = target if opt18.accuracy >= target else None  # unreachable for p=1.8 otherwise
-    log(f"  p=2 optimum acc {opt2.accuracy:.4f} (target {target:.4f}), p=1.8 optimum acc "
-        f"{opt18.accuracy:.4f} ({opt2.seconds:.1f}s + {opt18.seconds:.1f}s)")
+    log(
+        f"  p=2 optimum acc {opt2.accuracy:.4f} (target {target:.4f}), p=1.8 optimum acc "
+        f"{opt18.accuracy:.4f} ({opt2.seconds:.1f}s + {opt18.seconds:.1f}s)"
+    )
 
     methods = build_methods(args.repeats, args.liblinear_repeats)
     warm_up_methods(methods, X, y, Xt, yt, sigma)
@@ -396,10 +442,20 @@ def bench_one(name, X, y, Xt, yt, sigma, args) -> dict:
             sgd_fine_seconds(meth, by_label[f"SGDClassifier average={meth.params['average']}"])
 
     return {
-        "set": name, "sigma": sigma, "m": X.shape[0], "n": X.shape[1], "m_test": Xt.shape[0],
-        "nnz_per_row": X.nnz / X.shape[0], "intercept_scaling": s,
-        "opt2": opt2, "opt18": opt18, "target": target, "target18": own18,
-        "common18_reachable": common18 is not None, "pgs_setup": setup, "methods": methods,
+        "set": name,
+        "sigma": sigma,
+        "m": X.shape[0],
+        "n": X.shape[1],
+        "m_test": Xt.shape[0],
+        "nnz_per_row": X.nnz / X.shape[0],
+        "intercept_scaling": s,
+        "opt2": opt2,
+        "opt18": opt18,
+        "target": target,
+        "target18": own18,
+        "common18_reachable": common18 is not None,
+        "pgs_setup": setup,
+        "methods": methods,
     }
 
 
@@ -410,12 +466,21 @@ def to_json(res: dict) -> dict:
     out = {k: v for k, v in res.items() if k not in ("opt2", "opt18", "methods")}
     for key in ("opt2", "opt18"):
         o = res[key]
-        out[key] = {"solver": o.solver, "accuracy": o.accuracy, "objective": o.objective,
-                    "grad_norm": o.grad_norm, "seconds": o.seconds}
+        out[key] = {
+            "solver": o.solver,
+            "accuracy": o.accuracy,
+            "objective": o.objective,
+            "grad_norm": o.grad_norm,
+            "seconds": o.seconds,
+        }
     out["methods"] = [
-        {"label": m.label, "kind": m.kind,
-         "params": {k: v for k, v in m.params.items() if not k.startswith("_")},
-         "runs": [r.__dict__ for r in m.runs], "own_runs": [r.__dict__ for r in m.own_runs]}
+        {
+            "label": m.label,
+            "kind": m.kind,
+            "params": {k: v for k, v in m.params.items() if not k.startswith("_")},
+            "runs": [r.__dict__ for r in m.runs],
+            "own_runs": [r.__dict__ for r in m.own_runs],
+        }
         for m in res["methods"]
     ]
     return out
@@ -423,14 +488,20 @@ def to_json(res: dict) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default=",".join(DEFAULT_SETS),
-                        help=f"comma-separated; known: {','.join(list(REAL_SETS) + ['rcv1_like'])}")
+    parser.add_argument(
+        "--sets",
+        default=",".join(DEFAULT_SETS),
+        help=f"comma-separated; known: {','.join(list(REAL_SETS) + ['rcv1_like'])}",
+    )
     parser.add_argument("--sigmas", default="1e-5,1e-6")
     parser.add_argument("--repeats", type=int, default=5, help="seeds for PGS and SGD")
     parser.add_argument("--liblinear-repeats", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=30, help="cap for PGS and SGD")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: a9a and reuters_moneyfx, sigma 1e-5, 2 repeats, 10 epochs")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: a9a and reuters_moneyfx, sigma 1e-5, 2 repeats, 10 epochs",
+    )
     add_results_dir(parser)
     args = parser.parse_args(argv)
     recording = record("time_to_accuracy", argv)
@@ -454,8 +525,13 @@ def main(argv=None) -> None:
             print(tables.time_to_accuracy_case(cases[-1]), flush=True)
         del X, y, Xt, yt
         gc.collect()
-    results = {"repeats": args.repeats, "liblinear_repeats": args.liblinear_repeats,
-               "epoch_cap": args.epochs, "target_drop": TARGET_DROP, "cases": cases}
+    results = {
+        "repeats": args.repeats,
+        "liblinear_repeats": args.liblinear_repeats,
+        "epoch_cap": args.epochs,
+        "target_drop": TARGET_DROP,
+        "cases": cases,
+    }
     path = recording.save(results, args.results_dir)
     print(tables.time_to_accuracy(results))
     print(f"wrote {path}")

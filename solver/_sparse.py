@@ -98,15 +98,13 @@ def _prepare(X, canonical_expected: bool) -> tuple[KernelData, DataStats]:
     sum_sq, n_values, descents = _scan_values(data.data, data.indices, not data.dense)
     if not np.isfinite(sum_sq):
         _check_finite(data.data)  # NaN or inf, or only finite values whose squares overflow
-    structure = (_CANONICAL if data.dense
-                 else _rows(data.indices, data.indptr, data.n_features, descents))
+    structure = _CANONICAL if data.dense else _rows(data.indices, data.indptr, data.n_features, descents)
     if structure == _NOT_CANONICAL and canonical_expected:
         # Indices that stay unsorted after sorting: negative ones, seen as unsigned.
         structure = _BAD_INDEX
     if structure == _BAD_INDEX:
         raise ValueError(
-            f"X has column indices outside [0, {data.n_features}): not a valid CSR matrix of "
-            "that shape"
+            f"X has column indices outside [0, {data.n_features}): not a valid CSR matrix of that shape"
         )
     if structure == _BAD_INDPTR:
         raise ValueError(

@@ -33,8 +33,14 @@ def compile_for(kernel, *args) -> None:
 def _kind(arg) -> tuple:
     if isinstance(arg, np.ndarray):
         flags = arg.flags
-        return (arg.dtype.str, arg.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
-                flags.aligned)
+        return (
+            arg.dtype.str,
+            arg.ndim,
+            flags.c_contiguous,
+            flags.f_contiguous,
+            flags.writeable,
+            flags.aligned,
+        )
     if isinstance(arg, tuple):
         return (type(arg), *map(_kind, arg))
     return (type(arg),)

@@ -177,8 +177,9 @@ def gcd_chunk(C, R, y, n, w, z, grad, coef, code, eps):
 # -- the Python front -----------------------------------------------------------------------------
 
 
-def with_bias_column(data: KernelData, fit_intercept: bool, rows: bool
-                     ) -> tuple[KernelData | None, KernelData]:
+def with_bias_column(
+    data: KernelData, fit_intercept: bool, rows: bool
+) -> tuple[KernelData | None, KernelData]:
     """(row view or None, column view) of [X, 1] (or of X): CSR and CSC arrays in the kernel layout.
 
     The constant column makes the intercept an ordinary coordinate (with L1 weight 0), so the
@@ -193,8 +194,10 @@ def with_bias_column(data: KernelData, fit_intercept: bool, rows: bool
         X = data.data.reshape(m, n)
         if fit_intercept:
             X = np.hstack([X, np.ones((m, 1), dtype=X.dtype)])
-        return (as_kernel_data(np.array(X, dtype=np.float64)) if rows else None,
-                as_kernel_data(np.ascontiguousarray(X.T, dtype=np.float64)))
+        return (
+            as_kernel_data(np.array(X, dtype=np.float64)) if rows else None,
+            as_kernel_data(np.ascontiguousarray(X.T, dtype=np.float64)),
+        )
     X = sp.csr_matrix((data.data, data.indices, data.indptr), shape=(m, n)).astype(np.float64)
     if fit_intercept:
         X = sp.hstack([X, np.ones((m, 1))], format="csr")
@@ -209,8 +212,19 @@ class CoordinateEngine:
     samples_per_iteration = 0  # a coordinate step reads one column, not whole samples
     converged = False
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, fit_intercept: bool, rng, beta: str = "column", rows: bool = False):
+    def __init__(
+        self,
+        data: KernelData,
+        targets: np.ndarray,
+        *,
+        loss: Loss,
+        epsilon: float,
+        sigma: float,
+        fit_intercept: bool,
+        rng,
+        beta: str = "column",
+        rows: bool = False,
+    ):
         self.rows, self.cols = with_bias_column(data, fit_intercept, rows=rows)
         m = targets.shape[1]
         n_weights = self.cols.indptr.shape[0] - 1
@@ -262,8 +276,7 @@ class StochasticCoordinateEngine(CoordinateEngine):
 
     def compile(self) -> None:
         for y, w, z in zip(self.targets, self.w, self.z, strict=True):
-            compile_for(scd_chunk, self.cols, y, np.empty(0, dtype=np.int64), w, z, self.coef,
-                        *self.loss)
+            compile_for(scd_chunk, self.cols, y, np.empty(0, dtype=np.int64), w, z, self.coef, *self.loss)
 
     def _advance(self, n: int) -> None:
         coords = self.rng.integers(0, self.coef.shape[0], size=n)
@@ -280,10 +293,29 @@ class GreedyCoordinateEngine(CoordinateEngine):
     steps shrink but stay representable).
     """
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, fit_intercept: bool, rng=None, beta: str = "column"):
-        super().__init__(data, targets, loss=loss, epsilon=epsilon, sigma=sigma,
-                         fit_intercept=fit_intercept, rng=rng, beta=beta, rows=True)
+    def __init__(
+        self,
+        data: KernelData,
+        targets: np.ndarray,
+        *,
+        loss: Loss,
+        epsilon: float,
+        sigma: float,
+        fit_intercept: bool,
+        rng=None,
+        beta: str = "column",
+    ):
+        super().__init__(
+            data,
+            targets,
+            loss=loss,
+            epsilon=epsilon,
+            sigma=sigma,
+            fit_intercept=fit_intercept,
+            rng=rng,
+            beta=beta,
+            rows=True,
+        )
         self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
         self.done = [False] * len(self.targets)
         self._since_refresh = self.coef.shape[0]  # compute the exact gradient before the first step
@@ -300,9 +332,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
                 self._refresh_gradients()
             step = min(n, n_weights - self._since_refresh)
             advanced = 0
-            for k, (y, w, z, grad) in enumerate(
-                zip(self.targets, self.w, self.z, self.grad, strict=True)
-            ):
+            for k, (y, w, z, grad) in enumerate(zip(self.targets, self.w, self.z, self.grad, strict=True)):
                 if self.done[k]:
                     continue
                 done, accesses, converged = gcd_chunk(

@@ -78,6 +78,7 @@ class SGDHyperParameters(NamedTuple):
     average: bool
     span: float  # see averaging_span
 
+
 # v is folded into the scale when a falls below this (as scikit-learn's WeightVector does).
 _FOLD_BELOW = 1e-9
 # The lazy sum loses log2(P / a) bits; it is flushed once that passes 12 (or more for wide data,
@@ -214,19 +215,39 @@ class SGDState:
         ``solver.pgs.PGSState``).
     """
 
-    def __init__(self, X: KernelData, y: np.ndarray, *, loss: Loss, sigma: float, eta: float,
-                 t0: float, schedule: str, fit_intercept: bool, batch_size: int, epsilon: float,
-                 average: bool, mean_nnz: float | None = None):
+    def __init__(
+        self,
+        X: KernelData,
+        y: np.ndarray,
+        *,
+        loss: Loss,
+        sigma: float,
+        eta: float,
+        t0: float,
+        schedule: str,
+        fit_intercept: bool,
+        batch_size: int,
+        epsilon: float,
+        average: bool,
+        mean_nnz: float | None = None,
+    ):
         self.X = X
         self.y = y
         n_weights = X.n_features + int(fit_intercept)
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = SGDHyperParameters(
-            loss=loss.code, sigma=float(sigma), eta=float(eta), t0=float(t0),
-            inverse_time=schedule == "inverse_time", bias=1.0 if fit_intercept else 0.0,
-            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
-            span=float(averaging_span(mean_row_nnz(X) if mean_nnz is None else mean_nnz,
-                                      n_weights, batch_size)),
+            loss=loss.code,
+            sigma=float(sigma),
+            eta=float(eta),
+            t0=float(t0),
+            inverse_time=schedule == "inverse_time",
+            bias=1.0 if fit_intercept else 0.0,
+            k=int(batch_size),
+            epsilon=float(epsilon),
+            average=bool(average),
+            span=float(
+                averaging_span(mean_row_nnz(X) if mean_nnz is None else mean_nnz, n_weights, batch_size)
+            ),
         )
         self.w = np.zeros((n_weights, 2))
         self.scal = np.array([0.0, 1.0, 0.0, 0.0])
@@ -237,15 +258,22 @@ class SGDState:
 
     def compile(self) -> None:
         """Load or compile ``sgd_chunk`` for this run's argument types (tracing.Engine.compile)."""
-        compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w,
-                    self.scal)
+        compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w, self.scal)
 
-    def run(self, batches: np.ndarray, n_steps: int, X: KernelData | None = None,
-            y: np.ndarray | None = None) -> None:
+    def run(
+        self, batches: np.ndarray, n_steps: int, X: KernelData | None = None, y: np.ndarray | None = None
+    ) -> None:
         """``n_steps`` iterations on ``batches``, sample indices into the rows of ``X``, ``y`` (by
         default the state's own; another block of rows, a shard, when training streams)."""
-        sgd_chunk(self.X if X is None else X, self.y if y is None else y, batches, n_steps,
-                  self.hyp, self.w, self.scal)
+        sgd_chunk(
+            self.X if X is None else X,
+            self.y if y is None else y,
+            batches,
+            n_steps,
+            self.hyp,
+            self.w,
+            self.scal,
+        )
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"the iterate is no longer finite at iteration {self.t} (sigma="
@@ -276,8 +304,7 @@ class SGDEngine:
     (``samples_per_iteration = m``).
     """
 
-    def __init__(self, states: list[SGDState], batch_size: int, output: str,
-                 sampler: Sampler | None):
+    def __init__(self, states: list[SGDState], batch_size: int, output: str, sampler: Sampler | None):
         self.states = states
         self.batch_size = batch_size
         self.samples_per_iteration = batch_size

@@ -65,7 +65,6 @@ KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)
 
 
-
 class KernelPGSHyperParameters(NamedTuple):
     """What ``kernel_pgs_chunk`` needs to know of a run, fixed for the run."""
 
@@ -80,6 +79,8 @@ class KernelPGSHyperParameters(NamedTuple):
     gamma: float
     degree: int
     coef0: float
+
+
 # Entries of the scalar state ``scal``.
 S_T, S_PREFIX, S_NSV, S_EVALS, S_HITS = range(5)
 
@@ -151,8 +152,7 @@ def _fill_row(X, i, sq_i, block, buf, row, first, n_sv, hyp):
         dot = 0.0
         for q in range(js, je):
             dot += sv_data[q] * buf[sv_indices[q - jb]]
-        row[p] = (kernel_value(hyp.kernel, dot, sq_i, sv_sq[p], hyp.gamma, hyp.degree, hyp.coef0)
-                  + hyp.bias2)
+        row[p] = kernel_value(hyp.kernel, dot, sq_i, sv_sq[p], hyp.gamma, hyp.degree, hyp.coef0) + hyp.bias2
     for q in range(start, end):
         buf[indices[q - base]] = 0.0
 
@@ -282,9 +282,25 @@ class KernelPGSEngine:
     linear kernel the two solvers compute the same iterates for one seed.
     """
 
-    def __init__(self, X: KernelData, targets: np.ndarray, *, loss: Loss, sigma: float,
-                 t0: float, fit_intercept: bool, batch_size: int, epsilon: float, average: bool,
-                 kernel: str, gamma: float, degree: int, coef0: float, cache_bytes: float, rng):
+    def __init__(
+        self,
+        X: KernelData,
+        targets: np.ndarray,
+        *,
+        loss: Loss,
+        sigma: float,
+        t0: float,
+        fit_intercept: bool,
+        batch_size: int,
+        epsilon: float,
+        average: bool,
+        kernel: str,
+        gamma: float,
+        degree: int,
+        coef0: float,
+        cache_bytes: float,
+        rng,
+    ):
         m = X.indptr.shape[0] - 1
         n_out = targets.shape[0]
         self.X = X
@@ -298,23 +314,44 @@ class KernelPGSEngine:
         self.t = 0
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = KernelPGSHyperParameters(
-            loss=loss.code, sigma=float(sigma), t0=float(t0),
-            bias2=1.0 if fit_intercept else 0.0, k=int(batch_size), epsilon=float(epsilon),
-            average=bool(average), kernel=KERNELS.index(kernel), gamma=float(gamma),
-            degree=int(degree), coef0=float(coef0),
+            loss=loss.code,
+            sigma=float(sigma),
+            t0=float(t0),
+            bias2=1.0 if fit_intercept else 0.0,
+            k=int(batch_size),
+            epsilon=float(epsilon),
+            average=bool(average),
+            kernel=KERNELS.index(kernel),
+            gamma=float(gamma),
+            degree=int(degree),
+            coef0=float(coef0),
         )
-        self.state = (np.zeros((m, n_out)), np.zeros((m, n_out)), np.zeros(m),
-                      np.zeros(m, dtype=np.int64), np.full(m, -1, dtype=np.int64),
-                      np.zeros(X.n_features))
+        self.state = (
+            np.zeros((m, n_out)),
+            np.zeros((m, n_out)),
+            np.zeros(m),
+            np.zeros(m, dtype=np.int64),
+            np.full(m, -1, dtype=np.int64),
+            np.zeros(X.n_features),
+        )
         # The support vectors' copy: X's layout, so that row_extent serves both.
         if X.dense:
             self.block = (np.zeros_like(X.data), X.indices, X.indptr, True, np.zeros(m))
         else:
-            self.block = (np.zeros_like(X.data), np.zeros_like(X.indices),
-                          np.zeros_like(X.indptr), False, np.zeros(m))
+            self.block = (
+                np.zeros_like(X.data),
+                np.zeros_like(X.indices),
+                np.zeros_like(X.indptr),
+                False,
+                np.zeros(m),
+            )
         n_slots = int(min(m, cache_bytes // (8 * max(m, 1))))
-        self.cache = (np.zeros((n_slots, m)), np.full(n_slots, -1, dtype=np.int64),
-                      np.zeros(n_slots, dtype=np.int64), np.zeros(0 if n_slots else m))
+        self.cache = (
+            np.zeros((n_slots, m)),
+            np.full(n_slots, -1, dtype=np.int64),
+            np.zeros(n_slots, dtype=np.int64),
+            np.zeros(0 if n_slots else m),
+        )
         self.scal = np.zeros(5)
 
     @property
@@ -331,15 +368,26 @@ class KernelPGSEngine:
         return int(self.scal[S_HITS])
 
     def compile(self) -> None:
-        compile_for(kernel_pgs_chunk, self.X, self.sq, self.Y, np.empty(0, dtype=np.int64),
-                    self.hyp, self.state, self.block, self.cache, self.scal)
+        compile_for(
+            kernel_pgs_chunk,
+            self.X,
+            self.sq,
+            self.Y,
+            np.empty(0, dtype=np.int64),
+            self.hyp,
+            self.state,
+            self.block,
+            self.cache,
+            self.scal,
+        )
 
     def run(self, n: int) -> None:
         if n <= 0:
             return
         batches = self.rng.integers(0, self.m, size=n * self.batch_size)
-        kernel_pgs_chunk(self.X, self.sq, self.Y, batches, self.hyp, self.state, self.block,
-                         self.cache, self.scal)
+        kernel_pgs_chunk(
+            self.X, self.sq, self.Y, batches, self.hyp, self.state, self.block, self.cache, self.scal
+        )
         self.t += n
         if not np.isfinite(self.state[0][: self.n_support]).all():
             raise FloatingPointError(
@@ -404,8 +452,17 @@ def squared_norms(A) -> np.ndarray:
     return np.einsum("ij,ij->i", A, A)
 
 
-def kernel_scores(X, support_vectors, dual_coef: np.ndarray, kernel: str, gamma: float, degree: int,
-                  coef0: float, block_entries: int = 1 << 22, dense_entries: int = 1 << 23) -> np.ndarray:
+def kernel_scores(
+    X,
+    support_vectors,
+    dual_coef: np.ndarray,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
+    block_entries: int = 1 << 22,
+    dense_entries: int = 1 << 23,
+) -> np.ndarray:
     """sum_j dual_coef[c, j] K(support_vectors[j], x) for each row x of X: shape (len(X), n_out).
 
     Works on blocks of rows whose Gram block has about ``block_entries`` entries (32 MB; smaller
@@ -427,9 +484,9 @@ def kernel_scores(X, support_vectors, dual_coef: np.ndarray, kernel: str, gamma:
     step = max(1, block_entries // n_sv)
     densify = sp.issparse(X) and not sp.issparse(sv) and step * X.shape[1] <= dense_entries
     for start in range(0, m, step):
-        block = X[start:start + step]
+        block = X[start : start + step]
         block = block.toarray() if densify else block.astype(np.float64, copy=False)
-        out[start:start + step] = gram(block, sv, kernel, gamma, degree, coef0, sq_sv) @ dual_coef.T
+        out[start : start + step] = gram(block, sv, kernel, gamma, degree, coef0, sq_sv) @ dual_coef.T
     return out
 
 

@@ -115,8 +115,9 @@ class PausableLBFGS:
         self._go.acquire()
         try:
             if not self._abort:
-                result = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B",
-                                                 callback=self._callback, options=options)
+                result = scipy.optimize.minimize(
+                    fun, x0, jac=True, method="L-BFGS-B", callback=self._callback, options=options
+                )
                 self.x = result.x
                 self.message = str(result.message)
         except _Stop:
@@ -167,27 +168,51 @@ class LBFGSEngine:
     ``converged`` becomes true when every run has stopped by itself.
     """
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 p: float, sigma: float, fit_intercept: bool, tol: float, max_iter: int):
+    def __init__(
+        self,
+        data: KernelData,
+        targets: np.ndarray,
+        *,
+        loss: Loss,
+        epsilon: float,
+        p: float,
+        sigma: float,
+        fit_intercept: bool,
+        tol: float,
+        max_iter: int,
+    ):
         m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
         self._counter = _Counter()
-        options = {"maxiter": max_iter, "maxfun": max(15000, 50 * max_iter), "gtol": tol,
-                   "ftol": tol}
+        options = {"maxiter": max_iter, "maxfun": max(15000, 50 * max_iter), "gtol": tol, "ftol": tol}
         self._steppers = [
             PausableLBFGS(
-                _objective(data, np.ascontiguousarray(y, dtype=np.float64), code=loss.code,
-                           eps=epsilon, bias_value=1.0 if fit_intercept else 0.0, p=p, sigma=sigma,
-                           counter=self._counter),
-                np.zeros(n_weights), options,
+                _objective(
+                    data,
+                    np.ascontiguousarray(y, dtype=np.float64),
+                    code=loss.code,
+                    eps=epsilon,
+                    bias_value=1.0 if fit_intercept else 0.0,
+                    p=p,
+                    sigma=sigma,
+                    counter=self._counter,
+                ),
+                np.zeros(n_weights),
+                options,
             )
             for y in targets
         ]
         weakref.finalize(self, _close_all, self._steppers)
         # What compile() needs: the types smooth_loss_gradient is called with.
-        self._kernel_args = (data, np.ascontiguousarray(targets[0], dtype=np.float64),
-                             np.zeros(n_weights), loss.code, float(epsilon),
-                             1.0 if fit_intercept else 0.0, np.zeros(n_weights))
+        self._kernel_args = (
+            data,
+            np.ascontiguousarray(targets[0], dtype=np.float64),
+            np.zeros(n_weights),
+            loss.code,
+            float(epsilon),
+            1.0 if fit_intercept else 0.0,
+            np.zeros(n_weights),
+        )
         self._pass_cost = int(data.indptr[-1])
         self.samples_per_iteration = m
         self.t = 0

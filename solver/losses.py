@@ -201,18 +201,48 @@ class Loss:
 LOSSES: dict[str, Loss] = {
     loss.name: loss
     for loss in (
-        Loss("hinge", HINGE, classification=True, regression=False, smooth=False, curvature=1.0,
-             lipschitz=True),
-        Loss("logistic", LOGISTIC, classification=True, regression=False, smooth=True,
-             curvature=0.25, lipschitz=True),
-        Loss("squared", SQUARED, classification=True, regression=True, smooth=True, curvature=2.0,
-             lipschitz=False),
-        Loss("squared_hinge", SQUARED_HINGE, classification=True, regression=False, smooth=True,
-             curvature=2.0, lipschitz=False),
-        Loss("smooth_hinge", SMOOTH_HINGE, classification=True, regression=False, smooth=True,
-             curvature=1.0, lipschitz=True),
-        Loss("huber", HUBER, classification=False, regression=True, smooth=True, curvature=2.0,
-             lipschitz=True),
+        Loss(
+            "hinge", HINGE, classification=True, regression=False, smooth=False, curvature=1.0, lipschitz=True
+        ),
+        Loss(
+            "logistic",
+            LOGISTIC,
+            classification=True,
+            regression=False,
+            smooth=True,
+            curvature=0.25,
+            lipschitz=True,
+        ),
+        Loss(
+            "squared",
+            SQUARED,
+            classification=True,
+            regression=True,
+            smooth=True,
+            curvature=2.0,
+            lipschitz=False,
+        ),
+        Loss(
+            "squared_hinge",
+            SQUARED_HINGE,
+            classification=True,
+            regression=False,
+            smooth=True,
+            curvature=2.0,
+            lipschitz=False,
+        ),
+        Loss(
+            "smooth_hinge",
+            SMOOTH_HINGE,
+            classification=True,
+            regression=False,
+            smooth=True,
+            curvature=1.0,
+            lipschitz=True,
+        ),
+        Loss(
+            "huber", HUBER, classification=False, regression=True, smooth=True, curvature=2.0, lipschitz=True
+        ),
     )
 }
 

@@ -210,8 +210,7 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
             i = batches[it * k + b]
             start, end, base = row_extent(X, i)
             for pos in range(start, end):
-                n_active = _dual_step(state, members, indices[pos - base], -g * data[pos],
-                                      n_active, identity)
+                n_active = _dual_step(state, members, indices[pos - base], -g * data[pos], n_active, identity)
             if bias_j >= 0:
                 n_active = _dual_step(state, members, bias_j, -g * bias_value, n_active, identity)
         t += 1
@@ -243,14 +242,31 @@ class MirrorEngine:
     (n_outputs, m)), which otherwise only give the kernel's argument types.
     """
 
-    def __init__(self, data: KernelData, targets: np.ndarray, *, loss: Loss, epsilon: float,
-                 sigma: float, eta: float, p: int, batch_size: int, fit_intercept: bool, rng,
-                 sampler: Sampler | None = None):
+    def __init__(
+        self,
+        data: KernelData,
+        targets: np.ndarray,
+        *,
+        loss: Loss,
+        epsilon: float,
+        sigma: float,
+        eta: float,
+        p: int,
+        batch_size: int,
+        fit_intercept: bool,
+        rng,
+        sampler: Sampler | None = None,
+    ):
         n_weights = data.n_features + int(fit_intercept)
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = MirrorHyperParameters(
-            loss=loss.code, epsilon=float(epsilon), eta=float(eta), sigma=float(sigma),
-            p=int(p), k=int(batch_size), bias=1.0 if fit_intercept else 0.0,
+            loss=loss.code,
+            epsilon=float(epsilon),
+            eta=float(eta),
+            sigma=float(sigma),
+            p=int(p),
+            k=int(batch_size),
+            bias=1.0 if fit_intercept else 0.0,
         )
         targets = np.ascontiguousarray(targets, dtype=np.float64)
         self.sampler = sampler or InMemorySampler(data, targets, "replacement", rng)
@@ -266,16 +282,17 @@ class MirrorEngine:
     def compile(self) -> None:
         data, y = self._types
         for state, members, scal in zip(self.states, self.members, self.scals, strict=True):
-            compile_for(mirror_chunk, data, y, np.empty(0, dtype=np.int64), self.hyp, state,
-                        members, scal)
+            compile_for(mirror_chunk, data, y, np.empty(0, dtype=np.int64), self.hyp, state, members, scal)
         self.sampler.compile()
 
     def run(self, n: int) -> None:
         for segment in self.sampler.draw(n * self.batch_size):
-            for y, state, members, scal in zip(segment.targets, self.states, self.members,
-                                               self.scals, strict=True):
-                self.data_accesses += mirror_chunk(segment.data, y, segment.rows, self.hyp, state,
-                                                   members, scal)
+            for y, state, members, scal in zip(
+                segment.targets, self.states, self.members, self.scals, strict=True
+            ):
+                self.data_accesses += mirror_chunk(
+                    segment.data, y, segment.rows, self.hyp, state, members, scal
+                )
                 if scal[S_STATUS]:
                     raise FloatingPointError(
                         f"{'truncated gradient' if self.hyp.p == 2 else 'SMIDAS'} diverged at "
@@ -284,11 +301,13 @@ class MirrorEngine:
                         "scale the features."
                     )
         self.t += n
+
     def output_weights(self) -> np.ndarray:
         """w at iteration t for every output, shape (n_outputs, n_weights)."""
         if self.hyp.p != 2:
-            return np.stack([scal[S_COEF] * state[:, PHI]
-                             for state, scal in zip(self.states, self.scals, strict=True)])
+            return np.stack(
+                [scal[S_COEF] * state[:, PHI] for state, scal in zip(self.states, self.scals, strict=True)]
+            )
         tau = self.hyp.eta * self.hyp.sigma
         out = []
         for state in self.states:

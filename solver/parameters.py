@@ -49,8 +49,9 @@ def param(*, default: Any, allowed: list, doc: str, details: str = "", kw_only: 
 def declare_parameters(cls: type[T]) -> type[T]:
     """Make the ``param`` declarations of ``cls`` (and its bases) its parameters (module docstring)."""
     estimator: Any = dataclasses.dataclass(eq=False, repr=False, kw_only=True)(cls)
-    estimator._parameter_constraints = {name: list(spec.allowed)
-                                        for name, spec in declared(estimator).items()}
+    estimator._parameter_constraints = {
+        name: list(spec.allowed) for name, spec in declared(estimator).items()
+    }
     if estimator.__doc__ and not estimator.__name__.startswith("_"):
         estimator.__doc__ = _with_parameters_section(estimator.__doc__, estimator)
     return estimator
@@ -99,8 +100,12 @@ def _text(constraint) -> str:
         opening = "[" if constraint.closed in ("left", "both") else "("
         closing = "]" if constraint.closed in ("right", "both") else ")"
         return f"{kind} in {opening}{left}, {right}{closing}"
-    words: dict[Any, str] = {"boolean": "bool", "random_state": "int, RandomState or None",
-                             Real: "float", Integral: "int"}
+    words: dict[Any, str] = {
+        "boolean": "bool",
+        "random_state": "int, RandomState or None",
+        Real: "float",
+        Integral: "int",
+    }
     return words[constraint]
 
 
@@ -135,8 +140,7 @@ def _with_parameters_section(doc: str, cls: type) -> str:
     for name, spec in declared(cls).items():
         lines.append(f"    {name} : {type_text(spec.allowed)}, default={default_values[name]!r}")
         text = f"{spec.doc} {spec.details}".strip()
-        lines.append(textwrap.fill(text, width=100, initial_indent=" " * 8,
-                                   subsequent_indent=" " * 8))
+        lines.append(textwrap.fill(text, width=100, initial_indent=" " * 8, subsequent_indent=" " * 8))
     section = "\n".join(lines) + "\n"
     doc = doc.rstrip() + "\n"
     if _BEFORE in doc:

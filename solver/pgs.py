@@ -87,6 +87,7 @@ class PGSHyperParameters(NamedTuple):
     average_power: float
     max_norm: float  # ||w_t||_p above this counts as diverged
 
+
 # S = sum |lambda_j / ref|^q above 2^900 triggers a refresh (p < 2), which re-picks ref: a single
 # term below 2^900 cannot overflow, nor can a sum of up to 2^60 of them.
 _OVERFLOW_AT = 2.0**900
@@ -150,8 +151,7 @@ def _row_dot(X, i, weights, bias_value, with_sq):
 
 
 @njit(cache=True, inline="always")
-def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
-              peak):
+def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq, peak):
     """lambda -= g (x_i, bias_value) over the non-zeros of row i and the constant feature (when
     bias_value != 0); returns (S, peak), updated when ``track`` (else the caller does)."""
     data, indices = X[0], X[1]
@@ -174,8 +174,9 @@ def _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, averag
 
 
 @njit(cache=True, inline="always")
-def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average,
-                          track, sumq, peak):
+def _move_row_specialised(
+    X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq, peak
+):
     """``_move_row`` inlined once per case, with ``average``, ``track`` and (for p = 2, k = 1) q and
     ref = 1 as constants, so that the compiler drops the untaken work from each copy of the loop.
 
@@ -187,15 +188,11 @@ def _move_row_specialised(X, i, g, bias_value, weights, q, quarters, inv_ref, pr
     """
     if q == 2.0 and not track:
         if average:
-            return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, False,
-                             sumq, peak)
-        return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, False,
-                         sumq, peak)
+            return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, True, False, sumq, peak)
+        return _move_row(X, i, g, bias_value, weights, 2.0, 0, 1.0, prefix, False, False, sumq, peak)
     if average:
-        return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, True, True,
-                         sumq, peak)
-    return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, False, True,
-                     sumq, peak)
+        return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, True, True, sumq, peak)
+    return _move_row(X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, False, True, sumq, peak)
 
 
 @njit(cache=True)
@@ -251,10 +248,7 @@ def _needs_refresh(t, refresh_every, q, sumq, peak):
     """Whether S is recomputed exactly after iteration t: periodically, when it nears overflow
     (p < 2), or when cancellation may have eaten its accuracy (see _CANCEL_SPAN)."""
     return (
-        t == 1
-        or t % refresh_every == 0
-        or (q != 2.0 and sumq > _OVERFLOW_AT)
-        or peak > _CANCEL_SPAN * sumq
+        t == 1 or t % refresh_every == 0 or (q != 2.0 and sumq > _OVERFLOW_AT) or peak > _CANCEL_SPAN * sumq
     )
 
 
@@ -285,8 +279,15 @@ def _iterate_scale(sumq, ref, q, offset_t, sigma, radius):
 @njit(cache=True, inline="always")
 def _load_scalars(scal):
     """(t, C_t, S, ref, P, peak, sum of the average's weights) from the run's ``scal``."""
-    return (int(scal[S_T]), scal[S_COEF], scal[S_SUMQ], scal[S_REF], scal[S_PREFIX],
-            scal[S_PEAK], scal[S_WSUM])
+    return (
+        int(scal[S_T]),
+        scal[S_COEF],
+        scal[S_SUMQ],
+        scal[S_REF],
+        scal[S_PREFIX],
+        scal[S_PEAK],
+        scal[S_WSUM],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -327,8 +328,7 @@ def _finish_iteration(hyp, weights, scal, t, sumq, ref, prefix, peak, wsum):
     prefix += rho * coef
     wsum += rho
     # Diverged: not finite, or so large that margins near 1e100 are possible (PGSState).
-    diverged = (not (math.isfinite(coef) and math.isfinite(sumq))
-                or min(norm_w, hyp.radius) > hyp.max_norm)
+    diverged = not (math.isfinite(coef) and math.isfinite(sumq)) or min(norm_w, hyp.radius) > hyp.max_norm
     if diverged:
         scal[S_STATUS] = 1.0
     return coef, sumq, ref, prefix, peak, wsum, diverged
@@ -375,12 +375,12 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
                 continue
             i = batches[it * k + b]
             sumq, peak = _move_row_specialised(
-                X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq,
-                peak
+                X, i, g, bias_value, weights, q, quarters, inv_ref, prefix, average, track, sumq, peak
             )
             peak, sumq = _update_by_dot(track, peak, sumq, g, row_sq, dot)
         coef, sumq, ref, prefix, peak, wsum, diverged = _finish_iteration(
-            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum)
+            hyp, weights, scal, t, sumq, ref, prefix, peak, wsum
+        )
         inv_ref = 1.0 / ref
         if diverged:
             break
@@ -446,11 +446,19 @@ class PGSState:
         refresh_every = max(1, math.ceil(16.0 * n_weights / (batch_size * max(row_cost, 1.0))))
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = PGSHyperParameters(
-            loss=loss.code, sigma=float(sigma), q=float(q), t0=float(t0),
-            radius=float(radius), bias=float(intercept_scaling) if fit_intercept else 0.0,
-            k=int(batch_size), epsilon=float(epsilon), average=bool(average),
-            refresh_every=int(refresh_every), quarters=link_quarters(q),
-            average_power=float(average_power), max_norm=float(max_norm),
+            loss=loss.code,
+            sigma=float(sigma),
+            q=float(q),
+            t0=float(t0),
+            radius=float(radius),
+            bias=float(intercept_scaling) if fit_intercept else 0.0,
+            k=int(batch_size),
+            epsilon=float(epsilon),
+            average=bool(average),
+            refresh_every=int(refresh_every),
+            quarters=link_quarters(q),
+            average_power=float(average_power),
+            max_norm=float(max_norm),
         )
         self.weights = np.zeros((3, n_weights))
         self.scal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
@@ -469,14 +477,14 @@ class PGSState:
         """Load or compile ``pgs_chunk`` for this run's argument types (tracing.Engine.compile)."""
         compile_for(pgs_chunk, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal)
 
-    def run(self, batches: np.ndarray, X: KernelData | None = None, y: np.ndarray | None = None
-            ) -> None:
+    def run(self, batches: np.ndarray, X: KernelData | None = None, y: np.ndarray | None = None) -> None:
         """Advance by ``len(batches) // batch_size`` iterations (``batches``: sample indices into
         the rows of ``X``, ``y``; by default the state's own)."""
         # Unsigned, like the data's index arrays (solver/_sparse.py): no sign tests in the kernel.
         rows = np.ascontiguousarray(batches, dtype=np.int64).view(np.uint64)
-        pgs_chunk(self.X if X is None else X, self.y if y is None else y, rows, self.hyp,
-                  self.weights, self.scal)
+        pgs_chunk(
+            self.X if X is None else X, self.y if y is None else y, rows, self.hyp, self.weights, self.scal
+        )
         if self.scal[S_STATUS]:
             raise FloatingPointError(
                 f"PGS diverged at iteration {self.t} (p={self.p}, sigma={self.hyp.sigma:g}): the "
@@ -515,8 +523,7 @@ class PGSEngine:
     u ~ U(0, 1], which costs one O(n) snapshot per replacement, about ln(T) in all.
     """
 
-    def __init__(self, states: list[PGSState], sampler: Sampler, batch_size: int, output: str,
-                 rng):
+    def __init__(self, states: list[PGSState], sampler: Sampler, batch_size: int, output: str, rng):
         self.states = states
         self.sampler = sampler
         self.batch_size = batch_size

@@ -29,8 +29,15 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, OneHotEncoder, StandardScaler
 from sklearn.utils.validation import FLOAT_DTYPES, validate_data
 
-__all__ = ["SCALINGS", "OnePassMaxAbsScaler", "export_preprocessor", "load_preprocessor",
-           "make_preprocessor", "numeric_columns", "transform_rows"]
+__all__ = [
+    "SCALINGS",
+    "OnePassMaxAbsScaler",
+    "export_preprocessor",
+    "load_preprocessor",
+    "make_preprocessor",
+    "numeric_columns",
+    "transform_rows",
+]
 
 SCALINGS = ("standard", "maxabs", "none")
 FORMAT = 1
@@ -60,8 +67,9 @@ class OnePassMaxAbsScaler(MaxAbsScaler):
             return super().partial_fit(X, y)
         self._validate_params()
         first_pass = not hasattr(self, "n_samples_seen_")
-        X = validate_data(self, X, reset=first_pass, accept_sparse="csr", dtype=FLOAT_DTYPES,
-                          ensure_all_finite="allow-nan")
+        X = validate_data(
+            self, X, reset=first_pass, accept_sparse="csr", dtype=FLOAT_DTYPES, ensure_all_finite="allow-nan"
+        )
         max_abs = np.zeros(X.shape[1], dtype=X.dtype)
         # fmax skips NaN, as MaxAbsScaler does; a column's implicit zeros leave it at 0 or more.
         np.fmax.at(max_abs, X.indices, np.abs(X.data))
@@ -84,8 +92,9 @@ class OnePassMaxAbsScaler(MaxAbsScaler):
         return self
 
 
-def numeric_columns(n_features: int, categorical: Sequence[int] = (),
-                    ignore: Sequence[int] = ()) -> slice | np.ndarray:
+def numeric_columns(
+    n_features: int, categorical: Sequence[int] = (), ignore: Sequence[int] = ()
+) -> slice | np.ndarray:
     """The raw columns the numeric part reads: every column but the text and ignored ones.
 
     A slice when that is all of them: a data set of 2^24 sparse features must not become a list
@@ -153,11 +162,18 @@ def make_preprocessor(
         ("numeric", Pipeline(steps) if steps else "passthrough", numeric),
     ]
     if categorical:
-        parts.append(("categorical", OneHotEncoder(
-            categories=categories, handle_unknown="ignore", sparse_output=sparse,
-            dtype=np.float64), sorted(categorical)))
-    return ColumnTransformer(parts, remainder="drop", sparse_threshold=1.0 if sparse else 0.0,
-                             verbose_feature_names_out=False)
+        parts.append(
+            (
+                "categorical",
+                OneHotEncoder(
+                    categories=categories, handle_unknown="ignore", sparse_output=sparse, dtype=np.float64
+                ),
+                sorted(categorical),
+            )
+        )
+    return ColumnTransformer(
+        parts, remainder="drop", sparse_threshold=1.0 if sparse else 0.0, verbose_feature_names_out=False
+    )
 
 
 def transform_rows(ct: ColumnTransformer, X: Any) -> Any:
@@ -186,8 +202,13 @@ def _settings(ct: ColumnTransformer) -> dict[str, Any]:
     numeric_part, numeric = ct.transformers[0][1], ct.transformers[0][2]
     steps = dict(numeric_part.steps) if isinstance(numeric_part, Pipeline) else {}
     scaler = steps.get("scale")
-    scaling = ("standard" if isinstance(scaler, StandardScaler)
-               else "maxabs" if isinstance(scaler, MaxAbsScaler) else "none")
+    scaling = (
+        "standard"
+        if isinstance(scaler, StandardScaler)
+        else "maxabs"
+        if isinstance(scaler, MaxAbsScaler)
+        else "none"
+    )
     categorical = list(ct.transformers[1][2]) if len(ct.transformers) > 1 else []
     n_features = int(ct.n_features_in_) if hasattr(ct, "n_features_in_") else None
     ignore: list[int] = []
@@ -248,8 +269,12 @@ def load_preprocessor(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Co
     if any(c.ndim != 1 or c.size == 0 or c.dtype.kind != "U" for c in categories):
         raise ValueError("each text column needs a non-empty list of string categories")
     ct = make_preprocessor(
-        n, scaling=meta["scaling"], impute=bool(meta["impute"]), categorical=categorical,
-        ignore=[int(j) for j in meta["ignore"]], sparse=bool(meta["sparse"]),
+        n,
+        scaling=meta["scaling"],
+        impute=bool(meta["impute"]),
+        categorical=categorical,
+        ignore=[int(j) for j in meta["ignore"]],
+        sparse=bool(meta["sparse"]),
         categories=categories if categorical else "auto",
     )
     width = _width(numeric_columns(n, categorical, meta["ignore"]), n)
@@ -271,8 +296,11 @@ def _dense_max_abs(arrays: dict[str, np.ndarray], width: int) -> dict[str, np.nd
     out = {k: v for k, v in arrays.items() if not k.startswith("scale.max_abs_.")}
     idx = np.asarray(arrays["scale.max_abs_.indices"])
     vals = np.asarray(arrays["scale.max_abs_.values"], dtype=np.float64)
-    if idx.shape != vals.shape or idx.dtype.kind not in "iu" or (
-            idx.size and (idx.min() < 0 or idx.max() >= width)):
+    if (
+        idx.shape != vals.shape
+        or idx.dtype.kind not in "iu"
+        or (idx.size and (idx.min() < 0 or idx.max() >= width))
+    ):
         raise ValueError("scale.max_abs_ indices must be distinct columns of the numeric part")
     max_abs = np.zeros(width)
     max_abs[idx] = vals
@@ -291,8 +319,9 @@ def _restore(numeric: BaseEstimator, step: str, attr: str, value: np.ndarray, wi
     setattr(part, attr, value)
 
 
-def _synthetic_row(n: int, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-                   categories: list[np.ndarray]) -> Any:
+def _synthetic_row(
+    n: int, meta: dict[str, Any], arrays: dict[str, np.ndarray], categories: list[np.ndarray]
+) -> Any:
     numeric = numeric_columns(n, meta["categorical"], meta["ignore"])
     row = np.zeros((1, n), dtype=object if categories else np.float64)
     means = arrays.get("impute.statistics_")

@@ -70,50 +70,116 @@ class SolverSpec:
                     "losses": sorted(declared(cls)["loss"].allowed[0].options),
                     "parameters": describe_parameters(cls),
                 }
-        return {"name": self.name, "title": self.title, "paper": self.paper,
-                "algorithm": self.algorithm, "streams": self.streams, "tasks": tasks}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "paper": self.paper,
+            "algorithm": self.algorithm,
+            "streams": self.streams,
+            "tasks": tasks,
+        }
 
 
 # The papers the solvers implement, as a caller would cite them.
-PGS_PAPER = ("Zhu, Chen, Zhu, Wang, Wang, Chen: Inverse Time Dependency in Convex Regularized "
-             "Learning (ICDM 2009)")
-L1_PAPER = ("Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss Minimization "
-            "(JMLR 2011)")
+PGS_PAPER = (
+    "Zhu, Chen, Zhu, Wang, Wang, Chen: Inverse Time Dependency in Convex Regularized Learning (ICDM 2009)"
+)
+L1_PAPER = "Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss Minimization (JMLR 2011)"
 LECTURE = "Zhang: Lecture 22, OGD for Strongly Convex Functions and Kernel Methods"
 
 SOLVERS: dict[str, SolverSpec] = {
     spec.name: spec
     for spec in (
-        SolverSpec("pgs", PGSClassifier, PGSRegressor,
-                   "Primal Gradient Solver, p-norm regularised", PGS_PAPER, "Figures 1-2",
-                   streams=True),
-        SolverSpec("scd", SCDClassifier, SCDRegressor,
-                   "Stochastic coordinate descent, L1-regularised", L1_PAPER, "Algorithm 2",
-                   streams=False),
-        SolverSpec("gcd", GCDClassifier, GCDRegressor,
-                   "Greedy coordinate descent, L1-regularised", L1_PAPER,
-                   "Section 4.2 (baseline)", streams=False),
-        SolverSpec("smidas", SMIDASClassifier, SMIDASRegressor,
-                   "Stochastic mirror descent made sparse, L1-regularised", L1_PAPER,
-                   "Algorithm 3", streams=True),
-        SolverSpec("truncgrad", TruncGradClassifier, TruncGradRegressor,
-                   "Truncated gradient, L1-regularised", L1_PAPER,
-                   "Section 4.2 (baseline of Langford, Li and Zhang)", streams=True),
-        SolverSpec("lbfgs", LBFGSClassifier, LBFGSRegressor,
-                   "L-BFGS (scipy) on PGS's p-norm objective", PGS_PAPER,
-                   "Section V, Figure 5 (baseline)", streams=False),
-        SolverSpec("gd", GDClassifier, GDRegressor,
-                   "Gradient descent, full gradient, L2-regularised", LECTURE, "Algorithm 1",
-                   streams=False),
-        SolverSpec("sgd", SGDClassifier, SGDRegressor,
-                   "Stochastic gradient descent, constant step, L2-regularised", LECTURE,
-                   "Algorithm 2", streams=True),
-        SolverSpec("ogd", OGDClassifier, OGDRegressor,
-                   "Online gradient descent, step 1/(sigma t), averaged", LECTURE, "Algorithm 3",
-                   streams=True),
-        SolverSpec("kernel_pgs", KernelPGSClassifier, KernelPGSRegressor,
-                   "Kernel PGS, p = 2: linear, RBF or polynomial kernel", PGS_PAPER,
-                   "Section VII", streams=False),
+        SolverSpec(
+            "pgs",
+            PGSClassifier,
+            PGSRegressor,
+            "Primal Gradient Solver, p-norm regularised",
+            PGS_PAPER,
+            "Figures 1-2",
+            streams=True,
+        ),
+        SolverSpec(
+            "scd",
+            SCDClassifier,
+            SCDRegressor,
+            "Stochastic coordinate descent, L1-regularised",
+            L1_PAPER,
+            "Algorithm 2",
+            streams=False,
+        ),
+        SolverSpec(
+            "gcd",
+            GCDClassifier,
+            GCDRegressor,
+            "Greedy coordinate descent, L1-regularised",
+            L1_PAPER,
+            "Section 4.2 (baseline)",
+            streams=False,
+        ),
+        SolverSpec(
+            "smidas",
+            SMIDASClassifier,
+            SMIDASRegressor,
+            "Stochastic mirror descent made sparse, L1-regularised",
+            L1_PAPER,
+            "Algorithm 3",
+            streams=True,
+        ),
+        SolverSpec(
+            "truncgrad",
+            TruncGradClassifier,
+            TruncGradRegressor,
+            "Truncated gradient, L1-regularised",
+            L1_PAPER,
+            "Section 4.2 (baseline of Langford, Li and Zhang)",
+            streams=True,
+        ),
+        SolverSpec(
+            "lbfgs",
+            LBFGSClassifier,
+            LBFGSRegressor,
+            "L-BFGS (scipy) on PGS's p-norm objective",
+            PGS_PAPER,
+            "Section V, Figure 5 (baseline)",
+            streams=False,
+        ),
+        SolverSpec(
+            "gd",
+            GDClassifier,
+            GDRegressor,
+            "Gradient descent, full gradient, L2-regularised",
+            LECTURE,
+            "Algorithm 1",
+            streams=False,
+        ),
+        SolverSpec(
+            "sgd",
+            SGDClassifier,
+            SGDRegressor,
+            "Stochastic gradient descent, constant step, L2-regularised",
+            LECTURE,
+            "Algorithm 2",
+            streams=True,
+        ),
+        SolverSpec(
+            "ogd",
+            OGDClassifier,
+            OGDRegressor,
+            "Online gradient descent, step 1/(sigma t), averaged",
+            LECTURE,
+            "Algorithm 3",
+            streams=True,
+        ),
+        SolverSpec(
+            "kernel_pgs",
+            KernelPGSClassifier,
+            KernelPGSRegressor,
+            "Kernel PGS, p = 2: linear, RBF or polynomial kernel",
+            PGS_PAPER,
+            "Section VII",
+            streams=False,
+        ),
     )
 }
 

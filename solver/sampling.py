@@ -45,6 +45,7 @@ from .shards import ShardedMatrix
 # about 0.1 ms a chunk, against a few microseconds a row for the kernel on it.
 CHUNK_ROWS = 4096
 
+
 class Segment(NamedTuple):
     """Samples of one resident block: ``rows`` index ``data``'s rows and the columns of
     ``targets`` (shape (n_outputs, rows of data)); ``len(rows)`` is a multiple of k."""
@@ -112,7 +113,7 @@ class _RowOrder:
             take = min(count, self.m - start)
             shuffle_step(perm, start, self.rng.random(take))
             # A copy: the next epoch's shuffle moves these entries.
-            parts.append(perm[start:start + take].copy())
+            parts.append(perm[start : start + take].copy())
             self.pos += take
             count -= take
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -128,8 +129,7 @@ class InMemorySampler:
     permutation per epoch, continued across chunks (the iterates are the same however the run is
     chunked)."""
 
-    def __init__(self, data: KernelData, targets: np.ndarray, sampling: str,
-                 rng: np.random.Generator):
+    def __init__(self, data: KernelData, targets: np.ndarray, sampling: str, rng: np.random.Generator):
         self.data = data
         self.targets = targets
         self.order = _RowOrder(data.indptr.shape[0] - 1, sampling, rng)
@@ -181,8 +181,7 @@ class TrainingShards:
     shard (it refuses NaN, infinities and broken CSR structure, naming the shard).
     """
 
-    def __init__(self, X: ShardedMatrix, encode: Callable[[np.ndarray], np.ndarray],
-                 n_outputs: int):
+    def __init__(self, X: ShardedMatrix, encode: Callable[[np.ndarray], np.ndarray], n_outputs: int):
         self.X = X
         self.encode = encode
         self.n_outputs = n_outputs
@@ -233,7 +232,7 @@ class TrainingShards:
         bounds = np.concatenate([[0], np.cumsum(self.X.shard_rows, dtype=np.int64)])
         parts, targets = [], []
         for i in self.shard_ids:
-            lo, hi = np.searchsorted(rows, bounds[i:i + 2])
+            lo, hi = np.searchsorted(rows, bounds[i : i + 2])
             if lo == hi:
                 continue
             X, y = self.X.open(i)
@@ -251,8 +250,13 @@ class TrainingShards:
     def template(self) -> tuple[KernelData, np.ndarray]:
         """A block without rows of the shards' types: what the solver states are built on (they
         hold no shard) and their kernels compile for."""
-        data = KernelData(np.empty(0, dtype=self.dtype), np.empty(0, dtype=np.uint32),
-                          np.zeros(1, dtype=np.uint64), False, self.n_features)
+        data = KernelData(
+            np.empty(0, dtype=self.dtype),
+            np.empty(0, dtype=np.uint32),
+            np.zeros(1, dtype=np.uint64),
+            False,
+            self.n_features,
+        )
         return data, np.zeros((self.n_outputs, 0))
 
     def sampler(self, batch_size: int, sampling: str, rng: np.random.Generator) -> Sampler:
@@ -274,8 +278,7 @@ class ShardSampler:
     (or i.i.d. draws among) each shard's rows, minibatches of ``batch_size`` across shard ends
     (see the module docstring)."""
 
-    def __init__(self, shards: TrainingShards, batch_size: int, sampling: str,
-                 rng: np.random.Generator):
+    def __init__(self, shards: TrainingShards, batch_size: int, sampling: str, rng: np.random.Generator):
         self.shards = shards
         self.k = batch_size
         self.sampling = sampling
@@ -345,8 +348,9 @@ class InterleavingSampler:
     their own (see the module docstring). A chunk goes on across calls to ``draw``, so the draws
     do not depend on how a fit is chunked."""
 
-    def __init__(self, shards: TrainingShards, batch_size: int, sampling: str,
-                 rng: np.random.Generator, window: int):
+    def __init__(
+        self, shards: TrainingShards, batch_size: int, sampling: str, rng: np.random.Generator, window: int
+    ):
         self.shards = shards
         self.sampling = sampling
         self.rng = rng
@@ -367,8 +371,9 @@ class InterleavingSampler:
         indices = np.empty(0, dtype=source.indices.dtype)
         values = np.empty(0, dtype=source.data.dtype)
         indptr = np.zeros(1, dtype=np.uint64)
-        compile_for(copy_rows, source.indptr, source.indices, source.data, rows, indptr, rows,
-                    indices, values)
+        compile_for(
+            copy_rows, source.indptr, source.indices, source.data, rows, indptr, rows, indices, values
+        )
         # And for rows set aside at a window's turnover (writable arrays: another signature).
         compile_for(copy_rows, indptr, indices, values, rows, indptr, rows, indices, values)
 
@@ -382,8 +387,7 @@ class InterleavingSampler:
         while len(self._open) < self.window and self._visit_pos < len(self._visit):
             block = self.shards.block(int(self._visit[self._visit_pos]))
             self._visit_pos += 1
-            self._open.append(
-                (block, _RowOrder(block.data.indptr.shape[0] - 1, self.sampling, self.rng)))
+            self._open.append((block, _RowOrder(block.data.indptr.shape[0] - 1, self.sampling, self.rng)))
 
     def _next_chunk(self) -> tuple[KernelData, np.ndarray]:
         """The next chunk_rows rows from the open shards, in a random order, as one block (its
@@ -400,8 +404,11 @@ class InterleavingSampler:
             self._fill()
             left = np.array([order.left for _, order in self._open])
             counts = self.rng.multivariate_hypergeometric(left, min(need, int(left.sum())))
-            pieces += [(block, order.take(int(count)))
-                       for (block, order), count in zip(self._open, counts, strict=True) if count]
+            pieces += [
+                (block, order.take(int(count)))
+                for (block, order), count in zip(self._open, counts, strict=True)
+                if count
+            ]
             need -= int(counts.sum())
         # The j-th row taken goes to row dest[j] of the chunk: a uniformly random order.
         dest = np.empty(self.chunk_rows, dtype=np.int64)
@@ -412,8 +419,9 @@ class InterleavingSampler:
         """The rows ``pieces`` take, copied in the order taken into a block of their own (at most
         a chunk), with the rows that read them all in that order."""
         n = sum(len(rows) for _, rows in pieces)
-        data, targets = _gather(pieces, np.arange(n, dtype=np.int64), self.shards.n_features,
-                                self.shards.n_outputs)
+        data, targets = _gather(
+            pieces, np.arange(n, dtype=np.int64), self.shards.n_features, self.shards.n_outputs
+        )
         return Block(None, data, targets), np.arange(n, dtype=np.int64)
 
     def draw(self, count: int) -> Iterator[Segment]:
@@ -423,20 +431,20 @@ class InterleavingSampler:
                 self._chunk, self._chunk_pos = None, 0  # dropped before the next is built
                 self._chunk = self._next_chunk()
             take = min(count, self.chunk_rows - self._chunk_pos)
-            yield Segment(*self._chunk,
-                          np.arange(self._chunk_pos, self._chunk_pos + take, dtype=np.int64))
+            yield Segment(*self._chunk, np.arange(self._chunk_pos, self._chunk_pos + take, dtype=np.int64))
             self._chunk_pos += take
             count -= take
 
 
-def _gather(pieces: list[tuple[Block, np.ndarray]], dest: np.ndarray, n_features: int,
-            n_outputs: int) -> tuple[KernelData, np.ndarray]:
+def _gather(
+    pieces: list[tuple[Block, np.ndarray]], dest: np.ndarray, n_features: int, n_outputs: int
+) -> tuple[KernelData, np.ndarray]:
     """The rows ``pieces`` take (block, row indices), the j-th of them at row ``dest[j]``, copied
     into one CSR block (scipy's row indexing and vstack cost 7 ms a chunk, most of it Python
     around small copies; NumPy's index arithmetic 1.2 ms, three times PGS's own work on it)."""
-    lengths = np.concatenate([
-        (block.data.indptr[rows + 1] - block.data.indptr[rows]).astype(np.int64)
-        for block, rows in pieces])
+    lengths = np.concatenate(
+        [(block.data.indptr[rows + 1] - block.data.indptr[rows]).astype(np.int64) for block, rows in pieces]
+    )
     out_lengths = np.empty_like(lengths)
     out_lengths[dest] = lengths
     indptr = np.zeros(len(dest) + 1, dtype=np.uint64)
@@ -447,9 +455,8 @@ def _gather(pieces: list[tuple[Block, np.ndarray]], dest: np.ndarray, n_features
     targets = np.empty((n_outputs, len(dest)))
     at = 0
     for block, rows in pieces:
-        to = dest[at:at + len(rows)]
-        copy_rows(block.data.indptr, block.data.indices, block.data.data, rows, indptr, to,
-                  indices, values)
+        to = dest[at : at + len(rows)]
+        copy_rows(block.data.indptr, block.data.indices, block.data.data, rows, indptr, to, indices, values)
         targets[:, to] = block.targets[:, rows]
         at += len(rows)
     return KernelData(values, indices, indptr, False, n_features), targets

@@ -41,8 +41,7 @@ class ShardedMatrix:
         many shards.
     """
 
-    def __init__(self, n_features: int, shard_rows: Sequence[int], open_shard: OpenShard,
-                 window: int = 1):
+    def __init__(self, n_features: int, shard_rows: Sequence[int], open_shard: OpenShard, window: int = 1):
         if not isinstance(n_features, Integral) or n_features < 1:
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
         rows = list(shard_rows)
@@ -78,8 +77,10 @@ class ShardedMatrix:
         return self._shard_rows
 
     def __repr__(self) -> str:
-        return (f"ShardedMatrix(n_samples={self.n_samples}, n_features={self.n_features}, "
-                f"n_shards={self.n_shards}, window={self.window})")
+        return (
+            f"ShardedMatrix(n_samples={self.n_samples}, n_features={self.n_features}, "
+            f"n_shards={self.n_shards}, window={self.window})"
+        )
 
     def open(self, i: int) -> tuple[sp.csr_matrix, np.ndarray]:
         """Shard i as ``(X_i, y_i)``, checked against the declared shape.
@@ -119,10 +120,12 @@ class ShardedMatrix:
         y = np.asarray(y)
         bounds = np.concatenate([[0], np.cumsum(shard_rows, dtype=np.int64)])
         if bounds[-1] != X.shape[0] or y.shape != (X.shape[0],):
-            raise ValueError(f"shard_rows sum to {bounds[-1]}, X has {X.shape[0]} rows and y "
-                             f"{y.shape[0] if y.ndim else 0} labels")
+            raise ValueError(
+                f"shard_rows sum to {bounds[-1]}, X has {X.shape[0]} rows and y "
+                f"{y.shape[0] if y.ndim else 0} labels"
+            )
 
         def open_shard(i: int) -> tuple[sp.csr_matrix, np.ndarray]:
-            return X[bounds[i]:bounds[i + 1]], y[bounds[i]:bounds[i + 1]]
+            return X[bounds[i] : bounds[i + 1]], y[bounds[i] : bounds[i + 1]]
 
         return cls(X.shape[1], shard_rows, open_shard, window)

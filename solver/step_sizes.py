@@ -59,8 +59,15 @@ def first_step_t0(curvature: float, margin_gain: float, sigma: float) -> float:
     return max(1.0, 1.0 / (sigma * first_step) - 1.0)
 
 
-def pnorm_margin_gain(data: KernelData, targets: np.ndarray, loss: Loss, p: float, epsilon: float,
-                      constant: float, dual_sq: float) -> float:
+def pnorm_margin_gain(
+    data: KernelData,
+    targets: np.ndarray,
+    loss: Loss,
+    p: float,
+    epsilon: float,
+    constant: float,
+    dual_sq: float,
+) -> float:
     """How far a PGS step of size eta moves a sample's own margin, per eta and unit of sub-gradient.
 
     The move is eta times the curvature of r* along x at the current dual point theta =
@@ -88,8 +95,9 @@ def pnorm_margin_gain(data: KernelData, targets: np.ndarray, loss: Loss, p: floa
     if p == 2.0 or not loss.lipschitz:
         return dual_sq
     q = p / (p - 1.0)
-    gains = [mean_dual_curvature(data, derivatives_at_zero(loss.code, y, epsilon), q, constant)
-             for y in targets]
+    gains = [
+        mean_dual_curvature(data, derivatives_at_zero(loss.code, y, epsilon), q, constant) for y in targets
+    ]
     gain = float(np.mean(gains))
     # No dual mass at w = 0 (every l'(0; y) zero, or X^T l'(0) = 0): the first move instead.
     return gain if gain > 0.0 else (p - 1.0) * dual_sq
@@ -144,12 +152,12 @@ def mean_dual_curvature(X: KernelData, g0: np.ndarray, q: float, constant: float
     m = X.indptr.shape[0] - 1
     if m == 0:
         return 0.0
-    return _mean_dual_curvature(X, np.ascontiguousarray(g0, dtype=np.float64),
-                                _evenly_spaced_rows(m), q, constant)
+    return _mean_dual_curvature(
+        X, np.ascontiguousarray(g0, dtype=np.float64), _evenly_spaced_rows(m), q, constant
+    )
 
 
-def largest_curvature(X: KernelData, fit_intercept: bool, tol: float = 1e-3, max_iter: int = 100
-                      ) -> float:
+def largest_curvature(X: KernelData, fit_intercept: bool, tol: float = 1e-3, max_iter: int = 100) -> float:
     """lambda_max(X^T X) / m of the data (with a column of ones for the intercept), by power
     iteration, which approaches it from below."""
     m = X.indptr.shape[0] - 1

@@ -120,9 +120,15 @@ class RunResult:
 class _Checkpoints:
     """The checkpoints of one run: when the next is due, and the points recorded so far."""
 
-    def __init__(self, engine: Engine, evaluate: Callable[[np.ndarray], tuple[float, float | None]],
-                 score_name: str | None, higher_is_better: bool, target_score: float | None,
-                 schedule: CheckpointSchedule):
+    def __init__(
+        self,
+        engine: Engine,
+        evaluate: Callable[[np.ndarray], tuple[float, float | None]],
+        score_name: str | None,
+        higher_is_better: bool,
+        target_score: float | None,
+        schedule: CheckpointSchedule,
+    ):
         self.engine = engine
         self.evaluate = evaluate
         self.score_name = score_name
@@ -192,8 +198,7 @@ def drive(
     compile_seconds = time.perf_counter() - compile_started
     checkpoints = None
     if evaluate is not None:
-        checkpoints = _Checkpoints(engine, evaluate, score_name, higher_is_better, target_score,
-                                   schedule)
+        checkpoints = _Checkpoints(engine, evaluate, score_name, higher_is_better, target_score, schedule)
         if checkpoints.record(0.0):
             return RunResult(checkpoints.trace, "target_score", 0.0, compile_seconds)
     solver_seconds = 0.0
@@ -208,24 +213,33 @@ def drive(
         engine.run(stop_at - engine.t)
         elapsed = time.perf_counter() - started
         solver_seconds += elapsed
-        chunk = _next_chunk(chunk, elapsed / max(engine.t - done_before, 1), chunk_seconds,
-                            None if time_budget is None else time_budget - solver_seconds)
+        chunk = _next_chunk(
+            chunk,
+            elapsed / max(engine.t - done_before, 1),
+            chunk_seconds,
+            None if time_budget is None else time_budget - solver_seconds,
+        )
 
         over_budget = time_budget is not None and solver_seconds >= time_budget
         converged = bool(getattr(engine, "converged", False))
         at_end = engine.t >= n_iter or over_budget or converged
-        reached = (checkpoints is not None and checkpoints.due(solver_seconds, at_end)
-                   and checkpoints.record(solver_seconds))
+        reached = (
+            checkpoints is not None
+            and checkpoints.due(solver_seconds, at_end)
+            and checkpoints.record(solver_seconds)
+        )
         stop_reason = _stop_reason(reached, over_budget, converged, engine.t < n_iter)
         if callback is not None:
             pending = checkpoints.pending if checkpoints is not None else []
-            progress = Progress(engine.t, n_iter, engine.t * engine.samples_per_iteration,
-                                solver_seconds, list(pending))
+            progress = Progress(
+                engine.t, n_iter, engine.t * engine.samples_per_iteration, solver_seconds, list(pending)
+            )
             pending.clear()
             if callback(progress) is False and stop_reason == "completed":
                 stop_reason = "callback"
-    return RunResult(checkpoints.trace if checkpoints is not None else [], stop_reason,
-                     solver_seconds, compile_seconds)
+    return RunResult(
+        checkpoints.trace if checkpoints is not None else [], stop_reason, solver_seconds, compile_seconds
+    )
 
 
 def _next_chunk(chunk: int, per_iter: float, chunk_seconds: float, remaining: float | None) -> int:

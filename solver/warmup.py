@@ -37,15 +37,19 @@ def _fits(family: str) -> list[tuple[Callable[[], Any], bool]]:
     from . import estimators as e
 
     return {
-        "pgs": [(lambda: e.PGSClassifier(n_iter=4, p=1.5, random_state=0), True),
-                (lambda: e.PGSRegressor(n_iter=4, random_state=0), False)],
+        "pgs": [
+            (lambda: e.PGSClassifier(n_iter=4, p=1.5, random_state=0), True),
+            (lambda: e.PGSRegressor(n_iter=4, random_state=0), False),
+        ],
         # The kernel of gd, sgd and ogd.
         "gradient_descent": [(lambda: e.OGDClassifier(n_iter=4, random_state=0), False)],
         "kernel_pgs": [(lambda: e.KernelPGSClassifier(n_iter=4, random_state=0), False)],
         # The L1 family (SMIDAS's kernel is also truncgrad's).
-        "l1": [(lambda: e.SCDClassifier(n_iter=4, random_state=0), False),
-               (lambda: e.GCDClassifier(n_iter=4, random_state=0), False),
-               (lambda: e.SMIDASClassifier(n_iter=4, random_state=0), False)],
+        "l1": [
+            (lambda: e.SCDClassifier(n_iter=4, random_state=0), False),
+            (lambda: e.GCDClassifier(n_iter=4, random_state=0), False),
+            (lambda: e.SMIDASClassifier(n_iter=4, random_state=0), False),
+        ],
         "lbfgs": [(lambda: e.LBFGSClassifier(n_iter=4, random_state=0), False)],
     }[family]
 
@@ -86,8 +90,11 @@ def main() -> None:
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=min(len(FAMILIES), os.cpu_count() or 1)) as pool:
         list(pool.map(warm_up, [(family,) for family in FAMILIES]))
-    print(f"Numba kernels compiled or loaded into {os.environ.get('NUMBA_CACHE_DIR', 'the source tree')}"
-          f" in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(
+        f"Numba kernels compiled or loaded into {os.environ.get('NUMBA_CACHE_DIR', 'the source tree')}"
+        f" in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     report = _contract[0]
     terminalreporter.write_line(report.summary())
     if report.undocumented:
-        terminalreporter.write_line("contract: FAILED: the service answered what its OpenAPI "
-                                    "document does not list:", red=True)
+        terminalreporter.write_line(
+            "contract: FAILED: the service answered what its OpenAPI document does not list:", red=True
+        )
     for answer in report.undocumented:
         terminalreporter.write_line(f"  UNDOCUMENTED: {answer}", red=True)
     if config.get_verbosity() > 0:

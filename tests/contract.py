@@ -66,8 +66,9 @@ class ContractRecorder:
 
     def record_httpx(self, response: httpx.Response) -> None:
         request = response.request
-        self.record(request.method, request.url.path, response.status_code,
-                    response.headers.get("content-type"))
+        self.record(
+            request.method, request.url.path, response.status_code, response.headers.get("content-type")
+        )
 
     def check(self, spec: dict[str, Any]) -> Report:
         templates = _Templates(spec)
@@ -96,10 +97,12 @@ class Report:
         operations = {(a.method, a.path) for a in self.produced}
         statuses = {(a.method, a.path, a.status) for a in self.documented}
         produced = {(a.method, a.path, a.status) for a in self.produced}
-        return (f"contract: {len(self.produced)} distinct answers of {len(operations)} operations "
-                f"checked against the OpenAPI document, {len(self.undocumented)} undocumented; "
-                f"these tests produced {len(statuses & produced)} of the {len(statuses)} "
-                "documented (operation, status) pairs")
+        return (
+            f"contract: {len(self.produced)} distinct answers of {len(operations)} operations "
+            f"checked against the OpenAPI document, {len(self.undocumented)} undocumented; "
+            f"these tests produced {len(statuses & produced)} of the {len(statuses)} "
+            "documented (operation, status) pairs"
+        )
 
 
 class _Templates:
@@ -115,8 +118,14 @@ class _Templates:
         self._paths.sort(key=lambda entry: entry[1].count("{"))
 
     def match(self, method: str, path: str) -> str | None:
-        return next((template for pattern, template, methods in self._paths
-                     if method in methods and pattern.match(path)), None)
+        return next(
+            (
+                template
+                for pattern, template, methods in self._paths
+                if method in methods and pattern.match(path)
+            ),
+            None,
+        )
 
 
 def live_spec() -> dict[str, Any]:
@@ -140,8 +149,9 @@ def install_httpx_recording() -> None:
         RECORDER.record_httpx(response)
         return response
 
-    async def recording_async_send(self: httpx.AsyncClient, request: httpx.Request,
-                                   **kwargs: Any) -> httpx.Response:
+    async def recording_async_send(
+        self: httpx.AsyncClient, request: httpx.Request, **kwargs: Any
+    ) -> httpx.Response:
         response = await async_send(self, request, **kwargs)
         RECORDER.record_httpx(response)
         return response

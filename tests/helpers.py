@@ -38,9 +38,7 @@ def make_settings(root: Path, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def upload(
-    client: TestClient, content: bytes | Path, filename: str = "data.svm", **fields: str
-) -> Any:
+def upload(client: TestClient, content: bytes | Path, filename: str = "data.svm", **fields: str) -> Any:
     data = content.read_bytes() if isinstance(content, Path) else content
     return client.post("/v1/datasets", files={"file": (filename, data)}, data=fields)
 
@@ -49,8 +47,13 @@ def create_job(client: TestClient, headers: dict[str, str] | None = None, **body
     return client.post("/v1/jobs", json=body, headers=headers or {})
 
 
-def poll(client: TestClient, path: str, done: Callable[[dict[str, Any]], bool],
-         timeout: float = JOB_TIMEOUT_S, interval: float = 0.05) -> dict[str, Any]:
+def poll(
+    client: TestClient,
+    path: str,
+    done: Callable[[dict[str, Any]], bool],
+    timeout: float = JOB_TIMEOUT_S,
+    interval: float = 0.05,
+) -> dict[str, Any]:
     """GET ``path`` until ``done(body)``; returns the body."""
     deadline = time.monotonic() + timeout
     while True:
@@ -105,8 +108,7 @@ def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: 
     from app.services.shards import ShardWriter, new_dataset_key
 
     store, key = LocalDirStore(store_root), new_dataset_key()
-    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62,
-                         over_limit=OverflowError)
+    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62, over_limit=OverflowError)
     parsed = parse_upload(path, ParseOptions(**options), writer)
     manifest = writer.finish(parsed.n_features)
     X, y = stored_rows(store, key)

@@ -33,23 +33,22 @@ def rows_for(nbytes: int) -> int:
     return int(1.05 * nbytes) // ROW_BYTES
 
 
-def write_rcv1_like(store: Store, key: str, n_rows: int, shard_bytes: int,
-                    seed: int = 0) -> Manifest:
+def write_rcv1_like(store: Store, key: str, n_rows: int, shard_bytes: int, seed: int = 0) -> Manifest:
     """Rows of ``NNZ_PER_ROW`` positive, L2-normalised values at random columns, labelled by the
     sign of a sparse random linear rule, 5% of the labels flipped; written block by block."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(N_FEATURES) * (rng.random(N_FEATURES) < 0.1)
-    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62,
-                         over_limit=OverflowError)
+    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62, over_limit=OverflowError)
     for start in range(0, n_rows, BLOCK_ROWS):
         rows = min(BLOCK_ROWS, n_rows - start)
         cols = np.sort(rng.integers(0, N_FEATURES, size=(rows, NNZ_PER_ROW), dtype=np.int32), 1)
         values = rng.random((rows, NNZ_PER_ROW))
         values /= np.linalg.norm(values, axis=1, keepdims=True)
         # Repeated columns in a row are summed by the CSR constructor's canonical form.
-        X = sp.csr_matrix((values.ravel(), cols.ravel(),
-                           np.arange(0, rows * NNZ_PER_ROW + 1, NNZ_PER_ROW)),
-                          shape=(rows, N_FEATURES))
+        X = sp.csr_matrix(
+            (values.ravel(), cols.ravel(), np.arange(0, rows * NNZ_PER_ROW + 1, NNZ_PER_ROW)),
+            shape=(rows, N_FEATURES),
+        )
         X.sum_duplicates()
         y = np.where(X @ w > 0, 1.0, -1.0)
         y[rng.random(rows) < 0.05] *= -1
@@ -60,18 +59,30 @@ def write_rcv1_like(store: Store, key: str, n_rows: int, shard_bytes: int,
 def insert_dataset(session_factory: SessionFactory, key: str, manifest: Manifest) -> int:
     """The data set's row, as an upload of the same rows leaves it; returns its id."""
     with session_factory() as s:
-        row = Dataset(name="rcv1-like", format="svmlight", compressed=False, file_name=key,
-                      n_samples=manifest.n_samples, n_features=manifest.n_features,
-                      nnz=manifest.nnz, task="binary", classes=[-1, 1], label_kind="numeric",
-                      index_base=0, sha256="0" * 64, size_bytes=manifest.nbytes,
-                      stored_bytes=manifest.nbytes)
+        row = Dataset(
+            name="rcv1-like",
+            format="svmlight",
+            compressed=False,
+            file_name=key,
+            n_samples=manifest.n_samples,
+            n_features=manifest.n_features,
+            nnz=manifest.nnz,
+            task="binary",
+            classes=[-1, 1],
+            label_kind="numeric",
+            index_base=0,
+            sha256="0" * 64,
+            size_bytes=manifest.nbytes,
+            stored_bytes=manifest.nbytes,
+        )
         s.add(row)
         s.commit()
         return row.id
 
 
-def in_memory_accuracy(store: Store, key: str, test_fraction: float, split_seed: int,
-                       params: dict[str, Any]) -> float:
+def in_memory_accuracy(
+    store: Store, key: str, test_fraction: float, split_seed: int, params: dict[str, Any]
+) -> float:
     """The test accuracy of a PGS fit on the training rows of a job's split, all in memory (the
     caller holds them whole; the worker that streamed them never did)."""
     train, test = split(open_dataset(store, key), N_FEATURES, test_fraction, split_seed)

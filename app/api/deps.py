@@ -74,8 +74,7 @@ def get_or_404(model: type[Row], resource: str) -> Any:
     return Depends(load)
 
 
-ModelRef = Annotated[str, Path(alias="model_id", max_length=400,
-                               description="The model's id, or name@alias")]
+ModelRef = Annotated[str, Path(alias="model_id", max_length=400, description="The model's id, or name@alias")]
 
 
 def load_model_row(ref: ModelRef, session: SessionDep) -> Model:
@@ -97,8 +96,7 @@ def require_json(request: Request) -> None:
     """415 for a body that is not JSON (instead of a confusing validation error)."""
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype != "application/json" and not ctype.endswith("+json"):
-        raise ProblemError(415, "send the request body as application/json",
-                           kind="unsupported-media-type")
+        raise ProblemError(415, "send the request body as application/json", kind="unsupported-media-type")
 
 
 def _declared_query(route: APIRoute) -> frozenset[str]:
@@ -120,16 +118,21 @@ async def reject_unknown_query(request: Request) -> None:
         return
     unknown = sorted(set(request.query_params) - _declared_query(route))
     if unknown:
-        raise RequestValidationError([
-            {"loc": ("query", name), "msg": "unknown query parameter", "type": "extra_forbidden"}
-            for name in unknown
-        ])
+        raise RequestValidationError(
+            [
+                {"loc": ("query", name), "msg": "unknown query parameter", "type": "extra_forbidden"}
+                for name in unknown
+            ]
+        )
 
 
 IdempotencyKeyHeader = Annotated[
     str | None,
-    Header(alias="Idempotency-Key", max_length=255,
-           description="Retrying with the same key and request answers with the resource the "
-           "first request created (Idempotent-Replayed: true), never a second one; the same key "
-           "with another request is a 409"),
+    Header(
+        alias="Idempotency-Key",
+        max_length=255,
+        description="Retrying with the same key and request answers with the resource the "
+        "first request created (Idempotent-Replayed: true), never a second one; the same key "
+        "with another request is a 409",
+    ),
 ]

@@ -8,7 +8,8 @@ from fastapi import Query
 
 TagsQuery = Annotated[
     list[str] | None,
-    Query(alias="tag", max_length=32,
-          description="Only items with this tag; repeat for items with all of them"),
+    Query(
+        alias="tag", max_length=32, description="Only items with this tag; repeat for items with all of them"
+    ),
 ]
 NameQuery = Annotated[str | None, Query(max_length=255, description="Only items of this name")]

@@ -11,9 +11,7 @@ from sqlalchemy.orm import Session
 from app.core.errors import field_error, invalid
 
 LimitQuery = Annotated[int, Query(ge=1, le=500, description="Page size")]
-CursorQuery = Annotated[
-    str | None, Query(description="Opaque cursor from the previous page's next_cursor")
-]
+CursorQuery = Annotated[str | None, Query(description="Opaque cursor from the previous page's next_cursor")]
 
 
 def paginate(

@@ -25,8 +25,9 @@ class BatchPredictor(LoopService):
         super().__init__(settings.sweep_interval_s)
         self.factory, self.settings, self.load_model = factory, settings, load_model
         self._free = threading.Semaphore(settings.batch_predict_threads)
-        self._executor = ThreadPoolExecutor(settings.batch_predict_threads,
-                                            thread_name_prefix="batch-predict")
+        self._executor = ThreadPoolExecutor(
+            settings.batch_predict_threads, thread_name_prefix="batch-predict"
+        )
 
     def start(self) -> None:
         if self.settings.is_sqlite:
@@ -51,10 +52,16 @@ class BatchPredictor(LoopService):
 
     def _run(self, batch_id: int, token: int) -> None:
         try:
-            batch_predictions.run(self.factory, self.settings.store, self.settings.tmp_dir,
-                                  batch_id, token, self.load_model,
-                                  self.settings.progress_interval_s,
-                                  stopping=lambda: self._stopping)
+            batch_predictions.run(
+                self.factory,
+                self.settings.store,
+                self.settings.tmp_dir,
+                batch_id,
+                token,
+                self.load_model,
+                self.settings.progress_interval_s,
+                stopping=lambda: self._stopping,
+            )
         finally:
             self._free.release()
             self.wake()  # the next queued one, now

@@ -31,8 +31,9 @@ class LeaseSweeper(LoopService):
     def start(self) -> None:
         """Recover the jobs of a previous server (submitting the queued ones), then sweep."""
         s = self.settings
-        for job_id in leases.recover_on_startup(self.factory, s.max_attempts,
-                                                sole_owner=s.is_sqlite, lease_s=s.lease_s):
+        for job_id in leases.recover_on_startup(
+            self.factory, s.max_attempts, sole_owner=s.is_sqlite, lease_s=s.lease_s
+        ):
             self.runner.submit(job_id)
         super().start()
 

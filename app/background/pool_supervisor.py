@@ -64,8 +64,9 @@ class PoolSupervisor(LoopService):
         if is_unavailable(exc) or is_lost_dispatch(exc):
             # The job is still in the database (queued, or running with a lease); the sweep
             # dispatches it again once its dispatch mark or lease runs out.
-            log.warning("job %d: dispatch lost (%s: %s); the sweep will retry", job_id,
-                        type(exc).__name__, exc)
+            log.warning(
+                "job %d: dispatch lost (%s: %s); the sweep will retry", job_id, type(exc).__name__, exc
+            )
             return
         if type(exc).__name__ == "KilledWorker":
             # Dask gave up: the task's workers died allowed-failures times in a row.
@@ -88,21 +89,26 @@ class PoolSupervisor(LoopService):
         run = jobs.running_run(self.factory, job_id)
         if run is not None and not self.runner.died_on_its_own(run[1]):
             token, pid = run
-            log.warning("job %d: its worker %d was stopped with a broken pool; re-queued "
-                        "without losing the attempt", job_id, pid)
+            log.warning(
+                "job %d: its worker %d was stopped with a broken pool; re-queued without losing the attempt",
+                job_id,
+                pid,
+            )
             if jobs.release(self.factory, job_id, token):
                 self.runner.submit(job_id)
             return
         if run is None and self.runner.pool_was_ready(future):
-            log.warning("job %d: was waiting in a pool that broke; re-queued without losing "
-                        "an attempt", job_id)
+            log.warning(
+                "job %d: was waiting in a pool that broke; re-queued without losing an attempt", job_id
+            )
             self.runner.submit(job_id)
             return
         log.error("job %d: %s (%s)", job_id, why, exc)
         self._breaks[job_id] = breaks = self._breaks.get(job_id, 0) + 1
         if breaks > self.settings.max_attempts:
             jobs.fail_unstarted(
-                self.factory, job_id,
+                self.factory,
+                job_id,
                 f"{why} {breaks} times (worker processes crash or cannot start)",
             )
             return

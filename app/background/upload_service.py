@@ -32,8 +32,9 @@ class UploadService(LoopService):
             if upload_id in self._held:
                 return
             self._held.add(upload_id)
-        threading.Thread(target=self._run, args=(upload_id,), name=f"pgs-ingest-{upload_id}",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._run, args=(upload_id,), name=f"pgs-ingest-{upload_id}", daemon=True
+        ).start()
 
     def _run(self, upload_id: str) -> None:
         try:

@@ -196,8 +196,11 @@ class Settings(BaseSettings):
         """These settings (the API's, sent to a worker) with this host's own PGS_CACHE_DIR and
         PGS_CACHE_BYTES where its environment sets them: a Dask worker on another machine keeps
         its store cache on its own disk."""
-        local = {name: os.environ[f"PGS_{name.upper()}"] for name in ("cache_dir", "cache_bytes")
-                 if f"PGS_{name.upper()}" in os.environ}
+        local = {
+            name: os.environ[f"PGS_{name.upper()}"]
+            for name in ("cache_dir", "cache_bytes")
+            if f"PGS_{name.upper()}" in os.environ
+        }
         if not local:
             return self
         return self.model_validate({**self.model_dump(), **local})
@@ -224,7 +227,7 @@ def normalize_database_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` mean the psycopg (3) driver, the one installed."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 

@@ -45,9 +45,7 @@ def make_engine(database_url: str, busy_timeout_s: float = 15.0) -> Engine:
         return _sqlite_engine(database_url, busy_timeout_s)
     if backend == "postgresql":
         return _postgres_engine(database_url, busy_timeout_s)
-    raise ValueError(
-        f"PGS_DATABASE_URL must be a sqlite or postgresql URL, got {backend!r}"
-    )
+    raise ValueError(f"PGS_DATABASE_URL must be a sqlite or postgresql URL, got {backend!r}")
 
 
 def _sqlite_engine(database_url: str, busy_timeout_s: float) -> Engine:
@@ -157,17 +155,23 @@ def retry_db(fn: Callable[[], T], timeout_s: float, what: str = "database call")
         except Exception as exc:
             if not is_unavailable(exc) or time.monotonic() + pause > deadline:
                 raise
-            log.warning("%s: database unavailable (%s); retrying in %.1f s", what,
-                        type(exc).__name__, pause)
+            log.warning("%s: database unavailable (%s); retrying in %.1f s", what, type(exc).__name__, pause)
             time.sleep(pause)
             pause = min(pause * 2, 2.0)
 
 
 async def _unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
-    log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    log.warning(
+        "database unavailable on %s %s: %s",
+        request.method,
+        request.url.path,
+        str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+    )
     return problem_response(
-        request, 503, "the database is unavailable; retry shortly", kind="database-unavailable",
+        request,
+        503,
+        "the database is unavailable; retry shortly",
+        kind="database-unavailable",
         headers={"Retry-After": str(RETRY_AFTER_S)},
     )
 
@@ -185,16 +189,16 @@ def install_db_error_handlers(app: FastAPI) -> None:
         if is_unavailable(exc):
             return await _unavailable_handler(request, exc)
         log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
-        return problem_response(request, 500, "internal error; see the server log",
-                                kind="internal")
+        return problem_response(request, 500, "internal error; see the server log", kind="internal")
 
     app.add_exception_handler(DBAPIError, _dbapi_handler)
 
     async def _out_of_range(request: Request, exc: Exception) -> JSONResponse:
         # A number from the request that the database cannot hold: an id or cursor beyond 63
         # bits (SQLite raises OverflowError while binding it, PostgreSQL a DataError).
-        return problem_response(request, 422, f"a number in the request is out of range: {exc}",
-                                kind="validation-error")
+        return problem_response(
+            request, 422, f"a number in the request is out of range: {exc}", kind="validation-error"
+        )
 
     app.add_exception_handler(OverflowError, _out_of_range)
     app.add_exception_handler(DataError, _out_of_range)
@@ -224,8 +228,7 @@ def run_migrations(engine: Engine, wait_s: float = 0.0) -> None:
     def upgrade() -> None:
         with engine.begin() as connection:
             if engine.dialect.name == "postgresql":
-                connection.execute(text("SELECT pg_advisory_xact_lock(:k)"),
-                                   {"k": MIGRATION_LOCK_ID})
+                connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK_ID})
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, "heads")
 

@@ -46,4 +46,3 @@ def remove_quietly(*paths: Path) -> None:
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
-

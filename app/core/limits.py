@@ -72,10 +72,8 @@ class TimedReceive:
             self._body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
         if total_left <= self._idle_s:
-            raise _timeout(f"the request body took longer than {self._total_s:g} s "
-                           "(PGS_BODY_TIMEOUT_S)")
-        raise _timeout(f"the request body paused for more than {self._idle_s:g} s "
-                       "(PGS_BODY_IDLE_TIMEOUT_S)")
+            raise _timeout(f"the request body took longer than {self._total_s:g} s (PGS_BODY_TIMEOUT_S)")
+        raise _timeout(f"the request body paused for more than {self._idle_s:g} s (PGS_BODY_IDLE_TIMEOUT_S)")
 
 
 def _timeout(detail: str) -> ProblemError:
@@ -93,12 +91,19 @@ class BodyLimitMiddleware:
             return
         headers = dict(scope.get("headers") or [])
         if b"transfer-encoding" in headers and b"content-length" in headers:
-            await self._problem(scope, receive, send, ProblemError(
-                400, "send either Content-Length or Transfer-Encoding, not both",
-                kind="ambiguous-framing", headers={"Connection": "close"}))
+            await self._problem(
+                scope,
+                receive,
+                send,
+                ProblemError(
+                    400,
+                    "send either Content-Length or Transfer-Encoding, not both",
+                    kind="ambiguous-framing",
+                    headers={"Connection": "close"},
+                ),
+            )
             return
-        timed = TimedReceive(receive, self.settings.body_idle_timeout_s,
-                             self.settings.body_timeout_s)
+        timed = TimedReceive(receive, self.settings.body_idle_timeout_s, self.settings.body_timeout_s)
         if scope["method"] not in BODY_METHODS or _has_own_limit(scope["method"], scope["path"]):
             await self.app(scope, timed, send)
             return
@@ -146,15 +151,21 @@ class BodyLimitMiddleware:
             return
         depth, limit = json_depth(body), self.settings.max_json_depth
         if depth > limit:
-            raise ProblemError(400, f"the JSON body nests {depth} levels deep; the limit is "
-                               f"{limit} (PGS_MAX_JSON_DEPTH)", kind="json-too-deep")
+            raise ProblemError(
+                400,
+                f"the JSON body nests {depth} levels deep; the limit is {limit} (PGS_MAX_JSON_DEPTH)",
+                kind="json-too-deep",
+            )
 
     def _too_large(self) -> ProblemError:
         return ProblemError(
-            413, f"the request body exceeds {self.settings.max_body_bytes} bytes "
-            "(PGS_MAX_BODY_BYTES)", kind="payload-too-large")
+            413,
+            f"the request body exceeds {self.settings.max_body_bytes} bytes (PGS_MAX_BODY_BYTES)",
+            kind="payload-too-large",
+        )
 
     async def _problem(self, scope: Scope, receive: Receive, send: Send, exc: ProblemError) -> None:
-        response = problem_response(Request(scope), exc.status, exc.detail, kind=exc.kind,
-                                    headers=exc.headers)
+        response = problem_response(
+            Request(scope), exc.status, exc.detail, kind=exc.kind, headers=exc.headers
+        )
         await response(scope, receive, send)

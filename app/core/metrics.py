@@ -21,12 +21,17 @@ class ServiceMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "pgs_http_requests", "HTTP requests", ["method", "route", "status"],
+            "pgs_http_requests",
+            "HTTP requests",
+            ["method", "route", "status"],
             registry=self.registry,
         )
         self.latency = Histogram(
-            "pgs_http_request_duration_seconds", "HTTP request latency", ["method", "route"],
-            buckets=BUCKETS, registry=self.registry,
+            "pgs_http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route"],
+            buckets=BUCKETS,
+            registry=self.registry,
         )
 
     def add_state_collector(self, snapshot: Callable[[], dict[str, Any]]) -> None:
@@ -45,15 +50,17 @@ class _StateCollector(Collector):
         for status, n in snap["jobs"].items():
             jobs.add_metric([status], n)
         yield jobs
-        yield GaugeMetricFamily("pgs_queue_depth", "Jobs waiting for a worker",
-                                value=snap["jobs"].get("queued", 0))
-        yield GaugeMetricFamily("pgs_jobs_in_flight", "Jobs submitted to the worker pool",
-                                value=snap["in_flight"])
+        yield GaugeMetricFamily(
+            "pgs_queue_depth", "Jobs waiting for a worker", value=snap["jobs"].get("queued", 0)
+        )
+        yield GaugeMetricFamily(
+            "pgs_jobs_in_flight", "Jobs submitted to the worker pool", value=snap["in_flight"]
+        )
         yield GaugeMetricFamily("pgs_workers", "Size of the worker pool", value=snap["workers"])
-        yield GaugeMetricFamily("pgs_model_cache_size", "Models held in memory",
-                                value=snap["cache_size"])
-        yield GaugeMetricFamily("pgs_model_cache_bytes", "Bytes of the models held in memory",
-                                value=snap["cache_bytes"])
+        yield GaugeMetricFamily("pgs_model_cache_size", "Models held in memory", value=snap["cache_size"])
+        yield GaugeMetricFamily(
+            "pgs_model_cache_bytes", "Bytes of the models held in memory", value=snap["cache_bytes"]
+        )
 
 
 class MetricsMiddleware:

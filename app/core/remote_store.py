@@ -49,8 +49,9 @@ class FsspecStore:
         self.url, self.cache, self.options = url, cache, dict(options or {})
         # No request yet: the first one goes out with the first operation. Listings are not
         # cached: another host may add or delete a key at any time.
-        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False,
-                                              **_backend_options(url, self.options))
+        self.fs, root = fsspec.core.url_to_fs(
+            url, use_listings_cache=False, **_backend_options(url, self.options)
+        )
         self.root = root.rstrip("/")
 
     def __repr__(self) -> str:
@@ -171,8 +172,7 @@ class FsspecStore:
         except (FileNotFoundError, FileExistsError):
             raise
         except Exception as exc:
-            raise StoreUnavailable(f"{self!r} could not {what} {key!r}: "
-                                   f"{type(exc).__name__}: {exc}") from exc
+            raise StoreUnavailable(f"{self!r} could not {what} {key!r}: {type(exc).__name__}: {exc}") from exc
 
     def _remove(self, remote: str) -> None:
         try:
@@ -187,8 +187,9 @@ class FsspecStore:
         for upload in self.fs.list_multipart_uploads(bucket):
             if not upload["Key"].startswith(prefix) or upload["Initiated"] >= cutoff:
                 continue
-            self.fs.call_s3("abort_multipart_upload", Bucket=bucket, Key=upload["Key"],
-                            UploadId=upload["UploadId"])
+            self.fs.call_s3(
+                "abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+            )
             removed += 1
         return removed
 

@@ -34,7 +34,9 @@ async def require_api_key(
         return ANONYMOUS
     if credentials is None:
         raise ProblemError(
-            401, "send 'Authorization: Bearer <key>'", kind="unauthorized",
+            401,
+            "send 'Authorization: Bearer <key>'",
+            kind="unauthorized",
             headers={"WWW-Authenticate": "Bearer"},
         )
     given = credentials.credentials.encode()
@@ -120,29 +122,40 @@ class NetworkGuardMiddleware:
         if scope["type"] == "http" and not self.settings.api_key_set:
             problem = self._problem(scope)
             if problem is not None:
-                response = problem_response(Request(scope), problem.status, problem.detail,
-                                            kind=problem.kind)
+                response = problem_response(Request(scope), problem.status, problem.detail, kind=problem.kind)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
     def _problem(self, scope: Scope) -> ProblemError | None:
         server_host = str((scope.get("server") or ("", None))[0]).lower()
-        if (_is_ip(server_host) and not ipaddress.ip_address(server_host).is_loopback
-                and not self.settings.allow_anonymous):
-            return ProblemError(403, "this server has no API keys and answers loopback clients "
-                                "only: set PGS_API_KEYS (or PGS_ALLOW_ANONYMOUS=1)",
-                                kind="forbidden")
+        if (
+            _is_ip(server_host)
+            and not ipaddress.ip_address(server_host).is_loopback
+            and not self.settings.allow_anonymous
+        ):
+            return ProblemError(
+                403,
+                "this server has no API keys and answers loopback clients "
+                "only: set PGS_API_KEYS (or PGS_ALLOW_ANONYMOUS=1)",
+                kind="forbidden",
+            )
         headers = Headers(scope=scope)
         host = _host_name(headers.get("host", ""))
         if host != server_host and host not in self.allowed_hosts:
-            return ProblemError(400, f"the Host {host!r} is not this server's: without API keys "
-                                "only its own address, localhost or PGS_ALLOWED_HOSTS are served",
-                                kind="invalid-host")
+            return ProblemError(
+                400,
+                f"the Host {host!r} is not this server's: without API keys "
+                "only its own address, localhost or PGS_ALLOWED_HOSTS are served",
+                kind="invalid-host",
+            )
         if scope["method"] not in SAFE_METHODS and self._cross_origin(headers):
-            return ProblemError(403, "a write from a page of another origin; without API keys "
-                                "only same-origin pages and non-browser clients may write",
-                                kind="cross-origin")
+            return ProblemError(
+                403,
+                "a write from a page of another origin; without API keys "
+                "only same-origin pages and non-browser clients may write",
+                kind="cross-origin",
+            )
         return None
 
     def _cross_origin(self, headers: Headers) -> bool:
@@ -162,7 +175,6 @@ async def metrics_access(
     """PGS_METRICS_ACCESS: "public", "key" (a key, when keys are set) or "off" (404)."""
     access = request.app.state.settings.metrics_access
     if access == "off":
-        raise ProblemError(404, "metrics are turned off (PGS_METRICS_ACCESS=off)",
-                           kind="not-found")
+        raise ProblemError(404, "metrics are turned off (PGS_METRICS_ACCESS=off)", kind="not-found")
     if access == "key":
         await require_api_key(request, credentials)

@@ -24,10 +24,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.core.config import Settings, get_settings
 
-_TIMEOUT_BODY = json.dumps({
-    "type": "urn:pgs:problem:request-timeout", "title": "Request Timeout", "status": 408,
-    "detail": "the request headers did not arrive in time (PGS_HEADER_TIMEOUT_S)",
-}).encode()
+_TIMEOUT_BODY = json.dumps(
+    {
+        "type": "urn:pgs:problem:request-timeout",
+        "title": "Request Timeout",
+        "status": 408,
+        "detail": "the request headers did not arrive in time (PGS_HEADER_TIMEOUT_S)",
+    }
+).encode()
 # Written raw: h11 cannot send a response to a request whose head it has not seen.
 _TIMEOUT_RESPONSE = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/problem+json\r\n"
@@ -45,8 +49,9 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def __init__(self, *args: Any, header_timeout_s: float | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.header_timeout_s = (header_timeout_s if header_timeout_s is not None
-                                 else get_settings().header_timeout_s)
+        self.header_timeout_s = (
+            header_timeout_s if header_timeout_s is not None else get_settings().header_timeout_s
+        )
         self._header_timer: asyncio.TimerHandle | None = None
 
     def _arm_header_timer(self) -> None:

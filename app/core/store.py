@@ -155,14 +155,15 @@ def as_store(store_or_dir: Store | Path | str) -> Store:
     return store_or_dir
 
 
-def open_store(url: str, data_dir: Path, cache_dir: Path, cache_bytes: int,
-               options: dict[str, Any] | None = None) -> Store:
+def open_store(
+    url: str, data_dir: Path, cache_dir: Path, cache_bytes: int, options: dict[str, Any] | None = None
+) -> Store:
     """The store at ``url``: empty or ``file://`` a local directory (empty: the data dir), any
     other fsspec URL a remote store cached in ``cache_dir`` (at most ``cache_bytes``)."""
     if not url:
         return LocalDirStore(data_dir)
     if url.startswith("file://"):
-        return LocalDirStore(Path(url[len("file://"):]))
+        return LocalDirStore(Path(url[len("file://") :]))
     from app.core.remote_store import FsspecStore  # imports fsspec only where configured
     from app.core.store_cache import LocalCache
 
@@ -173,8 +174,7 @@ def open_store(url: str, data_dir: Path, cache_dir: Path, cache_bytes: int,
 
 # errno values that mean "the server cannot store this now", not a bug: the disk is full, a quota
 # is reached, the file system is read-only, or the data dir is not writable.
-STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
-                            errno.EFBIG})
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG})
 
 
 def install_storage_error_handler(app: FastAPI) -> None:
@@ -187,19 +187,23 @@ def install_storage_error_handler(app: FastAPI) -> None:
         if code in STORAGE_ERRNOS:
             log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
             return problem_response(
-                request, 507,
+                request,
+                507,
                 f"the server cannot store data right now ({os.strerror(code)}); nothing was "
-                "stored, retry later", kind="insufficient-storage",
+                "stored, retry later",
+                kind="insufficient-storage",
             )
         log.error("unhandled OSError on %s %s", request.method, request.url.path, exc_info=exc)
-        return problem_response(request, 500, "internal error; see the server log",
-                                kind="internal")
+        return problem_response(request, 500, "internal error; see the server log", kind="internal")
 
     async def unavailable(request: Request, exc: Exception) -> JSONResponse:
         log.error("store unavailable on %s %s: %s", request.method, request.url.path, exc)
         return problem_response(
-            request, 503, f"the store is unavailable ({exc}); nothing was stored, retry later",
-            kind="store-unavailable", headers={"Retry-After": "30"},
+            request,
+            503,
+            f"the store is unavailable ({exc}); nothing was stored, retry later",
+            kind="store-unavailable",
+            headers={"Retry-After": "30"},
         )
 
     app.add_exception_handler(OSError, handler)

@@ -55,9 +55,11 @@ ModelLoader = Callable[[int], LoadedModel]
 
 
 def beyond_width(n_features: int, model_width: int) -> str:
-    return (f"the data set has {n_features} features, the model {model_width}: features "
-            f"{model_width} and up (0-based) are beyond the model's width; pass "
-            "extra_features=ignore to leave them out")
+    return (
+        f"the data set has {n_features} features, the model {model_width}: features "
+        f"{model_width} and up (0-based) are beyond the model's width; pass "
+        "extra_features=ignore to leave them out"
+    )
 
 
 def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> BatchPrediction:
@@ -70,20 +72,32 @@ def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> B
     if not encoded <= text or text - encoded - ignored:
         # The model one-hot encodes its text columns and reads the others as numbers: the data
         # set must hold text exactly there (an ignored column may be either).
-        msg = (f"the model reads text in columns {sorted(encoded)} (ignoring {sorted(ignored)}); "
-               f"the data set's text columns are {sorted(text)}")
+        msg = (
+            f"the model reads text in columns {sorted(encoded)} (ignoring {sorted(ignored)}); "
+            f"the data set's text columns are {sorted(text)}"
+        )
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
-    row = BatchPrediction(model_id=model.id, dataset_id=dataset.id, n_rows=dataset.n_samples,
-                          extra_features=extra_features, status=JobStatus.QUEUED, attempts=0,
-                          rows_done=0, cancel_requested=False)
+    row = BatchPrediction(
+        model_id=model.id,
+        dataset_id=dataset.id,
+        n_rows=dataset.n_samples,
+        extra_features=extra_features,
+        status=JobStatus.QUEUED,
+        attempts=0,
+        rows_done=0,
+        cancel_requested=False,
+    )
     s.add(row)
     s.commit()
     return row
 
 
 def _owned(batch_id: int, token: int) -> Any:
-    return ((BatchPrediction.id == batch_id) & (BatchPrediction.attempts == token)
-            & (BatchPrediction.status == JobStatus.RUNNING))
+    return (
+        (BatchPrediction.id == batch_id)
+        & (BatchPrediction.attempts == token)
+        & (BatchPrediction.status == JobStatus.RUNNING)
+    )
 
 
 def claim_next(factory: SessionFactory) -> tuple[int, int] | None:
@@ -91,19 +105,25 @@ def claim_next(factory: SessionFactory) -> tuple[int, int] | None:
     with transaction(factory) as s:
         for batch_id in s.scalars(
             select(BatchPrediction.id)
-            .where(BatchPrediction.status == JobStatus.QUEUED,
-                   BatchPrediction.cancel_requested.is_(False))
-            .order_by(BatchPrediction.id).limit(8).with_for_update(skip_locked=True)
+            .where(BatchPrediction.status == JobStatus.QUEUED, BatchPrediction.cancel_requested.is_(False))
+            .order_by(BatchPrediction.id)
+            .limit(8)
+            .with_for_update(skip_locked=True)
         ):
             res = s.execute(
                 update(BatchPrediction)
                 .where(BatchPrediction.id == batch_id, BatchPrediction.status == JobStatus.QUEUED)
-                .values(status=JobStatus.RUNNING, attempts=BatchPrediction.attempts + 1,
-                        started_at=utcnow(), heartbeat_at=utcnow(), rows_done=0, error=None)
+                .values(
+                    status=JobStatus.RUNNING,
+                    attempts=BatchPrediction.attempts + 1,
+                    started_at=utcnow(),
+                    heartbeat_at=utcnow(),
+                    rows_done=0,
+                    error=None,
+                )
             )
             if res.rowcount == 1:  # type: ignore[attr-defined]
-                token = s.scalar(select(BatchPrediction.attempts)
-                                 .where(BatchPrediction.id == batch_id))
+                token = s.scalar(select(BatchPrediction.attempts).where(BatchPrediction.id == batch_id))
                 return batch_id, int(token or 0)
     return None
 
@@ -111,35 +131,43 @@ def claim_next(factory: SessionFactory) -> tuple[int, int] | None:
 def record(factory: SessionFactory, batch_id: int, token: int, rows_done: int) -> tuple[bool, bool]:
     """Progress and heartbeat; returns (still owned, cancel requested)."""
     with transaction(factory) as s:
-        res = s.execute(update(BatchPrediction).where(_owned(batch_id, token))
-                        .values(rows_done=rows_done, heartbeat_at=utcnow()))
+        res = s.execute(
+            update(BatchPrediction)
+            .where(_owned(batch_id, token))
+            .values(rows_done=rows_done, heartbeat_at=utcnow())
+        )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False, False
-        cancel = s.scalar(select(BatchPrediction.cancel_requested)
-                          .where(BatchPrediction.id == batch_id))
+        cancel = s.scalar(select(BatchPrediction.cancel_requested).where(BatchPrediction.id == batch_id))
         return True, bool(cancel)
 
 
 def finish(factory: SessionFactory, batch_id: int, token: int, status: str, **values: Any) -> bool:
     with transaction(factory) as s:
-        res = s.execute(update(BatchPrediction).where(_owned(batch_id, token))
-                        .values(status=status, finished_at=utcnow(), **values))
+        res = s.execute(
+            update(BatchPrediction)
+            .where(_owned(batch_id, token))
+            .values(status=status, finished_at=utcnow(), **values)
+        )
         return bool(res.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def release(factory: SessionFactory, batch_id: int, token: int) -> None:
     """running -> queued, not counted as a try: the server is stopping."""
     with transaction(factory) as s:
-        s.execute(update(BatchPrediction).where(_owned(batch_id, token))
-                  .values(status=JobStatus.QUEUED, attempts=BatchPrediction.attempts - 1,
-                          started_at=None, rows_done=0))
+        s.execute(
+            update(BatchPrediction)
+            .where(_owned(batch_id, token))
+            .values(
+                status=JobStatus.QUEUED, attempts=BatchPrediction.attempts - 1, started_at=None, rows_done=0
+            )
+        )
 
 
 def request_cancel(s: Session, row: BatchPrediction) -> None:
     """Queued: cancelled at once; running: flagged, its run stops at its next progress write."""
     if row.status not in JobStatus.ACTIVE:
-        raise ProblemError(409, f"batch prediction {row.id} already {row.status}",
-                           kind="conflict")
+        raise ProblemError(409, f"batch prediction {row.id} already {row.status}", kind="conflict")
     if row.status == JobStatus.QUEUED:
         row.status, row.finished_at = JobStatus.CANCELLED, utcnow()
     row.cancel_requested = True
@@ -161,9 +189,11 @@ def reap_lost(factory: SessionFactory, lease_s: float, max_attempts: int) -> int
     """Running batch predictions whose heartbeat stopped (their process died or hangs)."""
     with transaction(factory) as s:
         last_sign = func.coalesce(BatchPrediction.heartbeat_at, BatchPrediction.started_at)
-        rows = s.scalars(select(BatchPrediction).where(
-            BatchPrediction.status == JobStatus.RUNNING, older_than(s, last_sign, lease_s)
-        ).with_for_update(skip_locked=True)).all()
+        rows = s.scalars(
+            select(BatchPrediction)
+            .where(BatchPrediction.status == JobStatus.RUNNING, older_than(s, last_sign, lease_s))
+            .with_for_update(skip_locked=True)
+        ).all()
         for row in rows:
             log.warning("batch prediction %d: lease expired (attempt %d)", row.id, row.attempts)
             _settle_lost(row, max_attempts, "the process running it stopped sending heartbeats")
@@ -173,8 +203,7 @@ def reap_lost(factory: SessionFactory, lease_s: float, max_attempts: int) -> int
 def recover_on_startup(factory: SessionFactory, max_attempts: int) -> None:
     """One server owns a SQLite database: what it left running died with it."""
     with transaction(factory) as s:
-        for row in s.scalars(select(BatchPrediction)
-                             .where(BatchPrediction.status == JobStatus.RUNNING)):
+        for row in s.scalars(select(BatchPrediction).where(BatchPrediction.status == JobStatus.RUNNING)):
             _settle_lost(row, max_attempts, "the server stopped while it was running")
 
 
@@ -210,25 +239,38 @@ class _DatasetRows:
             X, _ = self.data.shard(i)
             text = self.data.text(i)
             for start in range(0, X.shape[0], BLOCK_ROWS):
-                block = fit_width(X[start:start + BLOCK_ROWS], model.n_features)
+                block = fit_width(X[start : start + BLOCK_ROWS], model.n_features)
                 done += block.shape[0]
-                yield done, self._model_input(
-                    model, block, None if text is None else text[start:start + BLOCK_ROWS])
+                yield (
+                    done,
+                    self._model_input(
+                        model, block, None if text is None else text[start : start + BLOCK_ROWS]
+                    ),
+                )
 
     def _model_input(self, model: LoadedModel, X: sp.csr_matrix, text: np.ndarray | None) -> Any:
         """With the text in its places when the model encodes text columns
         (app/services/preprocessing.py raw_matrix)."""
         if model.preprocessing is None or not model.preprocessing.get("categorical"):
             return X
-        return raw_matrix(X, np.asarray(text) if text is not None else None, self.text_columns,
-                          model.preprocessing)
+        return raw_matrix(
+            X, np.asarray(text) if text is not None else None, self.text_columns, model.preprocessing
+        )
 
 
 class _Run:
     """One run of one batch prediction (``token``): predicts block by block into temp files."""
 
-    def __init__(self, factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int,
-                 token: int, progress_interval_s: float, stopping: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        factory: SessionFactory,
+        store: Store,
+        tmp_dir: Path,
+        batch_id: int,
+        token: int,
+        progress_interval_s: float,
+        stopping: Callable[[], bool],
+    ) -> None:
         self.factory, self.store, self.tmp_dir = factory, store, tmp_dir
         self.batch_id, self.token = batch_id, token
         self.progress_interval_s, self.stopping = progress_interval_s, stopping
@@ -259,8 +301,10 @@ class _Run:
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
         try:
-            writers = {name: NpyRowWriter(fh, n, min_dtype if name == "predictions" else None)
-                       for name, fh in files.items()}
+            writers = {
+                name: NpyRowWriter(fh, n, min_dtype if name == "predictions" else None)
+                for name, fh in files.items()
+            }
             last_write = time.monotonic()
             for rows_done, X in rows.blocks(model):
                 out = predict(model, X)
@@ -295,8 +339,15 @@ class _Run:
         for name, key in keys.items():
             with self.tmp_path(name).open("rb") as src:
                 self.store.write(key, functools.partial(shutil.copyfileobj, src))
-        if not finish(self.factory, self.batch_id, self.token, JobStatus.SUCCEEDED,
-                      rows_done=n_rows, result_key=result_key, outputs=outputs):
+        if not finish(
+            self.factory,
+            self.batch_id,
+            self.token,
+            JobStatus.SUCCEEDED,
+            rows_done=n_rows,
+            result_key=result_key,
+            outputs=outputs,
+        ):
             self.store.delete(*keys.values())  # the run lost its claim: its result is not kept
 
     def cleanup(self) -> None:
@@ -305,9 +356,16 @@ class _Run:
                 self.tmp_path(name).unlink()
 
 
-def run(factory: SessionFactory, store: Store, tmp_dir: Path, batch_id: int, token: int,
-        load_model: ModelLoader, progress_interval_s: float,
-        stopping: Callable[[], bool] = lambda: False) -> None:
+def run(
+    factory: SessionFactory,
+    store: Store,
+    tmp_dir: Path,
+    batch_id: int,
+    token: int,
+    load_model: ModelLoader,
+    progress_interval_s: float,
+    stopping: Callable[[], bool] = lambda: False,
+) -> None:
     """Run the claimed batch prediction ``batch_id`` to its end (a terminal status), or give it
     back to the queue when ``stopping()`` turns true."""
     r = _Run(factory, store, tmp_dir, batch_id, token, progress_interval_s, stopping)

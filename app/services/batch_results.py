@@ -17,12 +17,17 @@ from app.services.npy_stream import iter_rows, read_header
 
 ResultFormat = Literal["csv", "jsonl", "npy"]
 MEDIA_TYPES: dict[str, str] = {
-    "csv": "text/csv", "jsonl": "application/x-ndjson", "npy": "application/x-npy",
+    "csv": "text/csv",
+    "jsonl": "application/x-ndjson",
+    "npy": "application/x-npy",
 }
 # Accept header values that choose a format when ?format= is absent.
 ACCEPTED: dict[str, ResultFormat] = {
-    "text/csv": "csv", "application/x-ndjson": "jsonl", "application/jsonl": "jsonl",
-    "application/x-npy": "npy", "application/octet-stream": "npy",
+    "text/csv": "csv",
+    "application/x-ndjson": "jsonl",
+    "application/jsonl": "jsonl",
+    "application/x-npy": "npy",
+    "application/octet-stream": "npy",
 }
 # Rows formatted at a time: a block's text and its Python objects stay under a megabyte.
 BLOCK_ROWS = 1024
@@ -55,8 +60,9 @@ def _columns(outputs: dict[str, tuple[int, ...]], classes: list[Any] | None) -> 
 def _blocks(store: Store, keys: dict[str, str]) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """(first row, {output: its block}) for the outputs in lockstep."""
     with ExitStack() as stack:
-        iters = {name: iter_rows(stack.enter_context(store.open(key)), BLOCK_ROWS)
-                 for name, key in keys.items()}
+        iters = {
+            name: iter_rows(stack.enter_context(store.open(key)), BLOCK_ROWS) for name, key in keys.items()
+        }
         start = 0
         for blocks in zip(*iters.values(), strict=True):
             yield start, dict(zip(iters, blocks, strict=True))
@@ -76,8 +82,10 @@ def stream_csv(store: Store, keys: dict[str, str], classes: list[Any] | None) ->
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_columns(_shapes(store, keys), classes))
     for start, block in _blocks(store, keys):
-        parts = [np.arange(start, start + block["predictions"].shape[0])[:, None],
-                 block["predictions"][:, None]]
+        parts = [
+            np.arange(start, start + block["predictions"].shape[0])[:, None],
+            block["predictions"][:, None],
+        ]
         for name in ("scores", "probabilities"):
             if name in block:
                 arr = block[name]
@@ -96,8 +104,10 @@ def stream_jsonl(store: Store, keys: dict[str, str]) -> Iterator[bytes]:
     for start, block in _blocks(store, keys):
         columns = {singular[name]: arr.tolist() for name, arr in block.items()}
         n = block["predictions"].shape[0]
-        lines = (json.dumps({"row": start + i, **{k: v[i] for k, v in columns.items()}},
-                            allow_nan=False) for i in range(n))
+        lines = (
+            json.dumps({"row": start + i, **{k: v[i] for k, v in columns.items()}}, allow_nan=False)
+            for i in range(n)
+        )
         yield ("\n".join(lines) + "\n").encode()
 
 

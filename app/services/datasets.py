@@ -49,21 +49,22 @@ class ShardSplit:
         self.seed = seed
         self.shard_rows = list(shard_rows)
         n_held_out = held_out_rows(sum(self.shard_rows), fraction)
-        self.held_out = np.random.default_rng(seed).multivariate_hypergeometric(
-            self.shard_rows, n_held_out)
+        self.held_out = np.random.default_rng(seed).multivariate_hypergeometric(self.shard_rows, n_held_out)
 
     def held_out_mask(self, shard: int) -> np.ndarray:
         """Which rows of shard ``shard`` are held out (boolean, one per row)."""
         rows = self.shard_rows[shard]
         chosen = np.random.default_rng([self.seed, shard]).choice(
-            rows, size=int(self.held_out[shard]), replace=False)
+            rows, size=int(self.held_out[shard]), replace=False
+        )
         mask = np.zeros(rows, dtype=bool)
         mask[chosen] = True
         return mask
 
 
-def task_from_labels(store: Store, key: str, label_kind: str,
-                     task: str) -> tuple[str, list[int | float | str] | None]:
+def task_from_labels(
+    store: Store, key: str, label_kind: str, task: str
+) -> tuple[str, list[int | float | str] | None]:
     """The task and classes of the stored data set ``key`` once declared ``task``
     ("classification" or "regression"): ParseError when its labels cannot be that."""
     tally = LabelTally()

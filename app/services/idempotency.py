@@ -63,9 +63,14 @@ def commit_created(session: Session, idem: Idempotency, resource: Resource) -> R
     resource of a concurrent request with the same key when that one committed first (this
     one is rolled back)."""
     if idem.key is not None:
-        session.add(IdempotencyKey(principal=idem.principal, key=idem.key,
-                                   request_hash=idem.request_hash,
-                                   **{_COLUMN[type(resource)]: resource.id}))
+        session.add(
+            IdempotencyKey(
+                principal=idem.principal,
+                key=idem.key,
+                request_hash=idem.request_hash,
+                **{_COLUMN[type(resource)]: resource.id},
+            )
+        )
     try:
         session.commit()
     except IntegrityError:

@@ -46,8 +46,9 @@ def _local(entry: str) -> str:
 
 
 def _refused(detail: str, status: int = 403) -> ProblemError:
-    return ProblemError(status, detail, kind="import-refused",
-                        errors=[field_error(["body", "source"], detail)])
+    return ProblemError(
+        status, detail, kind="import-refused", errors=[field_error(["body", "source"], detail)]
+    )
 
 
 def check_source(settings: Settings, source: str) -> str:
@@ -58,8 +59,7 @@ def check_source(settings: Settings, source: str) -> str:
     """
     roots = ImportRoots.of(settings)
     if not roots.directories and not roots.url_prefixes:
-        raise _refused("server-side imports are off: the operator allows none "
-                       "(PGS_IMPORT_ROOTS is empty)")
+        raise _refused("server-side imports are off: the operator allows none (PGS_IMPORT_ROOTS is empty)")
     if source.lower().startswith(URL_SCHEMES):
         if not roots.allows_url(source):
             raise _refused("the URL is outside the import roots (PGS_IMPORT_ROOTS)")
@@ -72,8 +72,10 @@ def check_source(settings: Settings, source: str) -> str:
     # strict=False: a missing file is reported below as such, not as a path escape.
     resolved = path.resolve()
     if not any(root == resolved or root in resolved.parents for root in roots.directories):
-        raise _refused("the path is outside the import roots (PGS_IMPORT_ROOTS), after "
-                       "following its symbolic links and '..'")
+        raise _refused(
+            "the path is outside the import roots (PGS_IMPORT_ROOTS), after "
+            "following its symbolic links and '..'"
+        )
     if not resolved.is_file():
         raise _refused(f"{source} is not a file the server can read", 422)
     return str(resolved)
@@ -98,18 +100,18 @@ def fetch(settings: Settings, url: str, target: Path, cap: int) -> int:
                     if response.is_redirect:
                         url = urljoin(url, response.headers.get("location", ""))
                         if not roots.allows_url(url):
-                            raise _refused(f"the source redirects to {url}, outside the import "
-                                           "roots (PGS_IMPORT_ROOTS)")
+                            raise _refused(
+                                f"the source redirects to {url}, outside the import roots (PGS_IMPORT_ROOTS)"
+                            )
                         continue
                     if response.status_code != 200:
-                        raise ProblemError(502, f"the source answered {response.status_code}",
-                                           kind="import-failed")
+                        raise ProblemError(
+                            502, f"the source answered {response.status_code}", kind="import-failed"
+                        )
                     return _save(response, target, cap)
             except httpx.HTTPError as exc:
-                raise ProblemError(502, f"the source could not be read: {exc}",
-                                   kind="import-failed") from exc
-    raise ProblemError(502, f"the source redirected more than {MAX_REDIRECTS} times",
-                       kind="import-failed")
+                raise ProblemError(502, f"the source could not be read: {exc}", kind="import-failed") from exc
+    raise ProblemError(502, f"the source redirected more than {MAX_REDIRECTS} times", kind="import-failed")
 
 
 def _save(response: httpx.Response, target: Path, cap: int) -> int:
@@ -129,5 +131,9 @@ def _save(response: httpx.Response, target: Path, cap: int) -> int:
 
 
 def _too_large(cap: int) -> ProblemError:
-    return ProblemError(413, f"the source is larger than {cap} bytes (PGS_MAX_UPLOAD_BYTES, or "
-                        "what is left of PGS_UPLOAD_QUOTA_BYTES)", kind="payload-too-large")
+    return ProblemError(
+        413,
+        f"the source is larger than {cap} bytes (PGS_MAX_UPLOAD_BYTES, or "
+        "what is left of PGS_UPLOAD_QUOTA_BYTES)",
+        kind="payload-too-large",
+    )

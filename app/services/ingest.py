@@ -27,8 +27,7 @@ from app.services.intake import DatasetOptions, store_dataset
 log = logging.getLogger(__name__)
 
 
-def start(factory: SessionFactory, settings: Settings, upload: Upload,
-          options: DatasetOptions) -> None:
+def start(factory: SessionFactory, settings: Settings, upload: Upload, options: DatasetOptions) -> None:
     """Mark a received (or failed) upload "parsing" with these options; 409 unless complete."""
     if upload.state not in (UploadState.RECEIVING, UploadState.FAILED):
         raise conflict(f"the upload is {upload.state}; only a received upload can be finished")
@@ -36,13 +35,21 @@ def start(factory: SessionFactory, settings: Settings, upload: Upload,
         raise conflict("a failed import keeps no bytes: import the source again")
     offset = resumable.offset_of(settings, upload)
     if upload.source is None and offset != upload.length:
-        raise conflict(f"the upload has {offset} of its {upload.length} bytes; send the rest "
-                       "first (HEAD it for the offset)")
+        raise conflict(
+            f"the upload has {offset} of its {upload.length} bytes; send the rest "
+            "first (HEAD it for the offset)"
+        )
     with transaction(factory) as s:
         changed = s.execute(
-            update(Upload).where(Upload.id == upload.id, Upload.state == upload.state)
-            .values(state=UploadState.PARSING, options=options.model_dump(exclude_none=True),
-                    error=None, heartbeat_at=utcnow())).rowcount  # type: ignore[attr-defined]
+            update(Upload)
+            .where(Upload.id == upload.id, Upload.state == upload.state)
+            .values(
+                state=UploadState.PARSING,
+                options=options.model_dump(exclude_none=True),
+                error=None,
+                heartbeat_at=utcnow(),
+            )
+        ).rowcount  # type: ignore[attr-defined]
     if not changed:
         raise conflict("the upload changed meanwhile (finished by another request?)")
 
@@ -72,8 +79,11 @@ def run(factory: SessionFactory, settings: Settings, upload_id: str) -> None:
         _fail(factory, settings, upload, 500, "internal error; see the server log")
         return
     with transaction(factory) as s:
-        s.execute(update(Upload).where(Upload.id == upload_id).values(
-            state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None))
+        s.execute(
+            update(Upload)
+            .where(Upload.id == upload_id)
+            .values(state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None)
+        )
     # The data set has its own copy now; the row stays (with its dataset_id) until it expires.
     remove_quietly(resumable.upload_path(settings, upload_id))
     log.info("upload %s: data set %d (%d bytes)", upload_id, dataset.id, size)
@@ -90,13 +100,15 @@ def _bytes_of(settings: Settings, upload: Upload) -> tuple[Path, int]:
     return path, path.stat().st_size
 
 
-def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: int,
-          detail: str) -> None:
+def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: int, detail: str) -> None:
     """Record why. An upload keeps its bytes (it can be finished again with other options); an
     import keeps none and reserves nothing (it is retried by importing again)."""
     log.info("upload %s: failed (%d) %s", upload.id, status, detail)
-    values: dict[str, Any] = {"state": UploadState.FAILED, "heartbeat_at": None,
-                              "error": {"status": status, "detail": detail}}
+    values: dict[str, Any] = {
+        "state": UploadState.FAILED,
+        "heartbeat_at": None,
+        "error": {"status": status, "detail": detail},
+    }
     if upload.source is not None:
         values["length"] = 0
         remove_quietly(resumable.upload_path(settings, upload.id))
@@ -106,9 +118,11 @@ def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: i
 
 def refresh(factory: SessionFactory, upload_ids: set[str]) -> None:
     with transaction(factory) as s:
-        s.execute(update(Upload).where(Upload.id.in_(upload_ids),
-                                       Upload.state == UploadState.PARSING)
-                  .values(heartbeat_at=utcnow()))
+        s.execute(
+            update(Upload)
+            .where(Upload.id.in_(upload_ids), Upload.state == UploadState.PARSING)
+            .values(heartbeat_at=utcnow())
+        )
 
 
 def claim_stale(factory: SessionFactory, lease_s: float) -> list[str]:
@@ -116,14 +130,19 @@ def claim_stale(factory: SessionFactory, lease_s: float) -> list[str]:
     cutoff = utcnow() - dt.timedelta(seconds=lease_s)
     claimed = []
     with factory() as s:
-        stale = s.scalars(select(Upload.id).where(Upload.state == UploadState.PARSING,
-                                                  Upload.heartbeat_at < cutoff)).all()
+        stale = s.scalars(
+            select(Upload.id).where(Upload.state == UploadState.PARSING, Upload.heartbeat_at < cutoff)
+        ).all()
     for upload_id in stale:
         with transaction(factory) as s:
             # Conditional: of several processes sweeping at once, one wins.
-            won = s.execute(update(Upload).where(
-                Upload.id == upload_id, Upload.state == UploadState.PARSING,
-                Upload.heartbeat_at < cutoff).values(heartbeat_at=utcnow())).rowcount  # type: ignore[attr-defined]
+            won = s.execute(
+                update(Upload)
+                .where(
+                    Upload.id == upload_id, Upload.state == UploadState.PARSING, Upload.heartbeat_at < cutoff
+                )
+                .values(heartbeat_at=utcnow())
+            ).rowcount  # type: ignore[attr-defined]
         if won:
             claimed.append(upload_id)
     return claimed

@@ -48,9 +48,11 @@ def check_model_size(estimator: Any, train: Dataset, limit: int) -> None:
         return
     n_classes = len(train.classes or [])
     shape = f"{train.n_features} features" + (f" x {n_classes} classes" if n_classes > 2 else "")
-    msg = (f"the model of dataset {train.id} ({shape}) could take {_mib(size)} "
-           f"({size} bytes), more than the limit of {_mib(limit)} ({limit} bytes, "
-           "PGS_MAX_MODEL_BYTES); use fewer features (renumber the svmlight indices) or classes")
+    msg = (
+        f"the model of dataset {train.id} ({shape}) could take {_mib(size)} "
+        f"({size} bytes), more than the limit of {_mib(limit)} ({limit} bytes, "
+        "PGS_MAX_MODEL_BYTES); use fewer features (renumber the svmlight indices) or classes"
+    )
     raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
 
 
@@ -74,14 +76,19 @@ def check_data_memory(solver: str, datasets: list[Dataset], in_memory: bool, lim
     if size <= limit:
         return
     names = ", ".join(sorted(name for name, spec in SOLVERS.items() if spec.streams))
-    what = (f"solver {solver!r} needs every row in memory at once" if not SOLVERS[solver].streams
-            else "a sigma selection (select_sigma) fits on rows held in memory")
+    what = (
+        f"solver {solver!r} needs every row in memory at once"
+        if not SOLVERS[solver].streams
+        else "a sigma selection (select_sigma) fits on rows held in memory"
+    )
     ids = " and ".join(f"dataset {d.id}" for d in datasets)
     takes = "takes" if len(datasets) == 1 else "take"
-    msg = (f"{what}: {ids} {takes} {_mib(size)} ({size} bytes) as a CSR matrix, more than the "
-           f"worker memory budget of {_mib(limit)} ({limit} bytes, PGS_WORKER_MEMORY_BYTES); "
-           f"train on it with a solver that streams from its shards: {names}"
-           + ("" if not SOLVERS[solver].streams else ", without select_sigma"))
+    msg = (
+        f"{what}: {ids} {takes} {_mib(size)} ({size} bytes) as a CSR matrix, more than the "
+        f"worker memory budget of {_mib(limit)} ({limit} bytes, PGS_WORKER_MEMORY_BYTES); "
+        f"train on it with a solver that streams from its shards: {names}"
+        + ("" if not SOLVERS[solver].streams else ", without select_sigma")
+    )
     raise invalid(msg, [field_error(["body", "solver"], msg)])
 
 
@@ -89,23 +96,29 @@ def _mib(n: int) -> str:
     return f"{n / MIB:.1f} MiB"
 
 
-def check_queue_room(session: Session, owner: str, n_new: int, per_key: int,
-                     total: int) -> None:
+def check_queue_room(session: Session, owner: str, n_new: int, per_key: int, total: int) -> None:
     """429 with Retry-After when ``n_new`` more queued jobs would pass the caller's quota
     (PGS_MAX_QUEUED_JOBS_PER_KEY) or the server's (PGS_MAX_QUEUED_JOBS). Call it under
     :data:`queue_lock`, in the transaction that inserts the jobs."""
     queued = Job.status == JobStatus.QUEUED
     mine = session.scalar(select(func.count()).where(queued, Job.owner == owner)) or 0
     if mine + n_new > per_key:
-        _too_many(f"this API key has {mine} queued job(s); {n_new} more would pass its quota "
-                  f"of {per_key} (PGS_MAX_QUEUED_JOBS_PER_KEY)")
+        _too_many(
+            f"this API key has {mine} queued job(s); {n_new} more would pass its quota "
+            f"of {per_key} (PGS_MAX_QUEUED_JOBS_PER_KEY)"
+        )
     everyone = session.scalar(select(func.count()).where(queued)) or 0
     if everyone + n_new > total:
-        _too_many(f"the server has {everyone} queued job(s); {n_new} more would pass its limit "
-                  f"of {total} (PGS_MAX_QUEUED_JOBS)")
+        _too_many(
+            f"the server has {everyone} queued job(s); {n_new} more would pass its limit "
+            f"of {total} (PGS_MAX_QUEUED_JOBS)"
+        )
 
 
 def _too_many(detail: str) -> None:
-    raise ProblemError(429, f"{detail}; retry once some have started",
-                       kind="too-many-queued-jobs",
-                       headers={"Retry-After": str(RETRY_AFTER_S)})
+    raise ProblemError(
+        429,
+        f"{detail}; retry once some have started",
+        kind="too-many-queued-jobs",
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )

@@ -37,8 +37,9 @@ class JobPlan:
     preprocessing: dict[str, Any] | None
 
 
-def check_job_request(session: Session, body: JobCreate, settings: Settings,
-                      in_memory: bool = False) -> JobPlan:
+def check_job_request(
+    session: Session, body: JobCreate, settings: Settings, in_memory: bool = False
+) -> JobPlan:
     """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
     selection)."""
     train = _dataset(session, body.dataset_id, "dataset_id")
@@ -61,8 +62,9 @@ def check_job_request(session: Session, body: JobCreate, settings: Settings,
     job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
     target_score = getattr(estimator, "target_score", None)
     if target_score is not None:
-        check_test_scores([target_score], "params.target_score", task, has_test,
-                          ["body", "params", "target_score"])
+        check_test_scores(
+            [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
+        )
     return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
 
 
@@ -81,20 +83,26 @@ def _check_test_dataset(train: Dataset, test: Dataset) -> None:
     else:
         compatible = test.task != "regression" and test.label_kind == train.label_kind
     if not compatible:
-        msg = (f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
-               f"the training set ({train.task}, {train.label_kind} labels)")
+        msg = (
+            f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
+            f"the training set ({train.task}, {train.label_kind} labels)"
+        )
         raise invalid(msg, [field_error(loc, msg)])
     if (test.text_columns or []) != (train.text_columns or []):
-        msg = (f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
-               f"set {train.text_columns or []}")
+        msg = (
+            f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
+            f"set {train.text_columns or []}"
+        )
         raise invalid(msg, [field_error(loc, msg)])
     if test.n_features != train.n_features:
         # A sparse test file may lack the training set's last features: then it says so by
         # its width at upload (n_features); a narrower one is more likely other data.
-        msg = (f"test dataset {test.id} ({test.n_samples} rows x {test.n_features} features) "
-               f"does not have the features of training dataset {train.id} ({train.n_samples} "
-               f"rows x {train.n_features} features); if its columns are the same, upload it "
-               f"with n_features={train.n_features}")
+        msg = (
+            f"test dataset {test.id} ({test.n_samples} rows x {test.n_features} features) "
+            f"does not have the features of training dataset {train.id} ({train.n_samples} "
+            f"rows x {train.n_features} features); if its columns are the same, upload it "
+            f"with n_features={train.n_features}"
+        )
         raise invalid(msg, [field_error(loc, msg)])
 
 
@@ -106,8 +114,9 @@ def _held_out(n: int, test_fraction: float) -> int:
         raise invalid(msg, [field_error(["body", "test_fraction"], msg)]) from exc
 
 
-def check_test_scores(values: Sequence[float], name: str, task: str, has_test: bool,
-                      loc: list[str | int]) -> None:
+def check_test_scores(
+    values: Sequence[float], name: str, task: str, has_test: bool, loc: list[str | int]
+) -> None:
     """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
     evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
     if values and not has_test:
@@ -141,8 +150,7 @@ def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_job(session: Session, body: JobCreate, idem: Idempotency,
-               settings: Settings) -> tuple[Job, bool]:
+def create_job(session: Session, body: JobCreate, idem: Idempotency, settings: Settings) -> tuple[Job, bool]:
     """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
     caller used before with the same body, that request's job. True when it is the earlier one.
     A request that would pass the queue quotas is a 429 (app/services/job_limits.py)."""
@@ -151,16 +159,28 @@ def create_job(session: Session, body: JobCreate, idem: Idempotency,
         return existing, True
     plan = check_job_request(session, body, settings)
     job = Job(
-        status=JobStatus.QUEUED, solver=body.solver, task=plan.task, dataset_id=body.dataset_id,
-        test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction,
-        split_seed=body.split_seed, params=body.params, targets=body.targets,
-        time_budget_s=body.time_budget_s, preprocessing=plan.preprocessing, owner=idem.principal,
-        time_limit_s=time_limit(body.time_budget_s, settings), name=body.name,
-        description=body.description, tags=body.tags, model_name=body.model_name,
+        status=JobStatus.QUEUED,
+        solver=body.solver,
+        task=plan.task,
+        dataset_id=body.dataset_id,
+        test_dataset_id=body.test_dataset_id,
+        test_fraction=body.test_fraction,
+        split_seed=body.split_seed,
+        params=body.params,
+        targets=body.targets,
+        time_budget_s=body.time_budget_s,
+        preprocessing=plan.preprocessing,
+        owner=idem.principal,
+        time_limit_s=time_limit(body.time_budget_s, settings),
+        name=body.name,
+        description=body.description,
+        tags=body.tags,
+        model_name=body.model_name,
     )
     with job_limits.queue_lock:
-        job_limits.check_queue_room(session, idem.principal, 1, settings.max_queued_jobs_per_key,
-                                    settings.max_queued_jobs)
+        job_limits.check_queue_room(
+            session, idem.principal, 1, settings.max_queued_jobs_per_key, settings.max_queued_jobs
+        )
         session.add(job)
         session.flush()
         winner = commit_created(session, idem, job)

@@ -38,8 +38,9 @@ class RowSelection:
 
     @property
     def shard_rows(self) -> list[int]:
-        return [r if (m := self.mask(i)) is None else int(m.sum())
-                for i, r in enumerate(self.data.shard_rows)]
+        return [
+            r if (m := self.mask(i)) is None else int(m.sum()) for i, r in enumerate(self.data.shard_rows)
+        ]
 
     @property
     def n_samples(self) -> int:
@@ -70,15 +71,19 @@ class RowSelection:
         """The selected rows' text column values (rows x k, in memory), None without any."""
         if not self.data.manifest.text_columns:
             return None
-        return np.concatenate([np.array(self.shard_text(i))
-                               for i in range(self.data.manifest.n_shards)])
+        return np.concatenate([np.array(self.shard_text(i)) for i in range(self.data.manifest.n_shards)])
 
-    def matrix(self, encode: Callable[[np.ndarray], np.ndarray],
-               transform: Transform | None = None, width: int | None = None,
-               window: int = 1) -> ShardedMatrix:
+    def matrix(
+        self,
+        encode: Callable[[np.ndarray], np.ndarray],
+        transform: Transform | None = None,
+        width: int | None = None,
+        window: int = 1,
+    ) -> ShardedMatrix:
         """The rows as a ShardedMatrix whose labels are ``encode(y)`` (class codes, targets);
         with ``transform(X, text)`` (a fitted preprocessing) each shard's rows go through it,
         into ``width`` columns. A sampler interleaves ``window`` shards."""
+
         def open_shard(i: int) -> tuple[sp.csr_matrix, np.ndarray]:
             X, y = self.shard(i)
             if transform is not None:
@@ -97,14 +102,12 @@ class RowSelection:
         if len(pieces) == 1:  # a stack of one block would keep the maps
             X, y = pieces[0]
             return sp.csr_matrix(X, copy=True), np.array(y)
-        return (sp.vstack([X for X, _ in pieces], format="csr"),
-                np.concatenate([y for _, y in pieces]))
+        return (sp.vstack([X for X, _ in pieces], format="csr"), np.concatenate([y for _, y in pieces]))
 
     def subsample(self, rows: np.ndarray) -> RowSelection:
         """The rows at positions ``rows`` (sorted) of this selection."""
         bounds = np.concatenate([[0], np.cumsum(self.shard_rows)])
-        within = [rows[(rows >= lo) & (rows < hi)] - lo for lo, hi in zip(bounds, bounds[1:],
-                                                                          strict=False)]
+        within = [rows[(rows >= lo) & (rows < hi)] - lo for lo, hi in zip(bounds, bounds[1:], strict=False)]
         outer = self.mask
 
         def mask(i: int) -> np.ndarray:
@@ -117,16 +120,16 @@ class RowSelection:
         return RowSelection(self.data, self.n_features, mask)
 
 
-def split(data: DatasetShards, n_features: int, fraction: float,
-          seed: int) -> tuple[RowSelection, RowSelection]:
+def split(
+    data: DatasetShards, n_features: int, fraction: float, seed: int
+) -> tuple[RowSelection, RowSelection]:
     """(training rows, evaluation rows) of a seeded ``fraction`` split (:class:`ShardSplit`)."""
     shard_split = ShardSplit(data.shard_rows, fraction, seed)
 
     def train(i: int) -> np.ndarray:
         return ~shard_split.held_out_mask(i)
 
-    return (RowSelection(data, n_features, train),
-            RowSelection(data, n_features, shard_split.held_out_mask))
+    return (RowSelection(data, n_features, train), RowSelection(data, n_features, shard_split.held_out_mask))
 
 
 def distinct_labels(rows: RowSelection) -> np.ndarray:
@@ -147,8 +150,9 @@ def codes_of(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(classes[pos] == y, pos, -1)
 
 
-def evaluate(predict: Callable[[sp.csr_matrix], np.ndarray], rows: ShardedMatrix,
-             classification: bool) -> float:
+def evaluate(
+    predict: Callable[[sp.csr_matrix], np.ndarray], rows: ShardedMatrix, classification: bool
+) -> float:
     """Accuracy (classification: the labels are class codes) or RMSE of ``predict`` on the
     rows, a shard at a time."""
     total, n = 0.0, 0
@@ -156,8 +160,7 @@ def evaluate(predict: Callable[[sp.csr_matrix], np.ndarray], rows: ShardedMatrix
         if X.shape[0] == 0:
             continue
         predicted = predict(X)
-        total += (float(np.sum(predicted == y)) if classification
-                  else float(np.sum((predicted - y) ** 2)))
+        total += float(np.sum(predicted == y)) if classification else float(np.sum((predicted - y) ** 2))
         n += X.shape[0]
     mean = total / n if n else float("nan")
     return mean if classification else float(np.sqrt(mean))

@@ -42,9 +42,17 @@ def claim(factory: SessionFactory, job_id: int, pid: int) -> int | None:
             update(Job)
             .where(*queued)
             .values(
-                status=JobStatus.RUNNING, attempts=Job.attempts + 1, worker_pid=pid,
-                started_at=utcnow(), finished_at=None, iteration=None, n_iter=None,
-                samples_seen=None, metrics=None, stop_reason=None, error=None,
+                status=JobStatus.RUNNING,
+                attempts=Job.attempts + 1,
+                worker_pid=pid,
+                started_at=utcnow(),
+                finished_at=None,
+                iteration=None,
+                n_iter=None,
+                samples_seen=None,
+                metrics=None,
+                stop_reason=None,
+                error=None,
                 heartbeat_at=db_now(s),
             )
         )
@@ -69,8 +77,11 @@ class Progress:
 
 def _write_points(s: Session, job_id: int, p: Progress) -> None:
     for start in range(0, len(p.dropped), 500):  # SQLite caps the parameters of a statement
-        s.execute(delete(TracePoint).where(TracePoint.job_id == job_id,
-                                           TracePoint.seq.in_(p.dropped[start:start + 500])))
+        s.execute(
+            delete(TracePoint).where(
+                TracePoint.job_id == job_id, TracePoint.seq.in_(p.dropped[start : start + 500])
+            )
+        )
     s.add_all(TracePoint(job_id=job_id, **pt) for pt in p.points)
 
 
@@ -80,8 +91,13 @@ def record_progress(factory: SessionFactory, job_id: int, token: int, p: Progres
         res = s.execute(
             update(Job)
             .where(owned_by(job_id, token))
-            .values(iteration=p.iteration, n_iter=p.n_iter, samples_seen=p.samples_seen,
-                    metrics=p.metrics, heartbeat_at=db_now(s))
+            .values(
+                iteration=p.iteration,
+                n_iter=p.n_iter,
+                samples_seen=p.samples_seen,
+                metrics=p.metrics,
+                heartbeat_at=db_now(s),
+            )
         )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False, False
@@ -104,11 +120,18 @@ def finish(
     """running -> a terminal status (with the model row when it succeeded); False if not owned."""
     with transaction(factory) as s:
         values: dict[str, Any] = {
-            "status": status, "finished_at": utcnow(), "stop_reason": stop_reason, "error": error,
+            "status": status,
+            "finished_at": utcnow(),
+            "stop_reason": stop_reason,
+            "error": error,
         }
         if progress is not None:
-            values.update(iteration=progress.iteration, n_iter=progress.n_iter,
-                          samples_seen=progress.samples_seen, metrics=progress.metrics)
+            values.update(
+                iteration=progress.iteration,
+                n_iter=progress.n_iter,
+                samples_seen=progress.samples_seen,
+                metrics=progress.metrics,
+            )
         res = s.execute(update(Job).where(owned_by(job_id, token)).values(**values))
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False
@@ -146,8 +169,16 @@ def release(factory: SessionFactory, job_id: int, token: int) -> bool:
         res = s.execute(
             update(Job)
             .where(owned_by(job_id, token))
-            .values(status=JobStatus.QUEUED, attempts=Job.attempts - 1, started_at=None,
-                    worker_pid=None, iteration=None, n_iter=None, samples_seen=None, metrics=None)
+            .values(
+                status=JobStatus.QUEUED,
+                attempts=Job.attempts - 1,
+                started_at=None,
+                worker_pid=None,
+                iteration=None,
+                n_iter=None,
+                samples_seen=None,
+                metrics=None,
+            )
         )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             return False
@@ -190,8 +221,9 @@ def settle_crashed_worker(factory: SessionFactory, job_id: int, max_attempts: in
 def running_run(factory: SessionFactory, job_id: int) -> tuple[int, int] | None:
     """The running job's (token, worker pid), or None if it is not running."""
     with factory() as s:
-        row = s.execute(select(Job.attempts, Job.worker_pid)
-                        .where(Job.id == job_id, Job.status == JobStatus.RUNNING)).first()
+        row = s.execute(
+            select(Job.attempts, Job.worker_pid).where(Job.id == job_id, Job.status == JobStatus.RUNNING)
+        ).first()
         return None if row is None or row[1] is None else (int(row[0]), int(row[1]))
 
 
@@ -221,9 +253,7 @@ def db_now(s: Session) -> Any:
 
 def trace_points(s: Session, job_id: int) -> list[TracePoint]:
     """The job's checkpoints, in order."""
-    return list(s.scalars(
-        select(TracePoint).where(TracePoint.job_id == job_id).order_by(TracePoint.seq)
-    ))
+    return list(s.scalars(select(TracePoint).where(TracePoint.job_id == job_id).order_by(TracePoint.seq)))
 
 
 def count_by_status(s: Session) -> dict[str, int]:
@@ -231,4 +261,3 @@ def count_by_status(s: Session) -> dict[str, int]:
     counts = dict.fromkeys(JobStatus.ALL, 0)
     counts.update({status: int(n) for status, n in rows})
     return counts
-

@@ -77,10 +77,14 @@ def claim_undispatched(factory: SessionFactory, lease_s: float, held: Iterable[i
     with transaction(factory) as s:
         last_dispatch = func.coalesce(Job.dispatched_at, Job.created_at)
         ids = [
-            i for i in s.scalars(
+            i
+            for i in s.scalars(
                 select(Job.id)
-                .where(Job.status == JobStatus.QUEUED, Job.cancel_requested.is_(False),
-                       older_than(s, last_dispatch, lease_s))
+                .where(
+                    Job.status == JobStatus.QUEUED,
+                    Job.cancel_requested.is_(False),
+                    older_than(s, last_dispatch, lease_s),
+                )
                 .order_by(Job.id)
                 .limit(BATCH)
                 .with_for_update(skip_locked=True)
@@ -96,7 +100,7 @@ def refresh_dispatched(factory: SessionFactory, job_ids: Iterable[int]) -> None:
     """This process still holds these jobs in its executor's queue."""
     ids = sorted(job_ids)
     for start in range(0, len(ids), BATCH):
-        chunk = ids[start:start + BATCH]
+        chunk = ids[start : start + BATCH]
         with transaction(factory) as s:
             s.execute(
                 update(Job)
@@ -105,8 +109,9 @@ def refresh_dispatched(factory: SessionFactory, job_ids: Iterable[int]) -> None:
             )
 
 
-def recover_on_startup(factory: SessionFactory, max_attempts: int, *, sole_owner: bool,
-                       lease_s: float) -> list[int]:
+def recover_on_startup(
+    factory: SessionFactory, max_attempts: int, *, sole_owner: bool, lease_s: float
+) -> list[int]:
     """Settle jobs a previous server left behind; returns the queued job ids, oldest first.
 
     ``sole_owner`` (SQLite, the embedded deployment): one server process owns the database, so
@@ -120,9 +125,7 @@ def recover_on_startup(factory: SessionFactory, max_attempts: int, *, sole_owner
         if sole_owner:
             for job in s.scalars(select(Job).where(Job.status == JobStatus.RUNNING)):
                 settle_lost_run(s, job, max_attempts, "the server stopped while the job was running")
-        ids = list(
-            s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id))
-        )
+        ids = list(s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(Job.id)))
         if ids:
             s.execute(update(Job).where(Job.id.in_(ids)).values(dispatched_at=db_now(s)))
         return ids

@@ -24,38 +24,61 @@ def _ids(s: Session, stmt: Any) -> list[int]:
 def check_deletable(s: Session, dataset: Dataset, force: bool) -> None:
     """409 naming what still uses ``dataset``; ``force`` overrides only finished users."""
     ident = dataset.id
-    jobs = _ids(s, select(Job.id).where(
-        or_(Job.dataset_id == ident, Job.test_dataset_id == ident),
-        Job.status.in_(JobStatus.ACTIVE)))
-    batches = _ids(s, select(BatchPrediction.id).where(
-        BatchPrediction.dataset_id == ident, BatchPrediction.status.in_(JobStatus.ACTIVE)))
+    jobs = _ids(
+        s,
+        select(Job.id).where(
+            or_(Job.dataset_id == ident, Job.test_dataset_id == ident), Job.status.in_(JobStatus.ACTIVE)
+        ),
+    )
+    batches = _ids(
+        s,
+        select(BatchPrediction.id).where(
+            BatchPrediction.dataset_id == ident, BatchPrediction.status.in_(JobStatus.ACTIVE)
+        ),
+    )
     if jobs or batches:
-        raise conflict(f"dataset {ident} is used by queued or running job(s) {jobs} and batch "
-                       f"prediction(s) {batches}; cancel them or wait for them to finish")
+        raise conflict(
+            f"dataset {ident} is used by queued or running job(s) {jobs} and batch "
+            f"prediction(s) {batches}; cancel them or wait for them to finish"
+        )
     if force:
         return
     models = _ids(s, select(Model.id).where(Model.dataset_id == ident).order_by(Model.id))
-    studies = _ids(s, select(Study.id).where(
-        or_(Study.dataset_id == ident, Study.test_dataset_id == ident)).order_by(Study.id))
+    studies = _ids(
+        s,
+        select(Study.id)
+        .where(or_(Study.dataset_id == ident, Study.test_dataset_id == ident))
+        .order_by(Study.id),
+    )
     if models or studies:
-        raise conflict(f"dataset {ident} is used by model(s) {models} and study(ies) {studies}; "
-                       "pass force=true to delete it anyway (the models keep its name, sha256, "
-                       "shape and how it was read)")
+        raise conflict(
+            f"dataset {ident} is used by model(s) {models} and study(ies) {studies}; "
+            "pass force=true to delete it anyway (the models keep its name, sha256, "
+            "shape and how it was read)"
+        )
 
 
 def snapshot(dataset: Dataset) -> dict[str, Any]:
     """What a model keeps of its training data set once that is deleted."""
     return {
-        "id": dataset.id, "name": dataset.name, "sha256": dataset.sha256,
-        "size_bytes": dataset.size_bytes, "n_samples": dataset.n_samples,
-        "n_features": dataset.n_features, "nnz": dataset.nnz, "task": dataset.task,
-        "classes": dataset.classes, "format": dataset.format, "compressed": dataset.compressed,
-        "index_base": dataset.index_base, "label_kind": dataset.label_kind,
-        "created_at": dataset.created_at.isoformat(), "deleted_at": utcnow().isoformat(),
+        "id": dataset.id,
+        "name": dataset.name,
+        "sha256": dataset.sha256,
+        "size_bytes": dataset.size_bytes,
+        "n_samples": dataset.n_samples,
+        "n_features": dataset.n_features,
+        "nnz": dataset.nnz,
+        "task": dataset.task,
+        "classes": dataset.classes,
+        "format": dataset.format,
+        "compressed": dataset.compressed,
+        "index_base": dataset.index_base,
+        "label_kind": dataset.label_kind,
+        "created_at": dataset.created_at.isoformat(),
+        "deleted_at": utcnow().isoformat(),
     }
 
 
 def keep_in_models(s: Session, dataset: Dataset) -> None:
     """Before the delete (same transaction): the models trained on ``dataset`` keep it."""
-    s.execute(update(Model).where(Model.dataset_id == dataset.id)
-              .values(training_dataset=snapshot(dataset)))
+    s.execute(update(Model).where(Model.dataset_id == dataset.id).values(training_dataset=snapshot(dataset)))

@@ -59,10 +59,16 @@ class PortableDoc(BaseModel):
 
 def facts_of(row: Model) -> dict[str, Any]:
     return ModelFacts(
-        solver=row.solver, task=row.task, estimator=row.estimator,  # type: ignore[arg-type]
-        params=row.params, n_features=row.n_features, classes=row.classes,
+        solver=row.solver,
+        task=row.task,  # type: ignore[arg-type]
+        estimator=row.estimator,
+        params=row.params,
+        n_features=row.n_features,
+        classes=row.classes,
         index_base=row.index_base,  # type: ignore[arg-type]
-        metrics=row.metrics, preprocessing=row.preprocessing, feature_names=row.feature_names,
+        metrics=row.metrics,
+        preprocessing=row.preprocessing,
+        feature_names=row.feature_names,
     ).model_dump()
 
 
@@ -78,9 +84,14 @@ def to_npz(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def to_json(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
-    encoded = {name: {"dtype": "str" if a.dtype.kind == "U" else a.dtype.name,
-                      "shape": list(a.shape), "data": a.ravel().tolist()}
-               for name, a in arrays.items()}
+    encoded = {
+        name: {
+            "dtype": "str" if a.dtype.kind == "U" else a.dtype.name,
+            "shape": list(a.shape),
+            "data": a.ravel().tolist(),
+        }
+        for name, a in arrays.items()
+    }
     return json.dumps({**doc, "arrays": encoded}, allow_nan=False).encode()
 
 
@@ -98,12 +109,21 @@ def from_npz(body: bytes, max_bytes: int) -> tuple[dict[str, Any], dict[str, np.
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
             inflated = sum(info.file_size for info in archive.infolist())
         if inflated > max_bytes:
-            raise _refuse(f"its arrays inflate to {inflated} bytes; the limit is {max_bytes} "
-                          "(PGS_MAX_DECOMPRESSED_BYTES)")
+            raise _refuse(
+                f"its arrays inflate to {inflated} bytes; the limit is {max_bytes} "
+                "(PGS_MAX_DECOMPRESSED_BYTES)"
+            )
         with np.load(io.BytesIO(body), allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, NotImplementedError,
-            RuntimeError) as exc:
+    except (
+        ValueError,
+        OSError,
+        EOFError,
+        zipfile.BadZipFile,
+        KeyError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown compression.
         raise _refuse(f"not a readable .npz file ({exc})") from exc
     text = arrays.pop(DOC_KEY, None)
@@ -136,8 +156,7 @@ def _array(name: str, spec: Any) -> np.ndarray:
     dtype, shape, data = spec["dtype"], spec["shape"], spec["data"]
     if dtype not in DTYPES | {"str"}:
         raise _refuse(f"array {name!r}: dtype {dtype!r} is not one of {sorted(DTYPES | {'str'})}")
-    if (not isinstance(shape, list) or len(shape) > 2
-            or not all(isinstance(d, int) and d >= 0 for d in shape)):
+    if not isinstance(shape, list) or len(shape) > 2 or not all(isinstance(d, int) and d >= 0 for d in shape):
         raise _refuse(f"array {name!r}: shape must be a list of at most 2 sizes")
     if not isinstance(data, list) or len(data) != math.prod(shape):
         raise _refuse(f"array {name!r}: data must be a list of {math.prod(shape)} values")
@@ -147,8 +166,7 @@ def _array(name: str, spec: Any) -> np.ndarray:
     return np.asarray(data, dtype=str if dtype == "str" else dtype).reshape(shape)
 
 
-def checked_import(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[PortableDoc,
-                                                                               LoadedModel]:
+def checked_import(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[PortableDoc, LoadedModel]:
     """The document and the model it describes, loaded and run on one row: anything that would
     fail a prediction later fails the import now (a 422)."""
     try:
@@ -166,7 +184,10 @@ def checked_import(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[
     try:
         estimator = load_model(parsed.files["estimator"], arrays)
         loaded = LoadedModel(
-            model_id=0, estimator=estimator, task=facts.task, n_features=facts.n_features,
+            model_id=0,
+            estimator=estimator,
+            task=facts.task,
+            n_features=facts.n_features,
             index_base=facts.index_base,
             classes=None if facts.classes is None else np.asarray(facts.classes),
             **stored_preprocessing(parsed.files, arrays),

@@ -19,9 +19,7 @@ from app.core.store import Store, as_store
 from app.models import Model
 
 
-def save_model_files(
-    store: Store, meta: dict[str, Any], arrays: dict[str, np.ndarray]
-) -> tuple[str, int]:
+def save_model_files(store: Store, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[str, int]:
     """Write ``<stem>.npz`` then ``<stem>.json`` to the store; returns the stem (a key prefix,
     e.g. ``models/<uuid>``) and the total size. The JSON is written last, so a model whose .json
     exists is complete."""
@@ -39,9 +37,7 @@ def save_model_files(
     return stem, npz_size + json_size
 
 
-def load_model_files(
-    store: Store | Path, stem: str
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def load_model_files(store: Store | Path, stem: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """``store``: the store, or the data dir of a local one."""
     store = as_store(store)
     with store.open(f"{stem}.json") as fh:
@@ -58,10 +54,19 @@ def stored_preprocessing(meta: dict[str, Any], arrays: dict[str, np.ndarray]) ->
     service = meta.get("service", {})
     settings = service.get("preprocessing")
     prefix = "preprocessing."
-    preprocessor = None if settings is None else load_preprocessor(
-        settings, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
-    return {"preprocessor": preprocessor, "preprocessing": settings,
-            "feature_names": service.get("feature_names"), "label_name": service.get("label_name")}
+    preprocessor = (
+        None
+        if settings is None
+        else load_preprocessor(
+            settings, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        )
+    )
+    return {
+        "preprocessor": preprocessor,
+        "preprocessing": settings,
+        "feature_names": service.get("feature_names"),
+        "label_name": service.get("label_name"),
+    }
 
 
 def delete_model_files(store: Store | Path, stem: str) -> None:
@@ -198,8 +203,11 @@ def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedMode
         raise not_found("model", model_id) from None
     estimator = load_model(meta["estimator"], arrays)
     return LoadedModel(
-        model_id=model_id, estimator=estimator, task=task,
-        n_features=n_features, index_base=index_base,
+        model_id=model_id,
+        estimator=estimator,
+        task=task,
+        n_features=n_features,
+        index_base=index_base,
         classes=None if classes is None else np.asarray(classes),
         nbytes=estimator_nbytes(estimator),
         **stored_preprocessing(meta, arrays),

@@ -23,12 +23,17 @@ class NpyRowWriter:
         if self.dtype is None:
             # Strings: at least as wide as min_dtype (the longest class name), so a later block
             # with a longer label is not cut.
-            self.dtype = (block.dtype if self.min_dtype is None
-                          else np.promote_types(block.dtype, self.min_dtype))
-            npy_format.write_array_header_1_0(self.fh, {
-                "descr": npy_format.dtype_to_descr(self.dtype), "fortran_order": False,
-                "shape": (self.n_rows, *block.shape[1:]),
-            })
+            self.dtype = (
+                block.dtype if self.min_dtype is None else np.promote_types(block.dtype, self.min_dtype)
+            )
+            npy_format.write_array_header_1_0(
+                self.fh,
+                {
+                    "descr": npy_format.dtype_to_descr(self.dtype),
+                    "fortran_order": False,
+                    "shape": (self.n_rows, *block.shape[1:]),
+                },
+            )
         self.fh.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
         self.rows += block.shape[0]
 
@@ -40,8 +45,7 @@ class NpyRowWriter:
 def read_header(fh: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype of the .npy at ``fh`` (positioned after the header on return)."""
     version = npy_format.read_magic(fh)
-    reader = (npy_format.read_array_header_1_0 if version == (1, 0)
-              else npy_format.read_array_header_2_0)
+    reader = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
     shape, fortran_order, dtype = reader(fh)
     if fortran_order or dtype.hasobject:
         raise ValueError("only C-order arrays without objects are streamed")

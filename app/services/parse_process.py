@@ -50,7 +50,9 @@ class StoredSize:
     def exceeded(self, total: int) -> TooLargeError:
         return (QuotaError if self.quota else TooLargeError)(
             f"the data set takes more than {self.max_bytes} bytes in the store ({self.setting})"
-            if total > 0 else f"no room is left in the store ({self.setting})")
+            if total > 0
+            else f"no room is left in the store ({self.setting})"
+        )
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,16 @@ class StoredDataset:
 def _summary(parsed: ParsedDataset, manifest: Manifest) -> StoredDataset:
     cols = parsed.columns
     return StoredDataset(
-        n_samples=manifest.n_samples, n_features=manifest.n_features, nnz=manifest.nnz,
-        stored_bytes=manifest.nbytes, format=parsed.format, compressed=parsed.compressed,
+        n_samples=manifest.n_samples,
+        n_features=manifest.n_features,
+        nnz=manifest.nnz,
+        stored_bytes=manifest.nbytes,
+        format=parsed.format,
+        compressed=parsed.compressed,
         label_kind=parsed.label_kind,
-        task=parsed.task, classes=parsed.classes, index_base=parsed.index_base,
+        task=parsed.task,
+        classes=parsed.classes,
+        index_base=parsed.index_base,
         feature_names=None if cols is None else cols.feature_names,
         label_name=None if cols is None else cols.label_name,
         text_columns=None if cols is None else cols.text_columns,
@@ -110,11 +118,17 @@ def _limit_self(budget: ParseBudget) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
 
-def _child(upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget,
-           conn: Connection) -> None:
+def _child(
+    upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget, conn: Connection
+) -> None:
     outcome: tuple[str, Any]
-    writer = ShardWriter(store, key, shard_bytes=budget.shard_bytes,
-                         max_bytes=budget.stored.max_bytes, over_limit=budget.stored.exceeded)
+    writer = ShardWriter(
+        store,
+        key,
+        shard_bytes=budget.shard_bytes,
+        max_bytes=budget.stored.max_bytes,
+        over_limit=budget.stored.exceeded,
+    )
     try:
         _limit_self(budget)
         parsed = parse_upload(upload, options, writer)
@@ -159,8 +173,7 @@ def start_parser_server() -> None:
 
 def _over_memory(budget: ParseBudget) -> TooLargeError:
     return TooLargeError(
-        f"parsing this file needs more than {budget.memory_bytes} bytes of memory "
-        "(PGS_PARSE_MEMORY_BYTES)"
+        f"parsing this file needs more than {budget.memory_bytes} bytes of memory (PGS_PARSE_MEMORY_BYTES)"
     )
 
 
@@ -168,8 +181,9 @@ def _over_time(budget: ParseBudget) -> TooLargeError:
     return TooLargeError(f"parsing took longer than {budget.timeout_s:g} s (PGS_PARSE_TIMEOUT_S)")
 
 
-def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
-                    budget: ParseBudget) -> StoredDataset:
+def parse_and_store(
+    upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget
+) -> StoredDataset:
     """Parse ``upload`` in a child that writes the data set under ``key`` (blocking).
 
     Raises :class:`ParseError` (422), :class:`QuotaError` (507, the store's quota) or
@@ -178,8 +192,9 @@ def parse_and_store(upload: Path, options: ParseOptions, store: Store, key: str,
     """
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(upload, options, store, key, budget, send),
-                        name="pgs-parse", daemon=True)
+    child = ctx.Process(
+        target=_child, args=(upload, options, store, key, budget, send), name="pgs-parse", daemon=True
+    )
     child.start()
     send.close()
     try:

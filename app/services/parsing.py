@@ -39,10 +39,15 @@ CODECS: dict[str, tuple[bytes, Callable[[Path], IO[bytes]]]] = {
 }
 # Formats recognised only to name them when they are refused.
 UNSUPPORTED_MAGIC = {
-    b"PK\x03\x04": "a zip archive", b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive",
-    b"\x28\xb5\x2f\xfd": "a Zstandard stream", b"Rar!": "a RAR archive",
-    b"\x89HDF": "an HDF5 file", b"PAR1": "a Parquet file", b"\x93NUMPY": "a NumPy .npy file",
-    b"%PDF": "a PDF document", b"\x89PNG": "a PNG image",
+    b"PK\x03\x04": "a zip archive",
+    b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive",
+    b"\x28\xb5\x2f\xfd": "a Zstandard stream",
+    b"Rar!": "a RAR archive",
+    b"\x89HDF": "an HDF5 file",
+    b"PAR1": "a Parquet file",
+    b"\x93NUMPY": "a NumPy .npy file",
+    b"%PDF": "a PDF document",
+    b"\x89PNG": "a PNG image",
 }
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
 # Integer labels with more distinct values than this are taken as a regression target
@@ -138,9 +143,7 @@ class _LimitedReader(io.RawIOBase):
         data = self._inner.read(len(buffer))
         self._count += len(data)
         if self._count > self._limit:
-            raise TooLargeError(
-                f"the decompressed data exceeds {self._limit} bytes ({self._setting})"
-            )
+            raise TooLargeError(f"the decompressed data exceeds {self._limit} bytes ({self._setting})")
         buffer[: len(data)] = data
         return len(data)
 
@@ -159,8 +162,10 @@ def compression_of(path: Path) -> str | None:
             return codec
     for magic, what in UNSUPPORTED_MAGIC.items():
         if head.startswith(magic):
-            raise ParseError(f"the file is {what}; upload the svmlight or CSV file itself, plain "
-                             "or compressed with gzip, bzip2 or xz")
+            raise ParseError(
+                f"the file is {what}; upload the svmlight or CSV file itself, plain "
+                "or compressed with gzip, bzip2 or xz"
+            )
     return None
 
 
@@ -168,15 +173,18 @@ def _inflate_limit(path: Path, options: ParseOptions) -> tuple[int, str]:
     """How far the decompressed stream may grow, and the setting that says so."""
     by_ratio = max(int(options.max_compression_ratio * path.stat().st_size), RATIO_FLOOR_BYTES)
     if by_ratio < options.max_decompressed_bytes:
-        return by_ratio, (f"{options.max_compression_ratio:g} times the compressed size, "
-                          "PGS_MAX_COMPRESSION_RATIO")
+        return by_ratio, (
+            f"{options.max_compression_ratio:g} times the compressed size, PGS_MAX_COMPRESSION_RATIO"
+        )
     return options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"
 
 
-def _opener(path: Path, codec: str | None,
-            options: ParseOptions) -> Callable[[], io.BufferedReader]:
-    limit, setting = (_inflate_limit(path, options) if codec
-                      else (options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES"))
+def _opener(path: Path, codec: str | None, options: ParseOptions) -> Callable[[], io.BufferedReader]:
+    limit, setting = (
+        _inflate_limit(path, options)
+        if codec
+        else (options.max_decompressed_bytes, "PGS_MAX_DECOMPRESSED_BYTES")
+    )
 
     def open_stream() -> io.BufferedReader:
         raw = CODECS[codec][1](path) if codec else cast(IO[bytes], path.open("rb"))
@@ -224,8 +232,10 @@ def _sniff_format(head: bytes, filename: str, codec: str | None) -> Format:
         if any(d in line for d in (b",", b";", b"\t")):
             return "csv"
         break
-    raise ParseError(f"cannot tell the file format from its content: {_describe(first, codec)}; "
-                     "pass format=svmlight or format=csv")
+    raise ParseError(
+        f"cannot tell the file format from its content: {_describe(first, codec)}; "
+        "pass format=svmlight or format=csv"
+    )
 
 
 def _describe(line: bytes, codec: str | None) -> str:
@@ -235,8 +245,10 @@ def _describe(line: bytes, codec: str | None) -> str:
         return f"the {where}content is binary (it starts with bytes {line[:8].hex(' ')})"
     shown = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
     n = len(line.split())
-    return (f"the first {where}line, {shown!r}, has {n} field(s) separated by spaces, no "
-            "'index:value' pair after the first field, and no ',', ';' or tab")
+    return (
+        f"the first {where}line, {shown!r}, has {n} field(s) separated by spaces, no "
+        "'index:value' pair after the first field, and no ',', ';' or tab"
+    )
 
 
 def _is_text(line: bytes) -> bool:
@@ -264,18 +276,15 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
     head = _decompression_guard(read_head, codec)
     if not head.strip():
         raise ParseError("the file is empty" + (" after decompression" if codec else ""))
-    fmt: Format = (
-        _sniff_format(head, options.filename, codec) if options.format == "auto"
-        else options.format
-    )
+    fmt: Format = _sniff_format(head, options.filename, codec) if options.format == "auto" else options.format
     out = _Rows(sink)
     if fmt == "svmlight":
-        width, index_base = _decompression_guard(
-            lambda: _parse_svmlight(open_stream, options, out), codec)
+        width, index_base = _decompression_guard(lambda: _parse_svmlight(open_stream, options, out), codec)
         label_kind: LabelKind = "numeric"
     else:
         width, label_kind, columns = _decompression_guard(
-            lambda: _parse_csv(open_stream, options, out), codec)
+            lambda: _parse_csv(open_stream, options, out), codec
+        )
         index_base = 1
     if out.rows == 0:
         raise ParseError("the file has no data rows")
@@ -283,9 +292,16 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
         raise ParseError("the file has no features (every row is empty)")
     _check_width(max(width, options.n_features or 0), options)
     task, classes = infer_task(out.labels, label_kind, options.task)
-    return ParsedDataset(_declared_width(width, options.n_features, index_base), fmt,
-                         codec is not None, label_kind, task, classes, index_base,
-                         columns if fmt == "csv" else None)
+    return ParsedDataset(
+        _declared_width(width, options.n_features, index_base),
+        fmt,
+        codec is not None,
+        label_kind,
+        task,
+        classes,
+        index_base,
+        columns if fmt == "csv" else None,
+    )
 
 
 def _declared_width(width: int, n_features: int | None, index_base: int) -> int:
@@ -295,7 +311,8 @@ def _declared_width(width: int, n_features: int | None, index_base: int) -> int:
     if width > n_features:
         raise ParseError(
             f"the file has feature index {width - 1 + index_base} ({index_base}-based), "
-            f"beyond the declared n_features={n_features}")
+            f"beyond the declared n_features={n_features}"
+        )
     return n_features
 
 
@@ -340,8 +357,14 @@ def _line_of_row(block: bytes, first_line: int, row: int, comments: bool) -> int
     return first_line
 
 
-def _first_nonfinite_line(X: sp.csr_matrix, y: np.ndarray | None, block: bytes,
-                          first_line: int, comments: bool, missing: bool = False) -> str | None:
+def _first_nonfinite_line(
+    X: sp.csr_matrix,
+    y: np.ndarray | None,
+    block: bytes,
+    first_line: int,
+    comments: bool,
+    missing: bool = False,
+) -> str | None:
     """The first line with an infinite feature (or NaN, unless ``missing`` values are allowed) or
     a non-finite label."""
     bad_x = np.isinf(X.data) if missing else ~np.isfinite(X.data)
@@ -375,8 +398,10 @@ class _Rows:
 def _check_width(width: int, options: ParseOptions) -> None:
     if width > options.max_features:
         # A single huge index (e.g. "1 2147483647:1") would make every model that size.
-        raise ParseError(f"{width} features (the largest feature index); the limit is "
-                         f"{options.max_features} (PGS_MAX_FEATURES)")
+        raise ParseError(
+            f"{width} features (the largest feature index); the limit is "
+            f"{options.max_features} (PGS_MAX_FEATURES)"
+        )
 
 
 # -- svmlight ---------------------------------------------------------------------------------
@@ -407,8 +432,9 @@ def _svmlight_error(block: bytes, first_line: int) -> ParseError:
     return ParseError("not a valid svmlight/LIBSVM file")
 
 
-def _parse_svmlight(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
-                    out: _Rows) -> tuple[int, int]:
+def _parse_svmlight(
+    open_stream: Callable[[], io.BufferedReader], options: ParseOptions, out: _Rows
+) -> tuple[int, int]:
     """(width, index base) of the rows given to ``out``."""
     base = _IndexBase(options.zero_based, out.sink)
     raw_width = 0  # the largest index + 1, as written in the file
@@ -447,8 +473,7 @@ class _IndexBase:
             return X
         indices = X.indices
         indices -= 1  # in place: a copy would be a third of the block again
-        return sp.csr_matrix((X.data, indices, X.indptr),
-                             shape=(X.shape[0], max(X.shape[1] - 1, 0)))
+        return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], max(X.shape[1] - 1, 0)))
 
 
 # -- CSV --------------------------------------------------------------------------------------
@@ -584,14 +609,12 @@ class _CsvBlocks:
     line, which also names the line that is wrong.
     """
 
-    def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions,
-                 out: _Rows) -> None:
+    def __init__(self, layout: _CsvLayout, string_labels: bool, options: ParseOptions, out: _Rows) -> None:
         self.layout = layout
         self.string_labels = string_labels
         self.options = options
         self.labels = _Codes(options.max_label_chars, MAX_CLASSES, allow_empty=False)
-        self.text = {c: _Codes(options.max_label_chars, None, allow_empty=True)
-                     for c in layout.text_cols}
+        self.text = {c: _Codes(options.max_label_chars, None, allow_empty=True) for c in layout.text_cols}
         self.n_missing = 0
         self.out = out
 
@@ -606,8 +629,13 @@ class _CsvBlocks:
         try:
             text = block.decode("utf-8")
             table = np.loadtxt(
-                io.StringIO(text), delimiter=lay.delimiter, dtype=np.float64, ndmin=2,
-                quotechar='"', comments=None, converters=self._converters() or None,
+                io.StringIO(text),
+                delimiter=lay.delimiter,
+                dtype=np.float64,
+                ndmin=2,
+                quotechar='"',
+                comments=None,
+                converters=self._converters() or None,
             )
             if table.size and table.shape[1] != lay.n_cols:
                 raise ValueError("column count")
@@ -615,13 +643,13 @@ class _CsvBlocks:
             table = self._read_lines(first_line, block)
         text_cols = list(lay.text_cols)
         # Codes never change once given, so a block's values decode to their final strings.
-        values = (np.column_stack([self.text[c].decode(table[:, c]) for c in text_cols])
-                  if text_cols else None)
+        values = np.column_stack([self.text[c].decode(table[:, c]) for c in text_cols]) if text_cols else None
         table[:, text_cols] = 0.0
         X = sp.csr_matrix(np.delete(table, lay.label_col, axis=1))
         y = table[:, lay.label_col]
-        problem = _first_nonfinite_line(X, None if self.string_labels else y, block, first_line,
-                                        comments=False, missing=True)
+        problem = _first_nonfinite_line(
+            X, None if self.string_labels else y, block, first_line, comments=False, missing=True
+        )
         if problem:
             raise ParseError(problem)
         self.n_missing += int(np.isnan(X.data).sum())
@@ -635,15 +663,13 @@ class _CsvBlocks:
             line_no = first_line + offset
             text = _decode(raw, line_no)
             if text.strip():
-                rows.append(self._read_line(_split_row(text, self.layout.delimiter, line_no),
-                                            line_no))
+                rows.append(self._read_line(_split_row(text, self.layout.delimiter, line_no), line_no))
         return np.asarray(rows, dtype=np.float64).reshape(len(rows), self.layout.n_cols)
 
     def _read_line(self, cells: list[str], line_no: int) -> list[float]:
         lay = self.layout
         if len(cells) != lay.n_cols:
-            raise ParseError(f"line {line_no} has {len(cells)} fields; the first row has "
-                             f"{lay.n_cols}")
+            raise ParseError(f"line {line_no} has {len(cells)} fields; the first row has {lay.n_cols}")
         label = cells[lay.label_col].strip()
         problem = self._label_problem(label, line_no)
         if problem is not None:
@@ -655,18 +681,22 @@ class _CsvBlocks:
                 row.append(self.labels(cell) if self.string_labels else float(cell))
             elif col in self.text:
                 if len(cell) > self.options.max_label_chars:
-                    raise ParseError(f"line {line_no}, column {col + 1}: the text has {len(cell)} "
-                                     f"characters; the limit is {self.options.max_label_chars} "
-                                     "(PGS_MAX_LABEL_CHARS)")
+                    raise ParseError(
+                        f"line {line_no}, column {col + 1}: the text has {len(cell)} "
+                        f"characters; the limit is {self.options.max_label_chars} "
+                        "(PGS_MAX_LABEL_CHARS)"
+                    )
                 row.append(self.text[col](cell))
             elif not cell:
                 row.append(math.nan)  # a missing value: imputed by a job's preprocessing
             elif _is_number(cell):
                 row.append(float(cell))
             else:
-                raise ParseError(f"line {line_no}, column {col + 1}: {cell[:40]!r} is not a "
-                                 "number (the column's first row is a number, so the column is "
-                                 "numeric)")
+                raise ParseError(
+                    f"line {line_no}, column {col + 1}: {cell[:40]!r} is not a "
+                    "number (the column's first row is a number, so the column is "
+                    "numeric)"
+                )
         return row
 
     def _label_problem(self, label: str, line_no: int) -> Exception | None:
@@ -675,8 +705,10 @@ class _CsvBlocks:
         if not self.string_labels:
             return None if _is_number(label) else _LabelsAreStrings()
         if len(label) > self.options.max_label_chars:
-            return ParseError(f"line {line_no}: the label has {len(label)} characters; the "
-                              f"limit is {self.options.max_label_chars} (PGS_MAX_LABEL_CHARS)")
+            return ParseError(
+                f"line {line_no}: the label has {len(label)} characters; the "
+                f"limit is {self.options.max_label_chars} (PGS_MAX_LABEL_CHARS)"
+            )
         if label not in self.labels.codes and len(self.labels.codes) >= MAX_CLASSES:
             return ParseError(f"line {line_no}: more than {MAX_CLASSES} distinct labels")
         return None
@@ -687,7 +719,8 @@ class _CsvBlocks:
         return CsvColumns(
             feature_names=None if lay.names is None else [lay.names[c] for c in lay.feature_cols],
             label_name=None if lay.names is None else lay.names[lay.label_col],
-            text_columns=[feature_pos[c] for c in lay.text_cols], n_missing=self.n_missing,
+            text_columns=[feature_pos[c] for c in lay.text_cols],
+            n_missing=self.n_missing,
         )
 
 
@@ -711,8 +744,12 @@ def _text_columns(cells: list[str] | None, layout: _CsvLayout) -> tuple[int, ...
     return tuple(c for c in layout.feature_cols if cells[c] and not _is_number(cells[c]))
 
 
-def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
-              string_labels: bool | None, out: _Rows) -> tuple[int, LabelKind, CsvColumns]:
+def _read_csv(
+    open_stream: Callable[[], io.BufferedReader],
+    options: ParseOptions,
+    string_labels: bool | None,
+    out: _Rows,
+) -> tuple[int, LabelKind, CsvColumns]:
     with open_stream() as fh:
         line_no, first = _first_row(fh)
         layout = _csv_layout(_decode(first, line_no).rstrip("\r\n"), line_no, options)
@@ -732,8 +769,9 @@ def _read_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOption
     return layout.n_cols - 1, "string" if string_labels else "numeric", blocks.columns()
 
 
-def _parse_csv(open_stream: Callable[[], io.BufferedReader], options: ParseOptions,
-               out: _Rows) -> tuple[int, LabelKind, CsvColumns]:
+def _parse_csv(
+    open_stream: Callable[[], io.BufferedReader], options: ParseOptions, out: _Rows
+) -> tuple[int, LabelKind, CsvColumns]:
     """(width, label kind, columns) of the rows given to ``out``."""
     try:
         return _read_csv(open_stream, options, None, out)
@@ -791,8 +829,7 @@ def infer_task(
         if not tally.integral or tally.count > MAX_AUTO_CLASSES:
             return "regression", None
     if tally.more:
-        raise ParseError(f"more than {MAX_CLASSES} distinct labels; that many classes are not "
-                         "allowed")
+        raise ParseError(f"more than {MAX_CLASSES} distinct labels; that many classes are not allowed")
     task: Literal["binary", "multiclass"] = "binary" if tally.count <= 2 else "multiclass"
     values = tally.values if tally.values is not None else np.empty(0)
     return task, [json_label(v) for v in values]

@@ -127,13 +127,16 @@ def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt
                 series = _Series.of([by_cell.get((run, m, target)) for m in sizes], y)
                 drawn, hidden = drawn + series.drawn, hidden + series.hidden
                 (line,) = ax.plot(
-                    sizes, series.ys, color=color, marker=_MARKERS[j % len(_MARKERS)],
-                    linestyle=_LINESTYLES[j % len(_LINESTYLES)], markersize=4,
+                    sizes,
+                    series.ys,
+                    color=color,
+                    marker=_MARKERS[j % len(_MARKERS)],
+                    linestyle=_LINESTYLES[j % len(_LINESTYLES)],
+                    markersize=4,
                     label=f"{label}, {_target_text(target, fig_data.score_name)}",
                 )
                 line.set_gid(f"ttt-run{run}-target{j}")
-                band = ax.fill_between(sizes, series.lo, series.hi, color=color, alpha=0.15,
-                                       linewidth=0)
+                band = ax.fill_between(sizes, series.lo, series.hi, color=color, alpha=0.15, linewidth=0)
                 band.set_gid(f"band-run{run}-target{j}")
         ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
         # Ticks at the study's sizes, as plain numbers (not 4 x 10^1).
@@ -146,12 +149,12 @@ def render_study(fig_data: StudyFigure, y: Literal["seconds", "iterations"], fmt
         ax.grid(True, which="both", alpha=0.25)
         if drawn == 0:
             ax.set_ylim(*((1e-4, 1e1) if y == "seconds" else (1, 1e6)))
-            _note(ax, "no job has reached a target yet"
-                  if fig_data.succeeded else "no job has succeeded yet")
+            _note(ax, "no job has reached a target yet" if fig_data.succeeded else "no job has succeeded yet")
         notes = [f"{fig_data.done} of {fig_data.total} jobs finished"]
         if hidden:
-            notes.append(f"{hidden} point(s) not drawn (reached by half the repeats or fewer, "
-                         "or at the start)")
+            notes.append(
+                f"{hidden} point(s) not drawn (reached by half the repeats or fewer, or at the start)"
+            )
         ax.set_title("; ".join(notes), fontsize=7, color="0.4")
         if fig_data.labels and fig_data.targets:
             n = len(fig_data.labels) * len(fig_data.targets)

@@ -34,12 +34,15 @@ def _numeric(values: Any) -> np.ndarray | None:
 def beyond_width(index: int, index_base: int, n_features: int) -> str:
     """The message for a feature index past the model's width (``index`` as the caller sent
     it, ``index_base``-based)."""
-    return (f"feature index {index} ({index_base}-based) is beyond the model's width of "
-            f"{n_features} features; pass extra_features=ignore to leave such features out")
+    return (
+        f"feature index {index} ({index_base}-based) is beyond the model's width of "
+        f"{n_features} features; pass extra_features=ignore to leave such features out"
+    )
 
 
-def _sparse_row(row: dict[str, Any], i: int, n_features: int, errors: list[dict[str, Any]],
-                ignore_extra: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _sparse_row(
+    row: dict[str, Any], i: int, n_features: int, errors: list[dict[str, Any]], ignore_extra: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
     loc: list[str | int] = ["body", "instances", i]
     if set(row) != {"indices", "values"}:
         errors.append(field_error(loc, "a sparse instance has exactly the keys indices and values"))
@@ -59,8 +62,7 @@ def _sparse_row(row: dict[str, Any], i: int, n_features: int, errors: list[dict[
         return None
     if idx.size and idx.max() >= n_features:
         if not ignore_extra:
-            errors.append(field_error([*loc, "indices"],
-                                      beyond_width(int(idx.max()), 0, n_features)))
+            errors.append(field_error([*loc, "indices"], beyond_width(int(idx.max()), 0, n_features)))
             return None
         keep = idx < n_features
         idx, val = idx[keep], val[keep]
@@ -82,17 +84,22 @@ def instances_to_matrix(payload: Any, model: LoadedModel, ignore_extra: bool = F
     those entries (dense rows always have exactly ``n_features`` values)."""
     n_features = model.n_features
     if not isinstance(payload, dict) or "instances" not in payload:
-        raise invalid("the JSON body must be an object with an 'instances' list",
-                      [field_error(["body", "instances"], "Field required", "missing")])
+        raise invalid(
+            "the JSON body must be an object with an 'instances' list",
+            [field_error(["body", "instances"], "Field required", "missing")],
+        )
     extra = sorted(set(payload) - {"instances"})
     if extra:
-        raise invalid(f"unknown field(s): {', '.join(extra)}",
-                      [field_error(["body", k], "Extra inputs are not permitted",
-                                   "extra_forbidden") for k in extra])
+        raise invalid(
+            f"unknown field(s): {', '.join(extra)}",
+            [field_error(["body", k], "Extra inputs are not permitted", "extra_forbidden") for k in extra],
+        )
     rows = payload["instances"]
     if not isinstance(rows, list) or not rows:
-        raise invalid("'instances' must be a non-empty list",
-                      [field_error(["body", "instances"], "must be a non-empty list")])
+        raise invalid(
+            "'instances' must be a non-empty list",
+            [field_error(["body", "instances"], "must be a non-empty list")],
+        )
     errors: list[dict[str, Any]] = []
     if model.dense_input or any(_is_named(r) for r in rows):
         return typed_rows(rows, model)
@@ -112,18 +119,27 @@ def _is_named(row: Any) -> bool:
     return isinstance(row, dict) and set(row) != {"indices", "values"}
 
 
-def _named_to_list(row: dict[str, Any], i: int, model: LoadedModel,
-                   errors: list[dict[str, Any]]) -> list[Any] | None:
+def _named_to_list(
+    row: dict[str, Any], i: int, model: LoadedModel, errors: list[dict[str, Any]]
+) -> list[Any] | None:
     names = model.feature_names
     loc: list[str | int] = ["body", "instances", i]
     if names is None:
-        errors.append(field_error(loc, "this model has no feature names (its data had no "
-                                  "header): send lists or {indices, values}"))
+        errors.append(
+            field_error(
+                loc,
+                "this model has no feature names (its data had no header): send lists or {indices, values}",
+            )
+        )
         return None
     unknown = sorted(set(row) - set(names))
     if unknown:
-        errors.append(field_error([*loc, unknown[0]], f"unknown feature {unknown[0]!r}; the "
-                                  f"model's features are {', '.join(names)}"))
+        errors.append(
+            field_error(
+                [*loc, unknown[0]],
+                f"unknown feature {unknown[0]!r}; the model's features are {', '.join(names)}",
+            )
+        )
         return None
     # An absent feature is missing: imputed when the model imputes, refused otherwise.
     return [row.get(name) for name in names]
@@ -135,8 +151,7 @@ def _cell(value: Any, j: int, kinds: dict[int, str], impute: bool) -> tuple[Any,
     if kind == "ignored":
         return 0.0, None
     if kind == "text":
-        return (value, None) if isinstance(value, str) else (None, "must be a string (a text "
-                                                                   "column)")
+        return (value, None) if isinstance(value, str) else (None, "must be a string (a text column)")
     if value is None:
         return (np.nan, None) if impute else (None, "is missing and this model does not impute")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -160,15 +175,13 @@ def typed_rows(rows: list[Any], model: LoadedModel) -> np.ndarray:
         if values is None:
             continue
         if len(values) != n:
-            errors.append(field_error(["body", "instances", i],
-                                      f"expected {n} values, got {len(values)}"))
+            errors.append(field_error(["body", "instances", i], f"expected {n} values, got {len(values)}"))
             continue
         for j, v in enumerate(values):
             cell, problem = _cell(v, j, kinds, prep["impute"])
             if problem is not None:
                 name = model.feature_names[j] if model.feature_names else j
-                errors.append(field_error(["body", "instances", i, name], f"feature {name!r} "
-                                          f"{problem}"))
+                errors.append(field_error(["body", "instances", i, name], f"feature {name!r} {problem}"))
                 break
             out[i, j] = cell
     if errors:
@@ -176,8 +189,7 @@ def typed_rows(rows: list[Any], model: LoadedModel) -> np.ndarray:
     return out
 
 
-def _row_values(row: Any, i: int, model: LoadedModel,
-                errors: list[dict[str, Any]]) -> list[Any] | None:
+def _row_values(row: Any, i: int, model: LoadedModel, errors: list[dict[str, Any]]) -> list[Any] | None:
     if isinstance(row, list):
         return row
     if _is_named(row):
@@ -190,8 +202,9 @@ def _row_values(row: Any, i: int, model: LoadedModel,
     return dense.tolist()
 
 
-def _one_row(row: Any, i: int, n_features: int, errors: list[dict[str, Any]],
-             ignore_extra: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _one_row(
+    row: Any, i: int, n_features: int, errors: list[dict[str, Any]], ignore_extra: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
     """A dense or sparse row as (indices, values), or None with its errors recorded."""
     if isinstance(row, list):
         d = _dense_rows([row], n_features, errors, offset=i)
@@ -201,8 +214,9 @@ def _one_row(row: Any, i: int, n_features: int, errors: list[dict[str, Any]],
         return nz.astype(np.int32), d[0, nz]
     if isinstance(row, dict):
         return _sparse_row(row, i, n_features, errors, ignore_extra)
-    errors.append(field_error(["body", "instances", i],
-                              "an instance is a list of numbers or {indices, values}"))
+    errors.append(
+        field_error(["body", "instances", i], "an instance is a list of numbers or {indices, values}")
+    )
     return None
 
 
@@ -228,19 +242,19 @@ def _mixed_rows(rows: list[Any], n_features: int, ignore_extra: bool) -> sp.csr_
     )
 
 
-def _all_sparse_fast(rows: list[Any], n_features: int,
-                     ignore_extra: bool) -> sp.csr_matrix | None:
+def _all_sparse_fast(rows: list[Any], n_features: int, ignore_extra: bool) -> sp.csr_matrix | None:
     """Batches of well-formed sparse rows, checked in bulk (a per-row loop costs ~40 us a row).
 
     Returns None when anything is off; the per-row path then names the offending row.
     """
-    if not all(type(r) is dict and len(r) == 2 and "indices" in r and "values" in r
-               for r in rows):
+    if not all(type(r) is dict and len(r) == 2 and "indices" in r and "values" in r for r in rows):
         return None
     idx_lists = [r["indices"] for r in rows]
     val_lists = [r["values"] for r in rows]
-    if not all(type(a) is list and type(b) is list and len(a) == len(b)
-               for a, b in zip(idx_lists, val_lists, strict=True)):
+    if not all(
+        type(a) is list and type(b) is list and len(a) == len(b)
+        for a, b in zip(idx_lists, val_lists, strict=True)
+    ):
         return None
     lengths = np.fromiter((len(a) for a in idx_lists), dtype=np.int64, count=len(rows))
     idx = np.asarray(list(itertools.chain.from_iterable(idx_lists)))
@@ -267,13 +281,15 @@ def _all_sparse_fast(rows: list[Any], n_features: int,
     return sp.csr_matrix((val, idx.astype(np.int32), indptr), shape=(len(rows), n_features))
 
 
-def _dense_rows(rows: list[Any], n_features: int, errors: list[dict[str, Any]],
-                offset: int = 0) -> np.ndarray | None:
+def _dense_rows(
+    rows: list[Any], n_features: int, errors: list[dict[str, Any]], offset: int = 0
+) -> np.ndarray | None:
     bad = False
     for i, r in enumerate(rows):
         if len(r) != n_features:
-            errors.append(field_error(["body", "instances", offset + i],
-                                      f"expected {n_features} values, got {len(r)}"))
+            errors.append(
+                field_error(["body", "instances", offset + i], f"expected {n_features} values, got {len(r)}")
+            )
             bad = True
             if len(errors) >= MAX_REPORTED_ERRORS:
                 return None
@@ -283,15 +299,19 @@ def _dense_rows(rows: list[Any], n_features: int, errors: list[dict[str, Any]],
     if arr.ndim != 2 or arr.dtype.kind not in "iuf":
         for i, r in enumerate(rows):
             if _numeric(r) is None:
-                errors.append(field_error(["body", "instances", offset + i],
-                                          "a dense instance is a list of numbers"))
+                errors.append(
+                    field_error(["body", "instances", offset + i], "a dense instance is a list of numbers")
+                )
         return None
     arr = arr.astype(np.float64, copy=False)
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
         for i in np.flatnonzero(~finite)[:MAX_REPORTED_ERRORS]:
-            errors.append(field_error(["body", "instances", offset + int(i)],
-                                      "values must be finite (no NaN or infinity)"))
+            errors.append(
+                field_error(
+                    ["body", "instances", offset + int(i)], "values must be finite (no NaN or infinity)"
+                )
+            )
         return None
     return arr
 
@@ -302,31 +322,30 @@ def _summary(errors: list[dict[str, Any]]) -> str:
     return f"invalid instance at {first['field']}: {first['msg']}{more}"
 
 
-def svmlight_to_matrix(body: bytes, n_features: int, index_base: int,
-                       ignore_extra: bool = False) -> sp.csr_matrix:
+def svmlight_to_matrix(
+    body: bytes, n_features: int, index_base: int, ignore_extra: bool = False
+) -> sp.csr_matrix:
     """svmlight lines; the label in front is optional (ignored), indices as in the training file.
     Indices beyond the model's width fail, or with ``ignore_extra`` are left out."""
     lines = [ln.strip() for ln in body.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith(b"#")]
     if not lines:
-        raise invalid("the text/plain body has no svmlight lines",
-                      [field_error(["body"], "empty")])
+        raise invalid("the text/plain body has no svmlight lines", [field_error(["body"], "empty")])
     # A line whose first token is "index:value" has no label; give it one for the parser.
     fixed = [b"0 " + ln if b":" in ln.split(None, 1)[0] else ln for ln in lines]
     try:
         # Indices as written (zero_based=True keeps them); the width is checked below.
-        X, _ = load_svmlight_file(io.BytesIO(b"\n".join(fixed)), dtype=np.float64,
-                                  zero_based=True)
+        X, _ = load_svmlight_file(io.BytesIO(b"\n".join(fixed)), dtype=np.float64, zero_based=True)
     except ValueError as exc:
-        raise invalid(f"not valid svmlight text: {exc}",
-                      [field_error(["body"], str(exc))]) from exc
+        raise invalid(f"not valid svmlight text: {exc}", [field_error(["body"], str(exc))]) from exc
     X = sp.csr_matrix(X)
     if index_base == 1:
         if X.nnz and X.indices.min() == 0:
-            raise invalid("feature indices are 1-based for this model; found index 0",
-                          [field_error(["body"], "index 0 in a 1-based file")])
-        X = sp.csr_matrix((X.data, X.indices - 1, X.indptr),
-                          shape=(X.shape[0], max(X.shape[1] - 1, 0)))
+            raise invalid(
+                "feature indices are 1-based for this model; found index 0",
+                [field_error(["body"], "index 0 in a 1-based file")],
+            )
+        X = sp.csr_matrix((X.data, X.indices - 1, X.indptr), shape=(X.shape[0], max(X.shape[1] - 1, 0)))
     if X.shape[1] > n_features:
         if not ignore_extra:
             msg = beyond_width(int(X.indices.max()) + index_base, index_base, n_features)
@@ -334,8 +353,9 @@ def svmlight_to_matrix(body: bytes, n_features: int, index_base: int,
         X = sp.csr_matrix(X[:, :n_features])
     X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
     if not np.isfinite(X.data).all():
-        raise invalid("values must be finite (no NaN or infinity)",
-                      [field_error(["body"], "NaN or infinity")])
+        raise invalid(
+            "values must be finite (no NaN or infinity)", [field_error(["body"], "NaN or infinity")]
+        )
     return X
 
 
@@ -359,16 +379,19 @@ def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
     position = {name: j for j, name in enumerate(model.feature_names)}
     unknown = sorted(set(header) - set(position) - {model.label_name})
     if unknown:
-        msg = (f"unknown column(s) {', '.join(map(repr, unknown))}; the model's features are "
-               f"{', '.join(model.feature_names)}")
+        msg = (
+            f"unknown column(s) {', '.join(map(repr, unknown))}; the model's features are "
+            f"{', '.join(model.feature_names)}"
+        )
         raise invalid(msg, [field_error(["body", "header"], msg)])
     rows = []
     for i, r in enumerate(lines[1:]):
         if len(r) != len(header):
             msg = f"row {i + 1} has {len(r)} fields; the header has {len(header)}"
             raise invalid(msg, [field_error(["body", "instances", i], msg)])
-        rows.append({h: _csv_cell(c, position[h] in text) for h, c in zip(header, r, strict=True)
-                     if h in position})
+        rows.append(
+            {h: _csv_cell(c, position[h] in text) for h, c in zip(header, r, strict=True) if h in position}
+        )
     return {"instances": rows}
 
 
@@ -409,8 +432,11 @@ def predictions_csv(out: dict[str, Any], classes: np.ndarray | None) -> bytes:
 
 def too_many_rows(rows: int, max_rows: int, at_least: bool = False) -> ProblemError:
     return ProblemError(
-        413, f"{'at least ' if at_least else ''}{rows} rows in one request; the limit is "
-        f"{max_rows} (PGS_MAX_PREDICT_ROWS)", kind="payload-too-large")
+        413,
+        f"{'at least ' if at_least else ''}{rows} rows in one request; the limit is "
+        f"{max_rows} (PGS_MAX_PREDICT_ROWS)",
+        kind="payload-too-large",
+    )
 
 
 def check_row_count(body: bytes, media_type: str, max_rows: int) -> None:
@@ -495,7 +521,7 @@ def _predict_with_methods(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> 
 
 def unsupported_media_type() -> ProblemError:
     return ProblemError(
-        415, "send application/json {\"instances\": [...]}, text/csv with a header, or "
-        "text/plain svmlight lines",
+        415,
+        'send application/json {"instances": [...]}, text/csv with a header, or text/plain svmlight lines',
         kind="unsupported-media-type",
     )

@@ -24,9 +24,11 @@ def resolve(options: Preprocessing | None, train: Dataset) -> dict[str, Any] | N
     text = list(train.text_columns or [])
     if options is None:
         if text or train.n_missing:
-            msg = (f"dataset {train.id} has text columns or missing values, which need "
-                   "preprocessing (one-hot encoding, imputation); leave preprocessing out for the "
-                   "defaults")
+            msg = (
+                f"dataset {train.id} has text columns or missing values, which need "
+                "preprocessing (one-hot encoding, imputation); leave preprocessing out for the "
+                "defaults"
+            )
             raise invalid(msg, [field_error(LOC, msg)])
         return None
     if not options.impute and train.n_missing:
@@ -64,8 +66,9 @@ def _column_index(column: int | str, k: int, train: Dataset) -> int:
     raise invalid(msg, [field_error([*LOC, "ignore", k], msg)])
 
 
-def raw_matrix(X: sp.csr_matrix, text: np.ndarray | None, text_columns: list[int],
-               resolved: dict[str, Any]) -> Any:
+def raw_matrix(
+    X: sp.csr_matrix, text: np.ndarray | None, text_columns: list[int], resolved: dict[str, Any]
+) -> Any:
     """The preprocessor's input: ``X`` itself for sparse data, else dense, with the values of the
     data set's ``text_columns`` in their places (an object array) when some are encoded."""
     if resolved["sparse"]:

@@ -34,14 +34,18 @@ def apply_changes(row: Any, changes: dict[str, Any]) -> None:
 def next_version(s: Session, name: str) -> int:
     """The version number the next model named ``name`` gets (the unique index on (name,
     version) refuses a concurrent duplicate)."""
-    return int(s.scalar(select(func.coalesce(func.max(Model.version), 0))
-                        .where(Model.name == name))) + 1
+    return int(s.scalar(select(func.coalesce(func.max(Model.version), 0)).where(Model.name == name))) + 1
 
 
 def aliases_of(s: Session, model_id: int) -> list[str]:
-    return [f"{a.name}@{a.alias}" for a in
-            s.scalars(select(ModelAlias).where(ModelAlias.model_id == model_id)
-                      .order_by(ModelAlias.name, ModelAlias.alias))]
+    return [
+        f"{a.name}@{a.alias}"
+        for a in s.scalars(
+            select(ModelAlias)
+            .where(ModelAlias.model_id == model_id)
+            .order_by(ModelAlias.name, ModelAlias.alias)
+        )
+    ]
 
 
 def rename_model(s: Session, model: Model, name: str | None) -> None:
@@ -50,8 +54,9 @@ def rename_model(s: Session, model: Model, name: str | None) -> None:
         return
     held = aliases_of(s, model.id)
     if held:
-        raise conflict(f"model {model.id} is {', '.join(held)}; move or delete those aliases "
-                       "before renaming it")
+        raise conflict(
+            f"model {model.id} is {', '.join(held)}; move or delete those aliases before renaming it"
+        )
     model.name = name
     model.version = None if name is None else next_version(s, name)
 
@@ -70,8 +75,9 @@ def resolve_ref(s: Session, ref: str) -> int:
     if parts is None:
         msg = "a model is named by its id or by name@alias"
         raise invalid(msg, [field_error(["path", "model_id"], msg)])
-    model_id = s.scalar(select(ModelAlias.model_id)
-                        .where(ModelAlias.name == parts[0], ModelAlias.alias == parts[1]))
+    model_id = s.scalar(
+        select(ModelAlias.model_id).where(ModelAlias.name == parts[0], ModelAlias.alias == parts[1])
+    )
     if model_id is None:
         raise not_found("model alias", ref)
     return int(model_id)
@@ -92,8 +98,10 @@ def set_alias(s: Session, name: str, alias: str, model_id: int, principal: str) 
         msg = f"model {model_id} does not exist"
         raise invalid(msg, [field_error(loc, msg)])
     if model.name != name:
-        msg = (f"model {model_id} is not a version of {name!r} (its name is "
-               f"{model.name!r}); PATCH the model's name first")
+        msg = (
+            f"model {model_id} is not a version of {name!r} (its name is "
+            f"{model.name!r}); PATCH the model's name first"
+        )
         raise ProblemError(409, msg, kind="conflict", errors=[field_error(loc, msg)])
     row = s.get(ModelAlias, (name, alias), with_for_update=True)
     previous = None if row is None else row.model_id
@@ -103,22 +111,31 @@ def set_alias(s: Session, name: str, alias: str, model_id: int, principal: str) 
     elif previous != model_id:
         row.model_id, row.updated_at = model_id, utcnow()
     if previous != model_id:
-        s.add(AliasEvent(name=name, alias=alias, model_id=model_id,
-                         previous_model_id=previous, principal=principal))
+        s.add(
+            AliasEvent(
+                name=name, alias=alias, model_id=model_id, previous_model_id=previous, principal=principal
+            )
+        )
     return row
 
 
 def delete_alias(s: Session, name: str, alias: str, principal: str) -> None:
     row = get_alias(s, name, alias)
-    s.add(AliasEvent(name=name, alias=alias, model_id=None, previous_model_id=row.model_id,
-                     principal=principal))
+    s.add(
+        AliasEvent(name=name, alias=alias, model_id=None, previous_model_id=row.model_id, principal=principal)
+    )
     s.delete(row)
 
 
 def alias_read(s: Session, row: ModelAlias) -> dict[str, Any]:
     version = s.scalar(select(Model.version).where(Model.id == row.model_id))
-    return {"name": row.name, "alias": row.alias, "model_id": row.model_id, "version": version,
-            "updated_at": row.updated_at}
+    return {
+        "name": row.name,
+        "alias": row.alias,
+        "model_id": row.model_id,
+        "version": version,
+        "updated_at": row.updated_at,
+    }
 
 
 def list_aliases(s: Session, name: str | None) -> list[dict[str, Any]]:
@@ -129,9 +146,13 @@ def list_aliases(s: Session, name: str | None) -> list[dict[str, Any]]:
 
 
 def history(s: Session, name: str, alias: str) -> list[AliasEvent]:
-    rows = list(s.scalars(select(AliasEvent)
-                          .where(AliasEvent.name == name, AliasEvent.alias == alias)
-                          .order_by(AliasEvent.id)))
+    rows = list(
+        s.scalars(
+            select(AliasEvent)
+            .where(AliasEvent.name == name, AliasEvent.alias == alias)
+            .order_by(AliasEvent.id)
+        )
+    )
     if not rows:
         raise not_found("model alias", f"{name}@{alias}")
     return rows

@@ -54,7 +54,8 @@ def offset_of(settings: Settings, upload: Upload) -> int:
 def reserved_bytes(session: Session, owner: str, excluding: str | None = None) -> int:
     """What the owner's uploads that are not yet data sets hold (their declared lengths)."""
     stmt = select(func.coalesce(func.sum(Upload.length), 0)).where(
-        Upload.owner == owner, Upload.state.in_(UploadState.HOLDING))
+        Upload.owner == owner, Upload.state.in_(UploadState.HOLDING)
+    )
     if excluding is not None:
         stmt = stmt.where(Upload.id != excluding)
     return int(session.scalar(stmt) or 0)
@@ -63,20 +64,32 @@ def reserved_bytes(session: Session, owner: str, excluding: str | None = None) -
 def check_room(session: Session, settings: Settings, owner: str, length: int) -> None:
     """413 unless one more upload of ``length`` bytes fits the per-upload cap and the quota."""
     if length > settings.max_upload_bytes:
-        raise ProblemError(413, f"the upload of {length} bytes exceeds the limit of "
-                           f"{settings.max_upload_bytes} bytes (PGS_MAX_UPLOAD_BYTES)",
-                           kind="payload-too-large")
+        raise ProblemError(
+            413,
+            f"the upload of {length} bytes exceeds the limit of "
+            f"{settings.max_upload_bytes} bytes (PGS_MAX_UPLOAD_BYTES)",
+            kind="payload-too-large",
+        )
     held = reserved_bytes(session, owner)
     if held + length > settings.upload_quota_bytes:
         raise ProblemError(
-            413, f"the upload of {length} bytes does not fit the upload quota: this API key's "
+            413,
+            f"the upload of {length} bytes does not fit the upload quota: this API key's "
             f"unfinished uploads hold {held} of {settings.upload_quota_bytes} bytes "
-            "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first", kind="quota-exceeded")
+            "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first",
+            kind="quota-exceeded",
+        )
 
 
-def create(factory: SessionFactory, settings: Settings, owner: str, length: int,
-           metadata_header: str, source: str | None = None,
-           state: str = UploadState.RECEIVING) -> Upload:
+def create(
+    factory: SessionFactory,
+    settings: Settings,
+    owner: str,
+    length: int,
+    metadata_header: str,
+    source: str | None = None,
+    state: str = UploadState.RECEIVING,
+) -> Upload:
     """A new upload reserving ``length`` bytes of the owner's quota (413 when over)."""
     metadata = parse_metadata(metadata_header)
     now = utcnow()
@@ -84,9 +97,14 @@ def create(factory: SessionFactory, settings: Settings, owner: str, length: int,
     with transaction(factory) as s:
         check_room(s, settings, owner, length)
         upload = Upload(
-            id=uuid.uuid4().hex, owner=owner, length=length,
-            filename=(metadata.get("filename") or "")[:255], metadata_header=metadata_header,
-            source=source, state=state, created_at=now,
+            id=uuid.uuid4().hex,
+            owner=owner,
+            length=length,
+            filename=(metadata.get("filename") or "")[:255],
+            metadata_header=metadata_header,
+            source=source,
+            state=state,
+            created_at=now,
             expires_at=now + dt.timedelta(seconds=settings.upload_expiry_s),
             heartbeat_at=now if state == UploadState.PARSING else None,
         )
@@ -103,8 +121,11 @@ def parse_metadata(header: str) -> dict[str, str]:
         try:
             result[key] = base64.b64decode(value.strip(), validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
-            raise ProblemError(400, f"Upload-Metadata: the value of {key!r} is not base64 of "
-                               "UTF-8 text", kind="invalid-metadata") from None
+            raise ProblemError(
+                400,
+                f"Upload-Metadata: the value of {key!r} is not base64 of UTF-8 text",
+                kind="invalid-metadata",
+            ) from None
     return result
 
 
@@ -123,8 +144,9 @@ def sweep_expired(factory: SessionFactory, settings: Settings) -> int:
     """Delete uploads past their expiry (those being parsed run to the end first) and files no
     row owns (a crash between removing a row and its file); returns how many uploads."""
     with factory() as s:
-        expired = s.scalars(select(Upload.id).where(
-            Upload.expires_at < utcnow(), Upload.state != UploadState.PARSING)).all()
+        expired = s.scalars(
+            select(Upload.id).where(Upload.expires_at < utcnow(), Upload.state != UploadState.PARSING)
+        ).all()
         known = set(s.scalars(select(Upload.id)).all())
     for upload_id in expired:
         log.info("upload %s expired: deleted", upload_id)
@@ -145,14 +167,17 @@ def exclusive(path: Path) -> Iterator[IO[bytes]]:
     try:
         fh = open(path, "r+b")  # noqa: SIM115 (closed below, after the lock)
     except FileNotFoundError:
-        raise ProblemError(410, "the upload's bytes are gone (it expired or was deleted)",
-                           kind="gone") from None
+        raise ProblemError(
+            410, "the upload's bytes are gone (it expired or was deleted)", kind="gone"
+        ) from None
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise conflict("another request is writing to this upload; HEAD it for the offset "
-                           "and resume when that request has ended") from None
+            raise conflict(
+                "another request is writing to this upload; HEAD it for the offset "
+                "and resume when that request has ended"
+            ) from None
         fh.seek(0, os.SEEK_END)
         yield fh
     finally:
@@ -165,14 +190,18 @@ class Checksum:
     def __init__(self, header: str) -> None:
         algorithm, _, value = header.strip().partition(" ")
         if algorithm not in CHECKSUM_ALGORITHMS:
-            raise ProblemError(400, f"Upload-Checksum algorithm {algorithm!r} is not supported; "
-                               f"use one of {', '.join(CHECKSUM_ALGORITHMS)}",
-                               kind="unsupported-checksum")
+            raise ProblemError(
+                400,
+                f"Upload-Checksum algorithm {algorithm!r} is not supported; "
+                f"use one of {', '.join(CHECKSUM_ALGORITHMS)}",
+                kind="unsupported-checksum",
+            )
         try:
             self.expected = base64.b64decode(value.strip(), validate=True)
         except binascii.Error:
-            raise ProblemError(400, "Upload-Checksum: the digest is not base64",
-                               kind="invalid-checksum") from None
+            raise ProblemError(
+                400, "Upload-Checksum: the digest is not base64", kind="invalid-checksum"
+            ) from None
         self.algorithm = algorithm
         self.digest = hashlib.new(algorithm)
 
@@ -188,8 +217,7 @@ def _write(fh: IO[bytes], chunks: list[bytes], checksum: Checksum | None) -> Non
     fh.flush()
 
 
-async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int,
-                 checksum: Checksum | None) -> None:
+async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int, checksum: Checksum | None) -> None:
     """Write ``body`` at the file's end, up to ``room`` bytes.
 
     Bytes are written as they come (a batch per thread hop), so a body that ends early (the
@@ -205,7 +233,7 @@ async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int,
         async for chunk in body:
             written = fh.tell() - start + size
             if written + len(chunk) > room:
-                chunk, over = chunk[:room - written], True
+                chunk, over = chunk[: room - written], True
             pending.append(chunk)
             size += len(chunk)
             if size >= WRITE_BATCH_BYTES or over:
@@ -222,12 +250,18 @@ async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int,
             fh.seek(start)
         await anyio.to_thread.run_sync(os.fsync, fh.fileno())
     if checksum is not None and not checksum.matches():
-        raise ProblemError(460, f"the body's {checksum.algorithm} digest does not match "
-                           "Upload-Checksum; nothing of it was kept", title="Checksum Mismatch",
-                           kind="checksum-mismatch")
+        raise ProblemError(
+            460,
+            f"the body's {checksum.algorithm} digest does not match Upload-Checksum; nothing of it was kept",
+            title="Checksum Mismatch",
+            kind="checksum-mismatch",
+        )
     if over:
-        raise ProblemError(413, "the body goes past the upload's length; the bytes up to it "
-                           "were kept", kind="payload-too-large")
+        raise ProblemError(
+            413,
+            "the body goes past the upload's length; the bytes up to it were kept",
+            kind="payload-too-large",
+        )
 
 
 def sha256_of(path: Path) -> str:
@@ -241,10 +275,14 @@ def sha256_of(path: Path) -> str:
 def describe(settings: Settings, upload: Upload) -> dict[str, Any]:
     """The upload as the API shows it (UploadRead)."""
     return {
-        "id": upload.id, "state": upload.state, "length": upload.length,
-        "offset": offset_of(settings, upload) if upload.state == UploadState.RECEIVING
-        else upload.length,
-        "filename": upload.filename, "source": upload.source,
-        "created_at": upload.created_at, "expires_at": upload.expires_at,
-        "dataset_id": upload.dataset_id, "error": upload.error,
+        "id": upload.id,
+        "state": upload.state,
+        "length": upload.length,
+        "offset": offset_of(settings, upload) if upload.state == UploadState.RECEIVING else upload.length,
+        "filename": upload.filename,
+        "source": upload.source,
+        "created_at": upload.created_at,
+        "expires_at": upload.expires_at,
+        "dataset_id": upload.dataset_id,
+        "error": upload.error,
     }

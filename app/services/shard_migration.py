@@ -24,13 +24,16 @@ log = logging.getLogger(__name__)
 
 
 def _in_use(s: object, dataset_id: int) -> bool:
-    jobs = select(Job.id).where(or_(Job.dataset_id == dataset_id,
-                                    Job.test_dataset_id == dataset_id),
-                                Job.status == JobStatus.RUNNING)
-    batches = select(BatchPrediction.id).where(BatchPrediction.dataset_id == dataset_id,
-                                               BatchPrediction.status == JobStatus.RUNNING)
-    return any(s.scalars(q.limit(1)).first() is not None  # type: ignore[attr-defined]
-               for q in (jobs, batches))
+    jobs = select(Job.id).where(
+        or_(Job.dataset_id == dataset_id, Job.test_dataset_id == dataset_id), Job.status == JobStatus.RUNNING
+    )
+    batches = select(BatchPrediction.id).where(
+        BatchPrediction.dataset_id == dataset_id, BatchPrediction.status == JobStatus.RUNNING
+    )
+    return any(
+        s.scalars(q.limit(1)).first() is not None  # type: ignore[attr-defined]
+        for q in (jobs, batches)
+    )
 
 
 def convert_npz_datasets(factory: SessionFactory, store: Store, shard_bytes: int) -> int:
@@ -41,8 +44,7 @@ def convert_npz_datasets(factory: SessionFactory, store: Store, shard_bytes: int
     for dataset_id, old_key in old:
         with factory() as s:
             if _in_use(s, dataset_id):
-                log.info("data set %d is in use; it is converted to shards at the next start",
-                         dataset_id)
+                log.info("data set %d is in use; it is converted to shards at the next start", dataset_id)
                 continue
         try:
             X, y, text = load_npz(store, old_key)
@@ -59,6 +61,5 @@ def convert_npz_datasets(factory: SessionFactory, store: Store, shard_bytes: int
             delete_dataset(store, new_key)
         store.delete(old_key)
         converted += 1
-        log.info("data set %d converted to %d shard(s) under %s", dataset_id,
-                 manifest.n_shards, new_key)
+        log.info("data set %d converted to %d shard(s) under %s", dataset_id, manifest.n_shards, new_key)
     return converted

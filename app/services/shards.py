@@ -78,10 +78,13 @@ class Manifest:
     @property
     def shard_nbytes(self) -> tuple[int, ...]:
         """Bytes of each shard's arrays in the store (what a reader maps of it)."""
-        row_bytes = (np.dtype(self.label_dtype).itemsize
-                     + np.dtype(self.text_dtype).itemsize * self.text_columns)
-        return tuple(k * NNZ_BYTES + (r + 1) * ROW_BYTES + r * row_bytes
-                     for r, k in zip(self.shard_rows, self.shard_nnz, strict=True))
+        row_bytes = (
+            np.dtype(self.label_dtype).itemsize + np.dtype(self.text_dtype).itemsize * self.text_columns
+        )
+        return tuple(
+            k * NNZ_BYTES + (r + 1) * ROW_BYTES + r * row_bytes
+            for r, k in zip(self.shard_rows, self.shard_nnz, strict=True)
+        )
 
     @property
     def nbytes(self) -> int:
@@ -95,26 +98,34 @@ class Manifest:
 
     def keys(self, key: str) -> list[str]:
         """Every store key of the data set, the manifest last."""
-        return [shard_key(key, i, a) for i in range(self.n_shards) for a in self.arrays] + [
-            manifest_key(key)]
+        return [shard_key(key, i, a) for i in range(self.n_shards) for a in self.arrays] + [manifest_key(key)]
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "n_samples": self.n_samples, "n_features": self.n_features,
-                "nnz": self.nnz, "label_dtype": self.label_dtype,
-                "text": self.text_columns, "text_dtype": self.text_dtype,
-                "shards": [{"rows": r, "nnz": k}
-                           for r, k in zip(self.shard_rows, self.shard_nnz, strict=True)]}
+        return {
+            "format": FORMAT,
+            "n_samples": self.n_samples,
+            "n_features": self.n_features,
+            "nnz": self.nnz,
+            "label_dtype": self.label_dtype,
+            "text": self.text_columns,
+            "text_dtype": self.text_dtype,
+            "shards": [{"rows": r, "nnz": k} for r, k in zip(self.shard_rows, self.shard_nnz, strict=True)],
+        }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Manifest:
         if doc.get("format") != FORMAT:
             raise ValueError(f"not a {FORMAT} manifest: format {doc.get('format')!r}")
-        return cls(n_samples=int(doc["n_samples"]), n_features=int(doc["n_features"]),
-                   nnz=int(doc["nnz"]), label_dtype=str(doc["label_dtype"]),
-                   shard_rows=tuple(int(s["rows"]) for s in doc["shards"]),
-                   shard_nnz=tuple(int(s["nnz"]) for s in doc["shards"]),
-                   text_columns=int(doc.get("text", 0)),
-                   text_dtype=str(doc.get("text_dtype", "<U1")))
+        return cls(
+            n_samples=int(doc["n_samples"]),
+            n_features=int(doc["n_features"]),
+            nnz=int(doc["nnz"]),
+            label_dtype=str(doc["label_dtype"]),
+            shard_rows=tuple(int(s["rows"]) for s in doc["shards"]),
+            shard_nnz=tuple(int(s["nnz"]) for s in doc["shards"]),
+            text_columns=int(doc.get("text", 0)),
+            text_dtype=str(doc.get("text_dtype", "<U1")),
+        )
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -135,8 +146,15 @@ class ShardWriter:
     shard and the manifest. ``over_limit(n)`` is raised (an exception it returns) as soon as the
     data set would take more than ``max_bytes`` in the store."""
 
-    def __init__(self, store: Store, key: str, *, shard_bytes: int, max_bytes: int,
-                 over_limit: Callable[[int], Exception]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        key: str,
+        *,
+        shard_bytes: int,
+        max_bytes: int,
+        over_limit: Callable[[int], Exception],
+    ) -> None:
         self.store, self.key = store, key
         self.shard_bytes, self.max_bytes, self.over_limit = shard_bytes, max_bytes, over_limit
         self.pending: list[tuple[sp.csr_matrix, np.ndarray, np.ndarray | None]] = []
@@ -155,21 +173,24 @@ class ShardWriter:
         if y.dtype.kind not in "fU":
             raise TypeError(f"labels must be float or unicode, got dtype {y.dtype}")
         X = sp.csr_matrix(X)
-        self.label_dtype = (y.dtype if self.label_dtype is None
-                            else np.promote_types(self.label_dtype, y.dtype))
+        self.label_dtype = (
+            y.dtype if self.label_dtype is None else np.promote_types(self.label_dtype, y.dtype)
+        )
         text_row_bytes = 0
         if text is not None and text.shape[1]:
             text = np.asarray(text, dtype=str)
             self.text_columns = text.shape[1]
-            self.text_dtype = (text.dtype if self.text_dtype is None
-                               else np.promote_types(self.text_dtype, text.dtype))
+            self.text_dtype = (
+                text.dtype if self.text_dtype is None else np.promote_types(self.text_dtype, text.dtype)
+            )
             text_row_bytes = text.itemsize * text.shape[1]
         else:
             text = None
         while X.shape[0]:
             # Bytes of the first k rows of X: the cut that fills the current shard.
             cum = X.indptr[1:] * NNZ_BYTES + np.arange(1, X.shape[0] + 1) * (
-                ROW_BYTES + y.itemsize + text_row_bytes)
+                ROW_BYTES + y.itemsize + text_row_bytes
+            )
             take = int(np.searchsorted(cum, self.shard_bytes - self.pending_bytes, "right"))
             if take == 0 and not self.pending:
                 take = 1  # a row larger than a shard is a shard of its own
@@ -230,10 +251,15 @@ class ShardWriter:
         """Write the last shard and the manifest: from here on the data set exists."""
         self._flush()
         manifest = Manifest(
-            n_samples=sum(self.shard_rows), n_features=n_features, nnz=sum(self.shard_nnz),
+            n_samples=sum(self.shard_rows),
+            n_features=n_features,
+            nnz=sum(self.shard_nnz),
             label_dtype=str(self.label_dtype or np.dtype(np.float64)),
-            shard_rows=tuple(self.shard_rows), shard_nnz=tuple(self.shard_nnz),
-            text_columns=self.text_columns, text_dtype=str(self.text_dtype or np.dtype("<U1")))
+            shard_rows=tuple(self.shard_rows),
+            shard_nnz=tuple(self.shard_nnz),
+            text_columns=self.text_columns,
+            text_dtype=str(self.text_dtype or np.dtype("<U1")),
+        )
         body = json.dumps(manifest.to_json()).encode()
         self.written.append(manifest_key(self.key))
         self.store.write(manifest_key(self.key), lambda fh: _write_all(fh, body))
@@ -252,11 +278,19 @@ def _write_all(fh: IO[bytes], body: bytes) -> None:
     fh.write(body)
 
 
-def write_dataset(store: Store, key: str, X: sp.csr_matrix, y: np.ndarray,
-                  text: np.ndarray | None = None, *, shard_bytes: int) -> Manifest:
+def write_dataset(
+    store: Store,
+    key: str,
+    X: sp.csr_matrix,
+    y: np.ndarray,
+    text: np.ndarray | None = None,
+    *,
+    shard_bytes: int,
+) -> Manifest:
     """Store rows already in memory (a conversion, a test) as a sharded data set."""
-    writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=np.iinfo(np.int64).max,
-                         over_limit=OverflowError)
+    writer = ShardWriter(
+        store, key, shard_bytes=shard_bytes, max_bytes=np.iinfo(np.int64).max, over_limit=OverflowError
+    )
     try:
         writer.add(X, np.asarray(y), text)
         return writer.finish(X.shape[1])
@@ -272,8 +306,7 @@ class DatasetShards:
     """A stored data set, read one shard at a time. Shards are memory-mapped through
     ``store.local_path``; a data set still in the old .npz form is one shard read whole."""
 
-    def __init__(self, store: Store, key: str, manifest: Manifest,
-                 whole: StoredRows | None = None) -> None:
+    def __init__(self, store: Store, key: str, manifest: Manifest, whole: StoredRows | None = None) -> None:
         self.store, self.key, self.manifest, self._whole = store, key, manifest, whole
 
     @property
@@ -287,8 +320,9 @@ class DatasetShards:
                 raise IndexError(i)
             return self._whole[:2]
         indptr, indices, data, y = (self._map(shard_key(self.key, i, a)) for a in ARRAYS)
-        X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1,
-                                                          self.manifest.n_features), copy=False)
+        X = sp.csr_matrix(
+            (data, indices, indptr), shape=(len(indptr) - 1, self.manifest.n_features), copy=False
+        )
         return X, y
 
     def text(self, i: int) -> np.ndarray | None:
@@ -326,11 +360,16 @@ def open_dataset(store: Store, key: str) -> DatasetShards:
     if not is_npz(key):
         return DatasetShards(store, key, read_manifest(store, key))
     X, y, text = load_npz(store, key)
-    manifest = Manifest(n_samples=X.shape[0], n_features=X.shape[1], nnz=int(X.nnz),
-                        label_dtype=str(y.dtype), shard_rows=(X.shape[0],),
-                        shard_nnz=(int(X.nnz),),
-                        text_columns=0 if text is None else text.shape[1],
-                        text_dtype="<U1" if text is None else str(text.dtype))
+    manifest = Manifest(
+        n_samples=X.shape[0],
+        n_features=X.shape[1],
+        nnz=int(X.nnz),
+        label_dtype=str(y.dtype),
+        shard_rows=(X.shape[0],),
+        shard_nnz=(int(X.nnz),),
+        text_columns=0 if text is None else text.shape[1],
+        text_dtype="<U1" if text is None else str(text.dtype),
+    )
     return DatasetShards(store, key, manifest, whole=(X, y, text))
 
 

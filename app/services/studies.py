@@ -48,14 +48,26 @@ def plan_jobs(study: Study, estimators: Sequence[Any]) -> list[Job]:
                 params = dict(run["params"])
                 if seeded[index] and "random_state" not in params:
                     params["random_state"] = seed
-                planned.append(Job(
-                    status=JobStatus.QUEUED, solver=run["solver"], task=study.task,
-                    dataset_id=study.dataset_id, test_dataset_id=study.test_dataset_id,
-                    test_fraction=study.test_fraction, split_seed=study.seed, params=params,
-                    targets=list(study.targets), time_budget_s=study.time_budget_s,
-                    study_id=study.id, study_run=index, study_repeat=repeat, train_size=m,
-                    subsample_seed=seed, select_sigma=study.select_sigma,
-                ))
+                planned.append(
+                    Job(
+                        status=JobStatus.QUEUED,
+                        solver=run["solver"],
+                        task=study.task,
+                        dataset_id=study.dataset_id,
+                        test_dataset_id=study.test_dataset_id,
+                        test_fraction=study.test_fraction,
+                        split_seed=study.seed,
+                        params=params,
+                        targets=list(study.targets),
+                        time_budget_s=study.time_budget_s,
+                        study_id=study.id,
+                        study_run=index,
+                        study_repeat=repeat,
+                        train_size=m,
+                        subsample_seed=seed,
+                        select_sigma=study.select_sigma,
+                    )
+                )
     return planned
 
 
@@ -114,7 +126,8 @@ def request_cancel(session: Session, study: Study) -> int:
     study.cancel_requested = True
     running = 0
     for job in session.scalars(
-        select(Job).where(Job.study_id == study.id, Job.status.in_(JobStatus.ACTIVE))
+        select(Job)
+        .where(Job.study_id == study.id, Job.status.in_(JobStatus.ACTIVE))
         .with_for_update()  # PostgreSQL: a worker cannot claim a job between read and write
         .execution_options(populate_existing=True)
     ):
@@ -153,14 +166,16 @@ def study_table(session: Session, study: Study) -> list[dict[str, Any]]:
     Jobs still running, cancelled or failed are left out: their traces are not whole runs.
     """
     higher_is_better = study.task != "regression"
-    jobs = list(session.execute(
-        select(Job.id, Job.study_run, Job.train_size, Job.metrics)
-        .where(Job.study_id == study.id, Job.status == JobStatus.SUCCEEDED)
-    ).all())
+    jobs = list(
+        session.execute(
+            select(Job.id, Job.study_run, Job.train_size, Job.metrics).where(
+                Job.study_id == study.id, Job.status == JobStatus.SUCCEEDED
+            )
+        ).all()
+    )
     traces: dict[int, list[tuple[int, float, float | None]]] = defaultdict(list)
     for job_id, iteration, seconds, score in session.execute(
-        select(TracePoint.job_id, TracePoint.iteration, TracePoint.solver_seconds,
-               TracePoint.test_score)
+        select(TracePoint.job_id, TracePoint.iteration, TracePoint.solver_seconds, TracePoint.test_score)
         .join(Job, Job.id == TracePoint.job_id)
         .where(Job.study_id == study.id, Job.status == JobStatus.SUCCEEDED)
         .order_by(TracePoint.job_id, TracePoint.seq)
@@ -183,17 +198,24 @@ def study_table(session: Session, study: Study) -> list[dict[str, Any]]:
                 reached = [h for h in hits if h is not None]
                 secs = [h[1] if h else math.inf for h in hits]
                 its = [float(h[0]) if h else math.inf for h in hits]
-                rows.append({
-                    "run": index, "solver": run["solver"], "label": run["label"], "m": m,
-                    "target": target, "repeats": len(ids), "reached": len(reached),
-                    "median_seconds": _median(secs),
-                    "min_seconds": min((h[1] for h in reached), default=None),
-                    "max_seconds": max((h[1] for h in reached), default=None),
-                    "median_iterations": _median(its),
-                    "min_iterations": min((h[0] for h in reached), default=None),
-                    "max_iterations": max((h[0] for h in reached), default=None),
-                    "selected_sigmas": sorted(sigmas[(index, m)]) if study.select_sigma else None,
-                })
+                rows.append(
+                    {
+                        "run": index,
+                        "solver": run["solver"],
+                        "label": run["label"],
+                        "m": m,
+                        "target": target,
+                        "repeats": len(ids),
+                        "reached": len(reached),
+                        "median_seconds": _median(secs),
+                        "min_seconds": min((h[1] for h in reached), default=None),
+                        "max_seconds": max((h[1] for h in reached), default=None),
+                        "median_iterations": _median(its),
+                        "min_iterations": min((h[0] for h in reached), default=None),
+                        "max_iterations": max((h[0] for h in reached), default=None),
+                        "selected_sigmas": sorted(sigmas[(index, m)]) if study.select_sigma else None,
+                    }
+                )
     return rows
 
 
@@ -205,11 +227,27 @@ def study_read(
     if counts is None:
         counts = job_counts(session, [study.id])[study.id]
     return {
-        **{c: getattr(study, c) for c in (
-            "id", "name", "task", "dataset_id", "test_dataset_id", "test_fraction", "seed",
-            "n_train", "runs", "sizes", "repeats", "targets", "time_budget_s", "select_sigma",
-            "cancel_requested", "created_at",
-        )},
+        **{
+            c: getattr(study, c)
+            for c in (
+                "id",
+                "name",
+                "task",
+                "dataset_id",
+                "test_dataset_id",
+                "test_fraction",
+                "seed",
+                "n_train",
+                "runs",
+                "sizes",
+                "repeats",
+                "targets",
+                "time_budget_s",
+                "select_sigma",
+                "cancel_requested",
+                "created_at",
+            )
+        },
         "score_name": "rmse" if study.task == "regression" else "accuracy",
         "status": derive_status(counts),
         "progress": progress(counts),

@@ -86,8 +86,10 @@ def select_sigma(
             "has a single class; use larger sizes or a smaller validation_fraction"
         )
     selection = SigmaSelection(
-        sigma=float("nan"), score_name="accuracy" if classification else "rmse",
-        n_fit=len(fit_rows), n_validation=len(val_rows),
+        sigma=float("nan"),
+        score_name="accuracy" if classification else "rmse",
+        n_fit=len(fit_rows),
+        n_validation=len(val_rows),
     )
     best: tuple[float, float] | None = None
     for sigma in grid:
@@ -104,9 +106,13 @@ def select_sigma(
             key = (-score, float(sigma))
         if not np.isfinite(score):  # a diverged fit: never chosen over a finite one
             key = (-np.inf, float(sigma))
-        selection.grid.append({"sigma": float(sigma),
-                               "score": score if np.isfinite(score) else None,
-                               "solver_seconds": float(est.solver_seconds_)})
+        selection.grid.append(
+            {
+                "sigma": float(sigma),
+                "score": score if np.isfinite(score) else None,
+                "solver_seconds": float(est.solver_seconds_),
+            }
+        )
         if best is None or key > best:
             best = key
     assert best is not None  # the grid is never empty (validated by the API)

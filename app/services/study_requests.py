@@ -55,23 +55,30 @@ def check_study_request(session: Session, body: StudyCreate, settings: Settings)
 def _check_job_count(body: StudyCreate) -> None:
     n_jobs = len(body.runs) * len(body.sizes) * body.repeats
     if n_jobs > study_service.MAX_STUDY_JOBS:
-        msg = (f"runs x sizes x repeats = {len(body.runs)} x {len(body.sizes)} x {body.repeats} "
-               f"= {n_jobs} jobs, more than the limit of {study_service.MAX_STUDY_JOBS}")
+        msg = (
+            f"runs x sizes x repeats = {len(body.runs)} x {len(body.sizes)} x {body.repeats} "
+            f"= {n_jobs} jobs, more than the limit of {study_service.MAX_STUDY_JOBS}"
+        )
         raise invalid(msg, [field_error(["body"], msg)])
 
 
-def _check_run(session: Session, body: StudyCreate, index: int,
-               settings: Settings) -> job_requests.JobPlan:
+def _check_run(session: Session, body: StudyCreate, index: int, settings: Settings) -> job_requests.JobPlan:
     """Run ``index`` as the job request it becomes (and its sigma grid, with select_sigma)."""
     run = body.runs[index]
     request = JobCreate(
-        dataset_id=body.dataset_id, test_dataset_id=body.test_dataset_id,
-        test_fraction=body.test_fraction, split_seed=body.seed, solver=run.solver,
-        params=run.params, targets=body.targets, time_budget_s=body.time_budget_s,
+        dataset_id=body.dataset_id,
+        test_dataset_id=body.test_dataset_id,
+        test_fraction=body.test_fraction,
+        split_seed=body.seed,
+        solver=run.solver,
+        params=run.params,
+        targets=body.targets,
+        time_budget_s=body.time_budget_s,
     )
     try:
-        plan = job_requests.check_job_request(session, request, settings,
-                                              in_memory=body.select_sigma is not None)
+        plan = job_requests.check_job_request(
+            session, request, settings, in_memory=body.select_sigma is not None
+        )
     except ProblemError as exc:
         raise _in_run(exc, index) from exc
     if body.select_sigma is not None:
@@ -114,8 +121,9 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
     loc: list[str | int] = ["body", "sizes", k]
     if m > n_train:
         split = " after the test_fraction split" if body.test_fraction else ""
-        msg = (f"size {m} is larger than the training part ({n_train} rows of data set "
-               f"{body.dataset_id}{split})")
+        msg = (
+            f"size {m} is larger than the training part ({n_train} rows of data set {body.dataset_id}{split})"
+        )
         raise invalid(msg, [field_error(loc, msg)])
     if body.select_sigma is None:
         return m
@@ -123,12 +131,16 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
     try:
         n_fit = m - held_out_rows(m, fraction)
     except ValueError as exc:
-        msg = (f"size {m} leaves no rows on one side of select_sigma's validation split "
-               f"(validation_fraction {fraction})")
+        msg = (
+            f"size {m} leaves no rows on one side of select_sigma's validation split "
+            f"(validation_fraction {fraction})"
+        )
         raise invalid(msg, [field_error(loc, msg)]) from exc
     if n_fit < 2:
-        msg = (f"size {m} leaves {n_fit} row(s) to fit after the validation split of "
-               "select_sigma; need 2 or more")
+        msg = (
+            f"size {m} leaves {n_fit} row(s) to fit after the validation split of "
+            "select_sigma; need 2 or more"
+        )
         raise invalid(msg, [field_error(loc, msg)])
     return n_fit
 
@@ -148,21 +160,34 @@ def create_study(
         return existing, [], True
     plan = check_study_request(session, body, settings)
     study = Study(
-        name=body.name, task=plan.task, dataset_id=body.dataset_id,
-        test_dataset_id=body.test_dataset_id, test_fraction=body.test_fraction, seed=body.seed,
+        name=body.name,
+        task=plan.task,
+        dataset_id=body.dataset_id,
+        test_dataset_id=body.test_dataset_id,
+        test_fraction=body.test_fraction,
+        seed=body.seed,
         n_train=plan.n_train,
-        runs=[{"solver": r.solver, "params": r.params,
-               "label": r.label or study_service.default_label(r.solver, r.params)}
-              for r in body.runs],
-        sizes=sorted(body.sizes), repeats=body.repeats, targets=body.targets,
+        runs=[
+            {
+                "solver": r.solver,
+                "params": r.params,
+                "label": r.label or study_service.default_label(r.solver, r.params),
+            }
+            for r in body.runs
+        ],
+        sizes=sorted(body.sizes),
+        repeats=body.repeats,
+        targets=body.targets,
         select_sigma=None if body.select_sigma is None else body.select_sigma.model_dump(),
-        time_budget_s=body.time_budget_s, cancel_requested=False,
+        time_budget_s=body.time_budget_s,
+        cancel_requested=False,
     )
     limit = job_requests.time_limit(body.time_budget_s, settings)
     n_jobs = len(body.runs) * len(body.sizes) * body.repeats
     with job_limits.queue_lock:
-        job_limits.check_queue_room(session, idem.principal, n_jobs,
-                                    settings.max_queued_jobs_per_key, settings.max_queued_jobs)
+        job_limits.check_queue_room(
+            session, idem.principal, n_jobs, settings.max_queued_jobs_per_key, settings.max_queued_jobs
+        )
         session.add(study)
         session.flush()
         planned = study_service.plan_jobs(study, plan.estimators)

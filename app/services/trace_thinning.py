@@ -23,8 +23,10 @@ class ThinnedTrace:
         # Room for the protected points (the first and one per target) and the last, with as
         # many again for the evenly spread ones.
         if max_points < 2 * (len(targets) + 2):
-            raise ValueError(f"max_points {max_points} leaves no room beyond the first, last and "
-                             f"{len(targets)} target points")
+            raise ValueError(
+                f"max_points {max_points} leaves no room beyond the first, last and "
+                f"{len(targets)} target points"
+            )
         self.max_points = max_points
         self.higher_is_better = higher_is_better
         self._unreached = sorted(set(targets))
@@ -78,8 +80,7 @@ class ThinnedTrace:
         score = getattr(point, "test_score", None)
         if score is None or not self._unreached:
             return False
-        reached = [t for t in self._unreached
-                   if (score >= t if self.higher_is_better else score <= t)]
+        reached = [t for t in self._unreached if (score >= t if self.higher_is_better else score <= t)]
         if reached:
             self._unreached = [t for t in self._unreached if t not in reached]
         return bool(reached)

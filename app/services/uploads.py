@@ -158,10 +158,14 @@ async def _stream_to(fh: IO[bytes], request: Request, parser: Any, collector: _C
                 await anyio.to_thread.run_sync(_write_all, fh, collector.digest, chunks)
     except ClientDisconnect:
         # Not a server error: one line in the log, and nothing kept.
-        log.info("client %s closed the connection during an upload (%d bytes received); "
-                 "nothing stored", _peer(request), collector.size)
-        raise ProblemError(400, "the client closed the connection before the upload ended",
-                           kind="client-disconnected") from None
+        log.info(
+            "client %s closed the connection during an upload (%d bytes received); nothing stored",
+            _peer(request),
+            collector.size,
+        )
+        raise ProblemError(
+            400, "the client closed the connection before the upload ended", kind="client-disconnected"
+        ) from None
     parser.finalize()
 
 
@@ -174,7 +178,8 @@ async def receive_upload(request: Request, tmp_dir: Path, max_file_bytes: int) -
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     if ctype != b"multipart/form-data":
         raise ProblemError(
-            415, "send the data set as multipart/form-data with a 'file' part",
+            415,
+            "send the data set as multipart/form-data with a 'file' part",
             kind="unsupported-media-type",
         )
     if b"boundary" not in params:
@@ -196,8 +201,14 @@ async def receive_upload(request: Request, tmp_dir: Path, max_file_bytes: int) -
         if not collector.file_seen:
             raise invalid(
                 "no file part: send the data set in a multipart part named 'file'",
-                errors=[{"loc": ["body", "file"], "field": "body.file", "msg": "Field required",
-                         "type": "missing"}],
+                errors=[
+                    {
+                        "loc": ["body", "file"],
+                        "field": "body.file",
+                        "msg": "Field required",
+                        "type": "missing",
+                    }
+                ],
             )
         ok = True
         return ReceivedUpload(

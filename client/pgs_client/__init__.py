@@ -1,10 +1,10 @@
 """Python client of the PGS training and inference service.
 
-    from pgs_client import Client
-    c = Client("http://127.0.0.1:8000")
-    ds = c.datasets.upload("train.svm", name="news")
-    job = c.jobs.wait(c.jobs.create(ds, params={"sigma": 1e-5}, test_fraction=0.25))
-    pred = c.models.predict(job.model_id, X)
+from pgs_client import Client
+c = Client("http://127.0.0.1:8000")
+ds = c.datasets.upload("train.svm", name="news")
+job = c.jobs.wait(c.jobs.create(ds, params={"sigma": 1e-5}, test_fraction=0.25))
+pred = c.models.predict(job.model_id, X)
 """
 
 from __future__ import annotations
@@ -67,8 +67,30 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ApiError", "AuthError", "Client", "Conflict", "ConnectionFailed", "Dataset", "Job",
-    "JobCancelled", "JobFailed", "Model", "NotFound", "PayloadTooLarge", "PgsError", "Prediction",
-    "RemoteClassifier", "RemoteRegressor", "RetryPolicy", "ServiceUnavailable", "Solver",
-    "SolverParam", "SolverTask", "Study", "TracePoint", "ValidationError", "__version__", "to_frame",
+    "ApiError",
+    "AuthError",
+    "Client",
+    "Conflict",
+    "ConnectionFailed",
+    "Dataset",
+    "Job",
+    "JobCancelled",
+    "JobFailed",
+    "Model",
+    "NotFound",
+    "PayloadTooLarge",
+    "PgsError",
+    "Prediction",
+    "RemoteClassifier",
+    "RemoteRegressor",
+    "RetryPolicy",
+    "ServiceUnavailable",
+    "Solver",
+    "SolverParam",
+    "SolverTask",
+    "Study",
+    "TracePoint",
+    "ValidationError",
+    "__version__",
+    "to_frame",
 ]

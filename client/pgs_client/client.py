@@ -25,8 +25,14 @@ class Client:
     Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, url: str | None = None, api_key: str | None = None, *,
-                 timeout: float = 60.0, retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+    ):
         url = url or os.environ.get("PGS_URL") or DEFAULT_URL
         api_key = api_key if api_key is not None else os.environ.get("PGS_API_KEY")
         self._transport = Transport(url, api_key, timeout, retry or RetryPolicy())
@@ -47,8 +53,9 @@ class Client:
     def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:

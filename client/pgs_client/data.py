@@ -50,16 +50,16 @@ def rows(X: Any) -> Iterator[Row]:
         yield from array.tolist()
         return
     if isinstance(X, (str, bytes)) or not isinstance(X, Sequence):
-        raise TypeError(f"X must be an array, a sparse matrix, a DataFrame or a list of rows, "
-                        f"not {type(X).__name__}")
+        raise TypeError(
+            f"X must be an array, a sparse matrix, a DataFrame or a list of rows, not {type(X).__name__}"
+        )
     for row in X:
         yield _sparse_row(row) if isinstance(row, Mapping) else [float(v) for v in row]
 
 
 def _sparse_row(row: Mapping[Any, Any]) -> dict[str, list[Any]]:
     if set(row) == {"indices", "values"}:
-        return {"indices": [int(i) for i in row["indices"]],
-                "values": [float(v) for v in row["values"]]}
+        return {"indices": [int(i) for i in row["indices"]], "values": [float(v) for v in row["values"]]}
     items = sorted((int(k), float(v)) for k, v in row.items())
     return {"indices": [k for k, _ in items], "values": [v for _, v in items]}
 
@@ -121,8 +121,9 @@ def _dense(row: Row, width: int) -> list[float]:
 
 
 def _width(all_rows: list[Row]) -> int:
-    return max((len(r) if isinstance(r, list) else max(r["indices"], default=-1) + 1
-                for r in all_rows), default=0)
+    return max(
+        (len(r) if isinstance(r, list) else max(r["indices"], default=-1) + 1 for r in all_rows), default=0
+    )
 
 
 def write_upload(X: Any, y: Any, directory: Path) -> tuple[Path, dict[str, str]]:
@@ -143,8 +144,9 @@ def write_upload(X: Any, y: Any, directory: Path) -> tuple[Path, dict[str, str]]
     path = directory / "arrays.svm.gz"
     with gzip.open(path, "wt", compresslevel=5, encoding="ascii") as out:
         for i, (label, row) in enumerate(zip(labels, all_rows, strict=True)):
-            pairs = dict(zip(row["indices"], row["values"], strict=True) if isinstance(row, dict)
-                         else enumerate(row))
+            pairs = dict(
+                zip(row["indices"], row["values"], strict=True) if isinstance(row, dict) else enumerate(row)
+            )
             features = [f"{j + 1}:{v!r}" for j, v in sorted(pairs.items()) if v != 0]
             if i == 0 and width and not pairs.get(width - 1):
                 # svmlight has no width: an explicit last feature keeps trailing all-zero
@@ -154,8 +156,9 @@ def write_upload(X: Any, y: Any, directory: Path) -> tuple[Path, dict[str, str]]
     return path, {"format": "svmlight", "zero_based": "false"}
 
 
-def _write_csv(all_rows: Iterable[Row], width: int, labels: list[Any],
-               directory: Path) -> tuple[Path, dict[str, str]]:
+def _write_csv(
+    all_rows: Iterable[Row], width: int, labels: list[Any], directory: Path
+) -> tuple[Path, dict[str, str]]:
     path = directory / "arrays.csv.gz"
     with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
@@ -176,4 +179,3 @@ def gzip_file(source: Path, directory: Path) -> Path:
 def is_gzip(path: Path) -> bool:
     with path.open("rb") as f:
         return f.read(2) == b"\x1f\x8b"
-

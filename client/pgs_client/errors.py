@@ -91,8 +91,13 @@ class JobCancelled(PgsError):
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {
-    401: AuthError, 403: AuthError, 404: NotFound, 409: Conflict, 413: PayloadTooLarge,
-    422: ValidationError, 503: ServiceUnavailable,
+    401: AuthError,
+    403: AuthError,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    422: ValidationError,
+    503: ServiceUnavailable,
 }
 
 

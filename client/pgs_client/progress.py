@@ -59,8 +59,17 @@ def bar(description: str, total: float, *, enabled: bool, in_bytes: bool = False
         TransferSpeedColumn,
     )
 
-    amount = ([DownloadColumn(), TransferSpeedColumn()] if in_bytes
-              else [TaskProgressColumn(), TextColumn("{task.fields[status]}")])
-    with Progress(TextColumn("{task.description}"), BarColumn(), *amount, TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=False) as progress:
+    amount = (
+        [DownloadColumn(), TransferSpeedColumn()]
+        if in_bytes
+        else [TaskProgressColumn(), TextColumn("{task.fields[status]}")]
+    )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        *amount,
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    ) as progress:
         yield _Rich(progress, progress.add_task(description, total=total, status=""))

@@ -74,8 +74,7 @@ class ResumeStore:
 
 
 class Uploader:
-    def __init__(self, transport: Transport, store: ResumeStore | None = None,
-                 chunk_size: int = CHUNK_BYTES):
+    def __init__(self, transport: Transport, store: ResumeStore | None = None, chunk_size: int = CHUNK_BYTES):
         self._t, self._store, self.chunk_size = transport, store or ResumeStore(), chunk_size
 
     def send(self, path: Path, filename: str, bar: Bar) -> str:
@@ -104,8 +103,7 @@ class Uploader:
                     stalls = 0 if held > offset else stalls + 1
                     if stalls >= MAX_STALLS:
                         raise
-                    log.warning("upload chunk at byte %d broke (%s); resuming at byte %d",
-                                offset, exc, held)
+                    log.warning("upload chunk at byte %d broke (%s); resuming at byte %d", offset, exc, held)
                     offset = held
         bar.update(size)
         return location
@@ -115,8 +113,12 @@ class Uploader:
 
     def _create(self, size: int, filename: str) -> str:
         meta = "filename " + base64.b64encode(filename.encode()).decode()
-        r = self._t.request("POST", "/v1/uploads", safe=False, headers={
-            **TUS, "Upload-Length": str(size), "Upload-Metadata": meta})
+        r = self._t.request(
+            "POST",
+            "/v1/uploads",
+            safe=False,
+            headers={**TUS, "Upload-Length": str(size), "Upload-Metadata": meta},
+        )
         return r.headers["Location"]
 
     def _offset(self, location: str) -> int | None:
@@ -140,9 +142,18 @@ class Uploader:
                 left -= len(block)
                 yield block
 
-        r = self._t.request("PATCH", location, safe=False, content=body(), headers={
-            **TUS, "Upload-Offset": str(offset), "Content-Length": str(length),
-            "Content-Type": "application/offset+octet-stream"})
+        r = self._t.request(
+            "PATCH",
+            location,
+            safe=False,
+            content=body(),
+            headers={
+                **TUS,
+                "Upload-Offset": str(offset),
+                "Content-Length": str(length),
+                "Content-Type": "application/offset+octet-stream",
+            },
+        )
         return int(r.headers["Upload-Offset"])
 
     def finish(self, location: str, fields: dict[str, str]) -> dict[str, Any]:
@@ -157,6 +168,7 @@ class Uploader:
                 return upload
             if upload["state"] == "failed":
                 error = upload["error"]
-                raise api_error(error["status"], {**error, "title": "upload failed",
-                                                  "instance": location}, {})
+                raise api_error(
+                    error["status"], {**error, "title": "upload failed", "instance": location}, {}
+                )
             time.sleep(POLL_S)

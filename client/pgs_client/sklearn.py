@@ -23,9 +23,16 @@ from pgs_client.errors import Conflict
 class _RemoteEstimator(BaseEstimator):
     _task: str  # the upload's task: "classification" or "regression"
 
-    def __init__(self, solver: str = "pgs", *, url: str | None = None,
-                 api_key: str | None = None, time_budget_s: float | None = None,
-                 keep_data: bool = False, **params: Any):
+    def __init__(
+        self,
+        solver: str = "pgs",
+        *,
+        url: str | None = None,
+        api_key: str | None = None,
+        time_budget_s: float | None = None,
+        keep_data: bool = False,
+        **params: Any,
+    ):
         self.solver = solver
         self.url = url
         self.api_key = api_key
@@ -55,8 +62,11 @@ class _RemoteEstimator(BaseEstimator):
         with self._client() as c:
             dataset = c.datasets.upload((X, y), name=type(self).__name__, task=self._task)
             try:
-                job = c.jobs.wait(c.jobs.create(dataset, solver=self.solver, params=self._params,
-                                                time_budget_s=self.time_budget_s))
+                job = c.jobs.wait(
+                    c.jobs.create(
+                        dataset, solver=self.solver, params=self._params, time_budget_s=self.time_budget_s
+                    )
+                )
             finally:
                 if not self.keep_data:
                     # Conflict: the job still runs (the wait was interrupted); keep the data.

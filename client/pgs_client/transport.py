@@ -56,8 +56,7 @@ def problem_of(response: httpx.Response) -> dict[str, Any]:
         body = None
     if isinstance(body, dict):
         return body
-    return {"status": response.status_code, "title": response.reason_phrase,
-            "detail": response.text[:1000]}
+    return {"status": response.status_code, "title": response.reason_phrase, "detail": response.text[:1000]}
 
 
 class Transport:
@@ -121,23 +120,27 @@ class Transport:
         with self._http.stream("GET", path, **kwargs) as response:
             if response.status_code >= 400:
                 response.read()
-                raise api_error(response.status_code, problem_of(response),
-                                dict(response.headers))
+                raise api_error(response.status_code, problem_of(response), dict(response.headers))
             with target.open("wb") as fh:
                 for chunk in response.iter_bytes(1 << 20):
                     fh.write(chunk)
         return target
 
-    def pages(self, path: str, parse: Callable[[dict[str, Any]], T], limit: int | None,
-              page_size: int, **params: Any) -> Iterator[T]:
+    def pages(
+        self,
+        path: str,
+        parse: Callable[[dict[str, Any]], T],
+        limit: int | None,
+        page_size: int,
+        **params: Any,
+    ) -> Iterator[T]:
         """Every item of a cursor-paginated listing (newest first), fetched a page at a time;
         at most ``limit`` items when given."""
         cursor: str | None = None
         left = limit
         while left is None or left > 0:
             size = page_size if left is None else min(page_size, left)
-            query = {k: v for k, v in {**params, "limit": size, "cursor": cursor}.items()
-                     if v is not None}
+            query = {k: v for k, v in {**params, "limit": size, "cursor": cursor}.items() if v is not None}
             page = self.get(path, params=query)
             for item in page["items"]:
                 yield parse(item)
@@ -146,4 +149,3 @@ class Transport:
             cursor = page["next_cursor"]
             if cursor is None:
                 return
-

@@ -20,22 +20,32 @@ from typing import Any
 
 CLIENT = Path(__file__).resolve().parents[1]
 MODELS = CLIENT / "pgs_client" / "models.py"
-HEADER = ("# Generated from the service's OpenAPI document by client/tools/generate_models.py:\n"
-          "# do not edit by hand.")
+HEADER = (
+    "# Generated from the service's OpenAPI document by client/tools/generate_models.py:\n"
+    "# do not edit by hand."
+)
 OPTIONS = [
-    "--input-file-type", "openapi",
-    "--output-model-type", "dataclasses.dataclass",
-    "--target-python-version", "3.11",
+    "--input-file-type",
+    "openapi",
+    "--output-model-type",
+    "dataclasses.dataclass",
+    "--target-python-version",
+    "3.11",
     "--keyword-only",
     "--use-standard-collections",
     "--use-union-operator",
     "--use-field-description",
     "--collapse-root-models",
-    "--enum-field-as-literal", "all",
-    "--output-datetime-class", "datetime",
+    "--enum-field-as-literal",
+    "all",
+    "--output-datetime-class",
+    "datetime",
     "--disable-timestamp",
-    "--custom-file-header", HEADER,
-    "--formatters", "ruff-format", "ruff-check",
+    "--custom-file-header",
+    HEADER,
+    "--formatters",
+    "ruff-format",
+    "ruff-check",
 ]
 
 
@@ -62,8 +72,20 @@ def generate(openapi: dict[str, Any]) -> str:
         source, target = Path(tmp) / "openapi.json", Path(tmp) / "models.py"
         source.write_text(json.dumps(openapi))
         # cwd: ruff formats with the repository's settings, wherever this is run from.
-        subprocess.run([sys.executable, "-m", "datamodel_code_generator", "--input", str(source),
-                        "--output", str(target), *OPTIONS], check=True, cwd=CLIENT)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "datamodel_code_generator",
+                "--input",
+                str(source),
+                "--output",
+                str(target),
+                *OPTIONS,
+            ],
+            check=True,
+            cwd=CLIENT,
+        )
         return target.read_text()
 
 

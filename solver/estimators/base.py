@@ -48,11 +48,9 @@ def choice(options) -> list:
 # Each classifier and regressor re-declares ``loss`` with the losses it accepts and its default, and
 # has a docstring of its own: scikit-learn reads a signature and its docs per class, so these few
 # lines per class are deliberate (the rest of a declaration lives once, in the family's base).
-def classifier_loss(options=CLASSIFICATION_LOSSES, doc="The loss l(z; y), y in {-1, +1}.",
-                    details="") -> Any:
+def classifier_loss(options=CLASSIFICATION_LOSSES, doc="The loss l(z; y), y in {-1, +1}.", details="") -> Any:
     """The ``loss`` of a classifier: one of ``options``, "logistic" by default."""
-    return param(default="logistic", allowed=choice(options), kw_only=False, doc=doc,
-                 details=details)
+    return param(default="logistic", allowed=choice(options), kw_only=False, doc=doc, details=details)
 
 
 def regressor_loss(options=REGRESSION_LOSSES, doc="The loss l(z; y): squared or huber.") -> Any:
@@ -78,39 +76,54 @@ class _Fitted(BaseEstimator):
 class LinearModelBase(_Fitted):
     """Fit machinery shared by every estimator; a subclass per solver family supplies the hooks."""
 
-    loss: str = param(default="logistic", allowed=choice(LOSSES), kw_only=False,
-                      doc="The loss l(z; y) of a prediction z (solver.losses).")
+    loss: str = param(
+        default="logistic",
+        allowed=choice(LOSSES),
+        kw_only=False,
+        doc="The loss l(z; y) of a prediction z (solver.losses).",
+    )
     sigma: float = param(default=1e-5, allowed=[POSITIVE], doc="Regularisation weight.")
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="Iterations T; None: the solver's default.")
+    n_iter: int | None = param(
+        default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: the solver's default."
+    )
     fit_intercept: bool = param(
-        default=True, allowed=["boolean"],
-        doc="Learn a bias as the weight of a constant feature 1, regularised like the others.")
-    random_state: Any = param(default=None, allowed=["random_state"],
-                              doc="Seeds the solver's random draws.")
-    epsilon: float = param(default=1.0, allowed=[POSITIVE],
-                           doc="Width of the quadratic part of the huber loss (unused by the others).")
+        default=True,
+        allowed=["boolean"],
+        doc="Learn a bias as the weight of a constant feature 1, regularised like the others.",
+    )
+    random_state: Any = param(default=None, allowed=["random_state"], doc="Seeds the solver's random draws.")
+    epsilon: float = param(
+        default=1.0,
+        allowed=[POSITIVE],
+        doc="Width of the quadratic part of the huber loss (unused by the others).",
+    )
     target_score: float | None = param(
-        default=None, allowed=[Real, None],
+        default=None,
+        allowed=[Real, None],
         doc="Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.",
-        details="A test accuracy in [0, 1] for classifiers, a test RMSE (reached from above) for "
-                "regressors.")
-    time_budget: float | None = param(default=None, allowed=[POSITIVE, None],
-                                      doc="Stop once the solver clock reaches this many seconds.")
+        details="A test accuracy in [0, 1] for classifiers, a test RMSE (reached from above) for regressors.",
+    )
+    time_budget: float | None = param(
+        default=None, allowed=[POSITIVE, None], doc="Stop once the solver clock reaches this many seconds."
+    )
     checkpoint_growth: float = param(
-        default=1.25, allowed=[Interval(Real, 1.0, None, closed="neither")],
-        doc="Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...")
+        default=1.25,
+        allowed=[Interval(Real, 1.0, None, closed="neither")],
+        doc="Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...",
+    )
     checkpoint_interval: float | None = param(
-        default=1.0, allowed=[POSITIVE, None],
-        doc="...and at least every this many solver seconds.")
+        default=1.0, allowed=[POSITIVE, None], doc="...and at least every this many solver seconds."
+    )
     objective_rows: int | None = param(
-        default=20_000, allowed=[AT_LEAST_ONE, None],
+        default=20_000,
+        allowed=[AT_LEAST_ONE, None],
         doc="The trace's training objective is computed on this many rows, evenly spread, when "
-            "the data has more; None: on every row.",
+        "the data has more; None: on every row.",
         details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
-                "costs the same at every m (over all rows it cost a pass over the data, 24 times "
-                "in a run of 120,000 samples: many times the fit itself on a large set). The fitted model "
-                "and the test score (over the whole eval_set) do not depend on it.")
+        "costs the same at every m (over all rows it cost a pass over the data, 24 times "
+        "in a run of 120,000 samples: many times the fit itself on a large set). The fitted model "
+        "and the test score (over the whole eval_set) do not depend on it.",
+    )
 
     # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
     # ``solver.sampling.TrainingRows``); ``solver.registry`` says the same per solver.
@@ -123,8 +136,9 @@ class LinearModelBase(_Fitted):
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
-    def _make_engine(self, data: KernelData, stats: DataStats, targets: np.ndarray,
-                     rng: np.random.Generator) -> Engine:
+    def _make_engine(
+        self, data: KernelData, stats: DataStats, targets: np.ndarray, rng: np.random.Generator
+    ) -> Engine:
         """An engine advancing one model per row of ``targets`` (shape (n_outputs, m)); ``stats``
         are the data's statistics from the pass that checked it (``solver._sparse.prepare``)."""
         raise NotImplementedError
@@ -165,13 +179,19 @@ class LinearModelBase(_Fitted):
 
         def objective(weights):
             X_obj, targets_obj = objective_rows()
-            return sum(self._objective(X_obj, y, w, data)
-                       for y, w in zip(targets_obj, weights, strict=True))
+            return sum(self._objective(X_obj, y, w, data) for y, w in zip(targets_obj, weights, strict=True))
 
         return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data)
 
-    def _fit_shards(self, X: ShardedMatrix, encode: Callable[[np.ndarray], np.ndarray],
-                    n_outputs: int, evaluation: _Evaluation | None, callback, trace):
+    def _fit_shards(
+        self,
+        X: ShardedMatrix,
+        encode: Callable[[np.ndarray], np.ndarray],
+        n_outputs: int,
+        evaluation: _Evaluation | None,
+        callback,
+        trace,
+    ):
         """``_fit_targets`` on a ShardedMatrix: the engine samples shard by shard, and the
         objective at checkpoints streams over the shards. ``encode`` maps a shard's labels to its
         targets (shape (n_outputs, rows))."""
@@ -189,10 +209,9 @@ class LinearModelBase(_Fitted):
         def objective(weights):
             taken = sampled_rows()
             total, n_rows = 0.0, 0
-            for X_block, targets in (rows.matrix_blocks() if taken is None else [taken]):
+            for X_block, targets in rows.matrix_blocks() if taken is None else [taken]:
                 scores = self._scores(X_block, weights)
-                total += sum(self._mean_loss(scores[:, o], y) * y.shape[0]
-                             for o, y in enumerate(targets))
+                total += sum(self._mean_loss(scores[:, o], y) * y.shape[0] for o, y in enumerate(targets))
                 n_rows += targets.shape[1]
             return sum(self._penalty(w) for w in weights) + total / n_rows
 
@@ -207,14 +226,23 @@ class LinearModelBase(_Fitted):
             return None
         return np.arange(k, dtype=np.int64) * m // k
 
-    def _drive(self, engine: Engine, m: int, objective: Callable[[np.ndarray], float],
-               evaluation: _Evaluation | None, callback, trace, data: KernelData | None):
+    def _drive(
+        self,
+        engine: Engine,
+        m: int,
+        objective: Callable[[np.ndarray], float],
+        evaluation: _Evaluation | None,
+        callback,
+        trace,
+        data: KernelData | None,
+    ):
         """Run ``engine`` (tracing.drive) and set the fitted attributes."""
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(m)
 
         def evaluate(weights):
-            test_score = (evaluation.score(lambda X: self._scores(X, weights, data))
-                          if evaluation is not None else None)
+            test_score = (
+                evaluation.score(lambda X: self._scores(X, weights, data)) if evaluation is not None else None
+            )
             return objective(weights), test_score
 
         result = drive(
@@ -327,8 +355,7 @@ class LinearModelBase(_Fitted):
 
     def _validated(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=False)
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
 
     def _export_meta(self, nnz_weights: int) -> dict:
         return {
@@ -425,8 +452,9 @@ class LinearClassifierMixin(ClassifierMixin):
             self.n_features_in_ = X.n_features
             self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
         else:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                                 ensure_all_finite=False)  # X's values: prepare's one pass
+            X, y = validate_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_all_finite=False
+            )  # X's values: prepare's one pass
             self.classes_ = _classes_of(y)
         if self.classes_.shape[0] < 2:
             raise ValueError(
@@ -441,9 +469,14 @@ class LinearClassifierMixin(ClassifierMixin):
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
         if isinstance(X, ShardedMatrix):
             classes = self.classes_
-            return self._fit_shards(X, lambda y: _one_vs_rest(y, classes),
-                                    1 if classes.shape[0] == 2 else classes.shape[0], evaluation,
-                                    callback, trace)
+            return self._fit_shards(
+                X,
+                lambda y: _one_vs_rest(y, classes),
+                1 if classes.shape[0] == 2 else classes.shape[0],
+                evaluation,
+                callback,
+                trace,
+            )
         return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
 
     def _accuracy_on(self, eval_data) -> _Evaluation | None:
@@ -458,8 +491,13 @@ class LinearClassifierMixin(ClassifierMixin):
                     f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
                     f"are {self.classes_[:10].tolist()})"
                 )
-        return _Evaluation(eval_data, lambda scores, y: self._labels_from(scores) == y,
-                           lambda mean: mean, "accuracy", higher_is_better=True)
+        return _Evaluation(
+            eval_data,
+            lambda scores, y: self._labels_from(scores) == y,
+            lambda mean: mean,
+            "accuracy",
+            higher_is_better=True,
+        )
 
     def _labels_from(self, scores):
         if scores.ndim == 1 or scores.shape[1] == 1:
@@ -519,7 +557,12 @@ class LinearRegressorMixin(RegressorMixin):
             self.n_features_in_ = X.n_features
         else:
             X, y = validate_data(
-                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                y_numeric=True,
                 ensure_all_finite=False,  # X's values: checked by prepare's one pass
             )
             y = np.ascontiguousarray(y, dtype=np.float64)
@@ -539,10 +582,13 @@ class LinearRegressorMixin(RegressorMixin):
             return None
         if not isinstance(eval_data, ShardedMatrix):
             X_test, y_test = eval_data
-            eval_data = X_test, check_array(y_test, ensure_2d=False, dtype=np.float64,
-                                            input_name="eval_set y")
-        return _Evaluation(eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt,
-                           "rmse", higher_is_better=False)
+            eval_data = (
+                X_test,
+                check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y"),
+            )
+        return _Evaluation(
+            eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt, "rmse", higher_is_better=False
+        )
 
     def _as_task_outputs(self) -> None:
         # One output: coef_ of shape (n_features,) (when the model has one) and a float intercept.
@@ -573,9 +619,12 @@ def _pack_coef(coef: np.ndarray) -> dict[str, np.ndarray]:
     rows, cols = np.nonzero(coef)
     if rows.size > SPARSE_EXPORT_DENSITY * coef.size:
         return {"coef": coef}
-    return {"coef_rows": rows.astype(np.int32), "coef_cols": cols.astype(np.int64),
-            "coef_values": coef[rows, cols].astype(np.float64),
-            "coef_shape": np.asarray(coef.shape, dtype=np.int64)}
+    return {
+        "coef_rows": rows.astype(np.int32),
+        "coef_cols": cols.astype(np.int64),
+        "coef_values": coef[rows, cols].astype(np.float64),
+        "coef_shape": np.asarray(coef.shape, dtype=np.int64),
+    }
 
 
 def _unpack_coef(arrays: dict[str, np.ndarray]) -> np.ndarray:
@@ -584,9 +633,15 @@ def _unpack_coef(arrays: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(arrays["coef"], dtype=np.float64)
     shape = tuple(int(v) for v in arrays["coef_shape"])
     rows, cols = np.asarray(arrays["coef_rows"]), np.asarray(arrays["coef_cols"])
-    if len(shape) != 2 or min(shape) < 0 or rows.shape != cols.shape or (
-            rows.size and (rows.min() < 0 or rows.max() >= shape[0]
-                           or cols.min() < 0 or cols.max() >= shape[1])):
+    if (
+        len(shape) != 2
+        or min(shape) < 0
+        or rows.shape != cols.shape
+        or (
+            rows.size
+            and (rows.min() < 0 or rows.max() >= shape[0] or cols.min() < 0 or cols.max() >= shape[1])
+        )
+    ):
         raise ValueError("sparse coef arrays do not describe a weight matrix")
     coef = np.zeros(shape)
     coef[rows, cols] = np.asarray(arrays["coef_values"], dtype=np.float64)
@@ -645,4 +700,3 @@ def _jsonable(value):
     if isinstance(value, np.random.RandomState):
         return None
     return value
-

@@ -45,19 +45,28 @@ class _GradientDescentBase(LinearModelBase):
     _full_batch: ClassVar[bool] = False
     streams = True  # sgd and ogd: one minibatch per step (gd sets it False)
 
-    sigma: float = param(default=1e-5, allowed=[POSITIVE],
-                         doc="Regularisation weight (the lecture's lambda): F(w) = mean loss + "
-                             "sigma/2 ||w||^2.")
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="Iterations T; None: 5 epochs, ceil(5 m / batch_size).")
+    sigma: float = param(
+        default=1e-5,
+        allowed=[POSITIVE],
+        doc="Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.",
+    )
+    n_iter: int | None = param(
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
+        doc="Iterations T; None: 5 epochs, ceil(5 m / batch_size).",
+    )
     output: str = param(
-        default="average", allowed=choice(("average", "last")),
+        default="average",
+        allowed=choice(("average", "last")),
         doc="The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or "
-            "the last iterate w_{T+1}.")
+        "the last iterate w_{T+1}.",
+    )
     random_state: object = param(
-        default=None, allowed=["random_state"],
+        default=None,
+        allowed=["random_state"],
         doc="Seeds the sample draws (uniform, with replacement; the same draws as PGS with "
-            'sampling="replacement" for one seed).')
+        'sampling="replacement" for one seed).',
+    )
 
     def _schedule(self, data, stats) -> tuple[str, float, float]:
         """(schedule, eta, t0) for ``SGDState``."""
@@ -81,10 +90,20 @@ class _GradientDescentBase(LinearModelBase):
         batch = rows.m if self._full_batch else self._batch()
         data, targets = rows.template()
         states = [
-            SGDState(data, y, loss=LOSSES[self.loss], sigma=float(self.sigma), eta=eta,
-                     t0=t0, schedule=schedule, fit_intercept=bool(self.fit_intercept),
-                     batch_size=batch, epsilon=float(self.epsilon),
-                     average=self.output == "average", mean_nnz=rows.mean_row_nnz)
+            SGDState(
+                data,
+                y,
+                loss=LOSSES[self.loss],
+                sigma=float(self.sigma),
+                eta=eta,
+                t0=t0,
+                schedule=schedule,
+                fit_intercept=bool(self.fit_intercept),
+                batch_size=batch,
+                epsilon=float(self.epsilon),
+                average=self.output == "average",
+                mean_nnz=rows.mean_row_nnz,
+            )
             for y in targets
         ]
         # Uniform draws with replacement: the lecture's Algorithms 2-3 (gd reads every row).
@@ -109,15 +128,17 @@ class _GDBase(_GradientDescentBase):
     _full_batch = True
     streams = False
 
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="Iterations T; None: 100.")
-    random_state: object = param(default=None, allowed=["random_state"],
-                                 doc="Accepted for a uniform interface; gd is deterministic.")
+    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: 100.")
+    random_state: object = param(
+        default=None, allowed=["random_state"], doc="Accepted for a uniform interface; gd is deterministic."
+    )
     eta: float | str = param(
-        default="auto", allowed=_STEP,
+        default="auto",
+        allowed=_STEP,
         doc="The step; eta * sigma must be at most 1.",
         details='"auto" is 1 / L with L = curvature(loss) * lambda_max(X^T X) / m + sigma (power '
-                "iteration), the Lipschitz constant of the gradient.")
+        "iteration), the Lipschitz constant of the gradient.",
+    )
 
     def _default_n_iter(self, m: int) -> int:
         return 100
@@ -125,8 +146,11 @@ class _GDBase(_GradientDescentBase):
     def _schedule(self, data, stats):
         if self.eta != "auto":
             return "constant", float(self.eta), 0.0
-        return "constant", gradient_descent_step(LOSSES[self.loss], data, bool(self.fit_intercept),
-                                                 float(self.sigma)), 0.0
+        return (
+            "constant",
+            gradient_descent_step(LOSSES[self.loss], data, bool(self.fit_intercept), float(self.sigma)),
+            0.0,
+        )
 
 
 @declare_parameters
@@ -134,18 +158,23 @@ class _SGDBase(_GradientDescentBase):
     """Algorithm 2: random minibatches, constant step ``eta``."""
 
     eta: float | str = param(
-        default="auto", allowed=_STEP,
+        default="auto",
+        allowed=_STEP,
         doc="The constant step; eta * sigma must be at most 1.",
         details='"auto" is 0.1 / (curvature(loss) * mean ||x||^2 + sigma), a tenth of the largest '
-                "stable step, since the average of constant-step SGD is biased by O(eta^2) for "
-                "non-quadratic losses.")
+        "stable step, since the average of constant-step SGD is biased by O(eta^2) for "
+        "non-quadratic losses.",
+    )
     batch_size: int = param(default=1, allowed=[AT_LEAST_ONE], doc="k, the samples per iteration.")
 
     def _schedule(self, data, stats):
         if self.eta != "auto":
             return "constant", float(self.eta), 0.0
-        return "constant", constant_sgd_step(LOSSES[self.loss], stats, bool(self.fit_intercept),
-                                             float(self.sigma)), 0.0
+        return (
+            "constant",
+            constant_sgd_step(LOSSES[self.loss], stats, bool(self.fit_intercept), float(self.sigma)),
+            0.0,
+        )
 
 
 @declare_parameters
@@ -153,13 +182,15 @@ class _OGDBase(_GradientDescentBase):
     """Algorithm 3: random minibatches, step 1 / (sigma (t + t0))."""
 
     t0: float | str = param(
-        default="auto", allowed=[Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
+        default="auto",
+        allowed=[Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
         doc="eta_t = 1 / (sigma (t + t0)); t0=0 is Algorithm 3 verbatim, eta_t = 1 / (lambda t).",
         details="""Its first step 1 / sigma is huge for a small sigma: the logistic and hinge losses
         recover slowly (on a9a at sigma 1e-3: 67% above the optimum after 1e4 iterations, against 2%
         with "auto") and the squared loss, which is not Lipschitz, diverges. "auto" is PGS's rule
         (a first step of about 1 / (curvature * mean ||x||^2), then 1 / (sigma t) asymptotically):
-        the default, as for PGS, so that default parameters never diverge.""")
+        the default, as for PGS, so that default parameters never diverge.""",
+    )
     batch_size: int = param(default=1, allowed=[AT_LEAST_ONE], doc="k, the samples per iteration.")
 
     def _schedule(self, data, stats):

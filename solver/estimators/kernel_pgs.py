@@ -40,37 +40,59 @@ class _KernelPGSBase(LinearModelBase):
     """Kernel PGS (p = 2): the parameters, and a model of support vectors and dual coefficients."""
 
     sigma: float = param(
-        default=1e-5, allowed=[POSITIVE],
-        doc="Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha.")
+        default=1e-5,
+        allowed=[POSITIVE],
+        doc="Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha.",
+    )
     kernel: str = param(
-        default="rbf", allowed=choice(KERNELS),
-        doc="K(x, z) = <x, z>, exp(-gamma ||x - z||^2) or (gamma <x, z> + coef0)^degree.")
+        default="rbf",
+        allowed=choice(KERNELS),
+        doc="K(x, z) = <x, z>, exp(-gamma ||x - z||^2) or (gamma <x, z> + coef0)^degree.",
+    )
     gamma: float | str = param(
-        default="scale", allowed=[POSITIVE, StrOptions({"scale"})],
-        doc='rbf width and poly scale; "scale" is 1 / (n_features * X.var()), as scikit-learn\'s SVC.')
+        default="scale",
+        allowed=[POSITIVE, StrOptions({"scale"})],
+        doc='rbf width and poly scale; "scale" is 1 / (n_features * X.var()), as scikit-learn\'s SVC.',
+    )
     degree: int = param(default=3, allowed=[AT_LEAST_ONE], doc="The poly kernel's degree.")
     coef0: float = param(
-        default=1.0, allowed=[Real],
-        doc="The poly kernel's constant (the lecture's (1 + <x, z>)^l is gamma=1, coef0=1).")
+        default=1.0,
+        allowed=[Real],
+        doc="The poly kernel's constant (the lecture's (1 + <x, z>)^l is gamma=1, coef0=1).",
+    )
     batch_size: int = param(
-        default=1, allowed=[AT_LEAST_ONE],
-        doc="k, the samples per iteration (Section VII: for p = 2, k = 1 is the best choice).")
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="Iterations T; None: 5 epochs, ceil(5 m / batch_size).")
+        default=1,
+        allowed=[AT_LEAST_ONE],
+        doc="k, the samples per iteration (Section VII: for p = 2, k = 1 is the best choice).",
+    )
+    n_iter: int | None = param(
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
+        doc="Iterations T; None: 5 epochs, ceil(5 m / batch_size).",
+    )
     t0: float | str = param(
-        default="auto", allowed=[Interval(Real, 1.0, None, closed="left"), StrOptions({"auto"})],
-        doc='w_t = lambda / ((t + t0) sigma), as PGS; "auto" is PGS\'s rule with E K(x, x) for '
-            "E ||x||^2.")
-    output: str = param(default="average", allowed=choice(("average", "last")),
-                        doc="The average of w_1..w_T or w_T.")
+        default="auto",
+        allowed=[Interval(Real, 1.0, None, closed="left"), StrOptions({"auto"})],
+        doc='w_t = lambda / ((t + t0) sigma), as PGS; "auto" is PGS\'s rule with E K(x, x) for E ||x||^2.',
+    )
+    output: str = param(
+        default="average", allowed=choice(("average", "last")), doc="The average of w_1..w_T or w_T."
+    )
     fit_intercept: bool = param(
-        default=True, allowed=["boolean"],
-        doc="A constant feature 1 in the feature space (K + 1), regularised like the others.")
-    random_state: object = param(default=None, allowed=["random_state"],
-                                 doc="Seeds the sample draws (the same draws as PGS for one seed).")
+        default=True,
+        allowed=["boolean"],
+        doc="A constant feature 1 in the feature space (K + 1), regularised like the others.",
+    )
+    random_state: object = param(
+        default=None,
+        allowed=["random_state"],
+        doc="Seeds the sample draws (the same draws as PGS for one seed).",
+    )
     cache_size: float = param(
-        default=200.0, allowed=[Interval(Real, 0.0, None, closed="left")],
-        doc="Megabytes of the kernel-row cache (solver.kernel_pgs); 0 recomputes every row.")
+        default=200.0,
+        allowed=[Interval(Real, 0.0, None, closed="left")],
+        doc="Megabytes of the kernel-row cache (solver.kernel_pgs); 0 recomputes every row.",
+    )
 
     # -- fit --------------------------------------------------------------------------------------
 
@@ -106,11 +128,21 @@ class _KernelPGSBase(LinearModelBase):
         else:
             t0 = float(self.t0)
         return KernelPGSEngine(
-            data, targets, loss=LOSSES[self.loss], sigma=float(self.sigma), t0=t0,
-            fit_intercept=bool(self.fit_intercept), batch_size=int(self.batch_size),
-            epsilon=float(self.epsilon), average=self.output == "average", kernel=self.kernel,
-            gamma=self.gamma_, degree=int(self.degree), coef0=float(self.coef0),
-            cache_bytes=float(self.cache_size) * 1e6, rng=rng,
+            data,
+            targets,
+            loss=LOSSES[self.loss],
+            sigma=float(self.sigma),
+            t0=t0,
+            fit_intercept=bool(self.fit_intercept),
+            batch_size=int(self.batch_size),
+            epsilon=float(self.epsilon),
+            average=self.output == "average",
+            kernel=self.kernel,
+            gamma=self.gamma_,
+            degree=int(self.degree),
+            coef0=float(self.coef0),
+            cache_bytes=float(self.cache_size) * 1e6,
+            rng=rng,
         )
 
     def _finish_fit(self, engine, data):
@@ -122,8 +154,9 @@ class _KernelPGSBase(LinearModelBase):
         """Scores of X for alpha over the training samples ``data`` (during fit)."""
         support = _support(weights)
         coef = weights[:, support]
-        scores = kernel_scores(X, rows_of(data, support), coef, self.kernel, self.gamma_,
-                               self.degree, self.coef0)
+        scores = kernel_scores(
+            X, rows_of(data, support), coef, self.kernel, self.gamma_, self.degree, self.coef0
+        )
         if self.fit_intercept:
             scores += coef.sum(axis=1)
         return scores
@@ -147,8 +180,7 @@ class _KernelPGSBase(LinearModelBase):
         self.support_ = support
         self.support_vectors_ = sp.csr_matrix(rows_of(data, support), dtype=np.float64)
         self.dual_coef_ = np.ascontiguousarray(weights[:, support])
-        self.intercept_ = (self.dual_coef_.sum(axis=1) if self.fit_intercept
-                           else np.zeros(weights.shape[0]))
+        self.intercept_ = self.dual_coef_.sum(axis=1) if self.fit_intercept else np.zeros(weights.shape[0])
         self.n_support_ = int(support.shape[0])
         self._set_linear_coef()
         self._as_task_outputs()
@@ -165,8 +197,9 @@ class _KernelPGSBase(LinearModelBase):
     def _decision_scores(self, X) -> np.ndarray:
         """Shape (n_samples, n_outputs)."""
         X = self._validated(X)
-        scores = kernel_scores(X, self.support_vectors_, self.dual_coef_, self.kernel, self.gamma_,
-                               self.degree, self.coef0)
+        scores = kernel_scores(
+            X, self.support_vectors_, self.dual_coef_, self.kernel, self.gamma_, self.degree, self.coef0
+        )
         return scores + self.intercept_
 
     # -- persistence ------------------------------------------------------------------------------
@@ -175,8 +208,11 @@ class _KernelPGSBase(LinearModelBase):
         """Support vectors as CSR arrays, dual coefficients and intercepts; no pickle."""
         check_is_fitted(self)
         sv = self.support_vectors_
-        meta = {**self._export_meta(int(self.n_support_)), "n_support": int(self.n_support_),
-                "gamma": float(self.gamma_)}
+        meta = {
+            **self._export_meta(int(self.n_support_)),
+            "n_support": int(self.n_support_),
+            "gamma": float(self.gamma_),
+        }
         arrays = {
             "sv_data": np.asarray(sv.data, dtype=np.float64),
             "sv_indices": np.asarray(sv.indices, dtype=np.int64),
@@ -196,9 +232,13 @@ class _KernelPGSBase(LinearModelBase):
         if len(shape) != 2 or shape[1] != est.n_features_in_:
             raise ValueError("support vectors do not match n_features_in")
         est.support_vectors_ = sp.csr_matrix(
-            (np.asarray(arrays["sv_data"], dtype=np.float64),
-             np.asarray(arrays["sv_indices"], dtype=np.int32),
-             np.asarray(arrays["sv_indptr"], dtype=np.int64)), shape=shape)
+            (
+                np.asarray(arrays["sv_data"], dtype=np.float64),
+                np.asarray(arrays["sv_indices"], dtype=np.int32),
+                np.asarray(arrays["sv_indptr"], dtype=np.int64),
+            ),
+            shape=shape,
+        )
         est.dual_coef_ = np.asarray(arrays["dual_coef"], dtype=np.float64).reshape(-1, shape[0])
         est.support_ = np.asarray(arrays["support"], dtype=np.int64)
         est.n_support_ = int(shape[0])

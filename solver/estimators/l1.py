@@ -78,15 +78,19 @@ class _CoordinateDescentBase(_L1Base):
     _default_sweeps: ClassVar[int]
 
     fit_intercept: bool = param(
-        default=True, allowed=["boolean"],
-        doc="Learn an unpenalised intercept (a constant column, updated like the other coordinates).")
+        default=True,
+        allowed=["boolean"],
+        doc="Learn an unpenalised intercept (a constant column, updated like the other coordinates).",
+    )
     beta: str = param(
-        default="column", allowed=[StrOptions(set(BETA_RULES))],
+        default="column",
+        allowed=[StrOptions(set(BETA_RULES))],
         doc="The curvature bound behind the step 1 / beta: per coordinate, or one for all.",
         details=""""column": beta_j = sup l'' * mean_i x_ij^2, the tightest bound condition (9) of
         the L1 paper allows per coordinate (a longer step on sparse columns). "uniform": the
         paper's single beta, sup l'' * max_ij x_ij^2 for every coordinate (eq. (7), sup l'' on data
-        in [-1, 1]^d).""")
+        in [-1, 1]^d).""",
+    )
 
     def _default_n_iter(self, m: int) -> int:
         # A sweep of n_weights updates reads the data about once.
@@ -94,9 +98,16 @@ class _CoordinateDescentBase(_L1Base):
         return default_coordinate_iterations(n_weights, self._default_sweeps)
 
     def _make_engine(self, data, stats, targets, rng):
-        return self._engine(data, targets, loss=LOSSES[self.loss], epsilon=float(self.epsilon),
-                            sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept), rng=rng,
-                            beta=str(self.beta))
+        return self._engine(
+            data,
+            targets,
+            loss=LOSSES[self.loss],
+            epsilon=float(self.epsilon),
+            sigma=float(self.sigma),
+            fit_intercept=bool(self.fit_intercept),
+            rng=rng,
+            beta=str(self.beta),
+        )
 
 
 @declare_parameters
@@ -107,10 +118,11 @@ class _SCDBase(_CoordinateDescentBase):
     _default_sweeps = 20
 
     n_iter: int | None = param(
-        default=None, allowed=[AT_LEAST_ONE, None],
-        doc="Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.")
-    random_state: object = param(default=None, allowed=["random_state"],
-                                 doc="Seeds the coordinate draws.")
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
+        doc="Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.",
+    )
+    random_state: object = param(default=None, allowed=["random_state"], doc="Seeds the coordinate draws.")
 
 
 @declare_parameters
@@ -124,11 +136,15 @@ class _GCDBase(_CoordinateDescentBase):
     _default_sweeps = 5
 
     n_iter: int | None = param(
-        default=None, allowed=[AT_LEAST_ONE, None],
-        doc="Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.")
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
+        doc="Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.",
+    )
     random_state: object = param(
-        default=None, allowed=["random_state"],
-        doc="Unused: GCD is deterministic (kept for the parameters every solver shares).")
+        default=None,
+        allowed=["random_state"],
+        doc="Unused: GCD is deterministic (kept for the parameters every solver shares).",
+    )
 
 
 @declare_parameters
@@ -207,23 +223,31 @@ class _MirrorDescentBase(_L1Base):
     streams = True
 
     eta: float | str = param(
-        default="auto", allowed=[Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
+        default="auto",
+        allowed=[Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
         doc="The constant learning rate; the value used is eta_.",
         details="""The paper tunes it per data set (its Table 1 spans 5e-5 to 50); "auto" is the step
         of the paper's Proposition 4 with K = 1, 1 / (2 (p - 1) sup l'' max_i ||x_i||_p^2) with p the
         link's exponent (``dual_exponent_``): a scale from the theory, not a tuned value. In the
         eta sweeps of ``python -m bench.l1_paths`` the best rate lay between auto / 243 and
-        auto * 729 depending on data set and sigma (mostly below auto); tune it as the paper did.""")
+        auto * 729 depending on data set and sigma (mostly below auto); tune it as the paper did.""",
+    )
     batch_size: int = param(
-        default=1, allowed=[AT_LEAST_ONE],
-        doc="Samples per iteration; their sub-gradients are averaged (the paper uses 1).")
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="Iterations; None: 5 epochs, ceil(5 m / batch_size).")
+        default=1,
+        allowed=[AT_LEAST_ONE],
+        doc="Samples per iteration; their sub-gradients are averaged (the paper uses 1).",
+    )
+    n_iter: int | None = param(
+        default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations; None: 5 epochs, ceil(5 m / batch_size)."
+    )
     fit_intercept: bool = param(
-        default=True, allowed=["boolean"],
-        doc="Learn an unpenalised intercept (a constant feature that is never truncated).")
-    random_state: object = param(default=None, allowed=["random_state"],
-                                 doc="Seeds the sample draws (uniform, with replacement).")
+        default=True,
+        allowed=["boolean"],
+        doc="Learn an unpenalised intercept (a constant feature that is never truncated).",
+    )
+    random_state: object = param(
+        default=None, allowed=["random_state"], doc="Seeds the sample draws (uniform, with replacement)."
+    )
 
     def _link_exponent(self, n_features: int) -> int:
         raise NotImplementedError
@@ -239,16 +263,26 @@ class _MirrorDescentBase(_L1Base):
         p = self._link_exponent(rows.n_features)
         if self.eta == "auto":
             # Proposition 4 bounds ||x_i||_p over every row: the smallest step over the blocks.
-            eta = min(mirror_descent_step(loss, data, p, bool(self.fit_intercept))
-                      for data, _ in rows.kernel_blocks())
+            eta = min(
+                mirror_descent_step(loss, data, p, bool(self.fit_intercept))
+                for data, _ in rows.kernel_blocks()
+            )
         else:
             eta = float(self.eta)
         self.dual_exponent_ = p
         self.eta_ = eta
         data, targets = rows.template()
         return MirrorEngine(
-            data, targets, loss=loss, epsilon=float(self.epsilon), sigma=float(self.sigma), eta=eta,
-            p=p, batch_size=int(self.batch_size), fit_intercept=bool(self.fit_intercept), rng=rng,
+            data,
+            targets,
+            loss=loss,
+            epsilon=float(self.epsilon),
+            sigma=float(self.sigma),
+            eta=eta,
+            p=p,
+            batch_size=int(self.batch_size),
+            fit_intercept=bool(self.fit_intercept),
+            rng=rng,
             sampler=rows.sampler(int(self.batch_size), "replacement", rng),
         )
 

@@ -26,19 +26,27 @@ class _LBFGSBase(LinearModelBase):
     """Eq. (7) of the PGS paper, ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(<w, x_i>; y_i)``, the
     objective PGS minimises (bias included in the norm), so that their traces compare directly."""
 
-    p: float = param(default=2.0, allowed=[Interval(Real, 1.0, 2.0, closed="right")],
-                     doc="The norm of the regulariser, as for PGS.")
+    p: float = param(
+        default=2.0,
+        allowed=[Interval(Real, 1.0, 2.0, closed="right")],
+        doc="The norm of the regulariser, as for PGS.",
+    )
     n_iter: int | None = param(
-        default=None, allowed=[AT_LEAST_ONE, None],
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
         doc="The most L-BFGS iterations (scipy's maxiter); None: 1000.",
-        details='The run stops earlier (stop_reason_ == "converged") when scipy\'s tests ``tol`` '
-                "are met.")
+        details='The run stops earlier (stop_reason_ == "converged") when scipy\'s tests ``tol`` are met.',
+    )
     tol: float = param(
-        default=1e-10, allowed=[Interval(Real, 0.0, None, closed="left")],
-        doc="scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).")
+        default=1e-10,
+        allowed=[Interval(Real, 0.0, None, closed="left")],
+        doc="scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).",
+    )
     random_state: object = param(
-        default=None, allowed=["random_state"],
-        doc="Unused: L-BFGS is deterministic (kept for the parameters every solver shares).")
+        default=None,
+        allowed=["random_state"],
+        doc="Unused: L-BFGS is deterministic (kept for the parameters every solver shares).",
+    )
 
     def _default_n_iter(self, m: int) -> int:
         return 1000
@@ -46,8 +54,14 @@ class _LBFGSBase(LinearModelBase):
     def _make_engine(self, data, stats, targets, rng):
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(targets.shape[1])
         return LBFGSEngine(
-            data, targets, loss=LOSSES[self.loss], epsilon=float(self.epsilon), p=float(self.p),
-            sigma=float(self.sigma), fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
+            data,
+            targets,
+            loss=LOSSES[self.loss],
+            epsilon=float(self.epsilon),
+            p=float(self.p),
+            sigma=float(self.sigma),
+            fit_intercept=bool(self.fit_intercept),
+            tol=float(self.tol),
             max_iter=int(n_iter),
         )
 
@@ -72,8 +86,7 @@ class LBFGSClassifier(LinearClassifierMixin, _LBFGSBase):
         function evaluations) and ``nnz_weights``.
     """
 
-    loss: str = classifier_loss(SMOOTH_CLASSIFICATION_LOSSES,
-                                doc="A smooth loss l(z; y), y in {-1, +1}.")
+    loss: str = classifier_loss(SMOOTH_CLASSIFICATION_LOSSES, doc="A smooth loss l(z; y), y in {-1, +1}.")
 
 
 @declare_parameters

@@ -39,35 +39,48 @@ class _PGSBase(LinearModelBase):
     streams = True
 
     p: float = param(
-        default=2.0, allowed=[Interval(Real, P_MIN, 2.0, closed="both")],
+        default=2.0,
+        allowed=[Interval(Real, P_MIN, 2.0, closed="both")],
         doc="The norm of the regulariser r(w) = ||w||_p^2 / (2 (p - 1)), eq. (3).",
         details="""Eq. (7) is defined for p in (1, 2]; below 1.01 the dual exponent q = p / (p - 1)
         exceeds 101 and the powers |lambda_j|^q leave the range of a double (for sparse, L1-like
         models use SMIDAS or SCD). From p = 1.05 (q = 21) up, features up to about 1e14 are handled;
-        between 1.01 and 1.05, scale the features.""")
+        between 1.01 and 1.05, scale the features.""",
+    )
     batch_size: int = param(default=1, allowed=[AT_LEAST_ONE], doc="k = |A_t|, the minibatch size.")
-    n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None],
-                               doc="T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).")
+    n_iter: int | None = param(
+        default=None,
+        allowed=[AT_LEAST_ONE, None],
+        doc="T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).",
+    )
     radius: float | str | None = param(
-        default="auto", allowed=[POSITIVE, StrOptions({"auto"}), None],
+        default="auto",
+        allowed=[POSITIVE, StrOptions({"auto"}), None],
         doc="The domain S: None is R^n, a number B the ball ||w||_p <= B (Figure 2, lines 5-6).",
         details=""""auto" is the smallest ball the optimum is known to lie in: sigma r(w*) <= F(w*) <=
         F(0), so B = sqrt(2 (p - 1) F(0) / sigma); it costs nothing in accuracy and tames the first
-        steps.""")
+        steps.""",
+    )
     output: str = param(
-        default="average", allowed=choice(("average", "last", "random")),
+        default="average",
+        allowed=choice(("average", "last", "random")),
         doc="The returned predictor: the average of w_1..w_T, w_T, or a random iterate.",
         details="""The average is weighted as ``average_power`` says; "random" is the paper's line 9
-        (a uniformly random iterate).""")
+        (a uniformly random iterate).""",
+    )
     fit_intercept: bool = param(
-        default=True, allowed=["boolean"],
+        default=True,
+        allowed=["boolean"],
         doc="Learn a bias, the weight of a constant extra feature regularised like the others.",
         details="""The feature's value is ``intercept_scaling``. Section VII: the bias is part of
-        ||w||_p, which keeps r strongly convex.""")
-    random_state: object = param(default=None, allowed=["random_state"],
-                                 doc="Seeds the minibatch draws and the random output.")
+        ||w||_p, which keeps r strongly convex.""",
+    )
+    random_state: object = param(
+        default=None, allowed=["random_state"], doc="Seeds the minibatch draws and the random output."
+    )
     t0: float | str = param(
-        default="auto", allowed=[Interval(Real, 1.0, None, closed="left"), StrOptions({"auto"})],
+        default="auto",
+        allowed=[Interval(Real, 1.0, None, closed="left"), StrOptions({"auto"})],
         doc="w_t = grad r*(lambda / ((t + t0) sigma)); t0 = 1 is the paper's (t + 1) sigma.",
         details="""A larger t0 adds regulariser-only rounds, which damps the first steps and keeps
         the objective and its guarantees. "auto" picks t0 so that the first step is about
@@ -75,15 +88,19 @@ class _PGSBase(LinearModelBase):
         sample's margin by about 1 / curvature (for p = 2 it is 1 / (curvature * mean ||x||^2),
         SGD's "optimal" schedule; for p < 2 the q-norm is estimated on up to 4,096 rows); it reached
         a given accuracy fastest in ``python -m bench.time_to_accuracy``, especially at small sigma
-        (``solver.step_sizes``).""")
+        (``solver.step_sizes``).""",
+    )
     sampling: str = param(
-        default="permutation", allowed=choice(("permutation", "replacement")),
+        default="permutation",
+        allowed=choice(("permutation", "replacement")),
         doc="How A_t is drawn: a fresh random permutation per epoch, or i.i.d. with replacement.",
         details="""Replacement is Figure 1 and its analysis. Permutations reached the targets of
         ``python -m bench.time_to_accuracy`` in 1.8-2.4x fewer epochs on the RCV1-like set; on the
-        small sets, whose runs last hundredths of an epoch, between 25% fewer and 57% more.""")
+        small sets, whose runs last hundredths of an epoch, between 25% fewer and 57% more.""",
+    )
     intercept_scaling: float | str = param(
-        default="auto", allowed=[POSITIVE, StrOptions({"auto"})],
+        default="auto",
+        allowed=[POSITIVE, StrOptions({"auto"})],
         doc="s, the value of the constant feature; the intercept is b = s w_b.",
         details="""The intercept is thus regularised as sigma / (2 (p - 1)) |b / s|^p inside the
         norm (LIBLINEAR's convention); s = 1 is the paper's extra feature 1. "auto" takes the root
@@ -91,15 +108,18 @@ class _PGSBase(LinearModelBase):
         L2-normalised text), so that the bias steps like a typical weight: with s = 1 on normalised
         text, the bias, present in every row, moves ~10x more than any other weight per step, and
         the runs took 2-3x the epochs on the text sets of ``python -m bench.time_to_accuracy``.
-        ``intercept_scaling_`` holds the value used.""")
+        ``intercept_scaling_`` holds the value used.""",
+    )
     average_power: float = param(
-        default=1.0, allowed=[Interval(Real, 0.0, None, closed="left")],
-        doc="output=\"average\" returns sum_t t^a w_t / sum_t t^a with a = average_power.",
+        default=1.0,
+        allowed=[Interval(Real, 0.0, None, closed="left")],
+        doc='output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.',
         details="""0 is the plain mean of w_1..w_T; 1 weighs iterate t by t, which discounts the
         early iterates (Lacoste-Julien, Schmidt and Bach, 2012, prove the O(1 / (sigma T)) rate of
         this average for step sizes ~ 1 / (sigma t)); it reached the targets of
         ``python -m bench.time_to_accuracy`` in 17-57% fewer epochs in 10 of 12 cases (on a9a,
-        whose runs end within 0.1 epoch, 14-38% more).""")
+        whose runs end within 0.1 epoch, 14-38% more).""",
+    )
 
     def _default_n_iter(self, m: int) -> int:
         return math.ceil(5 * m / self.batch_size)  # 5 epochs
@@ -120,11 +140,19 @@ class _PGSBase(LinearModelBase):
         data, targets = rows.template()
         states = [
             PGSState(
-                data, y, loss=LOSSES[self.loss], p=float(self.p),
-                sigma=float(self.sigma), radius=self._radius_for(f0),
-                fit_intercept=bool(self.fit_intercept), batch_size=int(self.batch_size), t0=t0,
-                epsilon=float(self.epsilon), average=self.output == "average",
-                intercept_scaling=self.intercept_scaling_, average_power=float(self.average_power),
+                data,
+                y,
+                loss=LOSSES[self.loss],
+                p=float(self.p),
+                sigma=float(self.sigma),
+                radius=self._radius_for(f0),
+                fit_intercept=bool(self.fit_intercept),
+                batch_size=int(self.batch_size),
+                t0=t0,
+                epsilon=float(self.epsilon),
+                average=self.output == "average",
+                intercept_scaling=self.intercept_scaling_,
+                average_power=float(self.average_power),
                 max_norm=_DIVERGED_MARGIN / math.sqrt(dual_sq) if dual_sq > 0.0 else math.inf,
                 mean_nnz=rows.mean_row_nnz,
             )
@@ -184,8 +212,15 @@ class _PGSBase(LinearModelBase):
         p < 2 it can cost a pass over X)."""
         if self.t0 != "auto":
             return float(self.t0)
-        gain = pnorm_margin_gain(data, targets, LOSSES[self.loss], float(self.p), float(self.epsilon),
-                                 self.intercept_scaling_, dual_sq)
+        gain = pnorm_margin_gain(
+            data,
+            targets,
+            LOSSES[self.loss],
+            float(self.p),
+            float(self.epsilon),
+            self.intercept_scaling_,
+            dual_sq,
+        )
         return first_step_t0(LOSSES[self.loss].curvature, gain, float(self.sigma))
 
 
@@ -227,7 +262,8 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
     loss: str = classifier_loss(
         doc="The loss l(z; y), y in {-1, +1} (Section IV).",
         details='"squared" is the least-squares classifier of the paper\'s Table II: '
-                "(<w, x> - y)^2 with y in {-1, +1}, predicting by sign.")
+        "(<w, x> - y)^2 with y in {-1, +1}, predicting by sign.",
+    )
 
 
 @declare_parameters

@@ -53,23 +53,22 @@ def _wait(c: TestClient, path: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     # A /predict body of 64 kB and 1,000 rows at most: the batch data set is far over both.
-    return make_settings(tmp_path_factory.mktemp("batch"), max_predict_bytes=64 * 1024,
-                         max_predict_rows=1000)
+    return make_settings(tmp_path_factory.mktemp("batch"), max_predict_bytes=64 * 1024, max_predict_rows=1000)
 
 
 @pytest.fixture(scope="module")
 def served(settings: Settings, data_dir: Path) -> Iterator[dict[str, Any]]:
     with TestClient(create_app(settings)) as c:
         heart = upload(c, data_dir / "heart_scale.svm", "heart.svm").json()["id"]
-        r = create_job(c, dataset_id=heart, params={"loss": "logistic", "sigma": 1e-3,
-                                                   "n_iter": 2000, "random_state": 0})
+        r = create_job(
+            c, dataset_id=heart, params={"loss": "logistic", "sigma": 1e-3, "n_iter": 2000, "random_state": 0}
+        )
         job = wait_for_job(c, r.json()["id"])
         assert job["status"] == "succeeded", job
         big_body = _big_svmlight(data_dir)
         big = upload(c, big_body, "big.svm").json()
         assert big["n_samples"] == BIG_ROWS, big
-        yield {"client": c, "heart": heart, "model": job["model_id"], "big": big["id"],
-               "big_body": big_body}
+        yield {"client": c, "heart": heart, "model": job["model_id"], "big": big["id"], "big_body": big_body}
 
 
 def _create(c: TestClient, model: int | str, dataset: int, **body: Any) -> Any:
@@ -88,10 +87,11 @@ def test_batch_equals_predict_in_every_format(served: dict[str, Any], data_dir: 
     assert done["outputs"] == ["predictions", "scores", "probabilities"]
 
     body = (data_dir / "heart_scale.svm").read_bytes()
-    ref = c.post(f"/v1/models/{model}/predict", content=body,
-                 headers={"content-type": "text/plain"}).json()
-    npy = {out: np.load(io.BytesIO(c.get(f"{path}/result?format=npy&output={out}").content))
-           for out in done["outputs"]}
+    ref = c.post(f"/v1/models/{model}/predict", content=body, headers={"content-type": "text/plain"}).json()
+    npy = {
+        out: np.load(io.BytesIO(c.get(f"{path}/result?format=npy&output={out}").content))
+        for out in done["outputs"]
+    }
     np.testing.assert_array_equal(npy["predictions"], ref["predictions"])
     np.testing.assert_array_equal(npy["scores"], ref["scores"])
     np.testing.assert_array_equal(npy["probabilities"], ref["probabilities"])
@@ -99,8 +99,12 @@ def test_batch_equals_predict_in_every_format(served: dict[str, Any], data_dir: 
     r = c.get(f"{path}/result", headers={"accept": "application/x-ndjson"})
     assert r.headers["content-type"] == "application/x-ndjson"
     lines = [json.loads(line) for line in r.text.splitlines()]
-    assert lines[5] == {"row": 5, "prediction": ref["predictions"][5], "score":
-                        ref["scores"][5], "probabilities": ref["probabilities"][5]}
+    assert lines[5] == {
+        "row": 5,
+        "prediction": ref["predictions"][5],
+        "score": ref["scores"][5],
+        "probabilities": ref["probabilities"][5],
+    }
 
     r = c.get(f"{path}/result?format=csv")
     assert r.headers["content-type"].startswith("text/csv")
@@ -110,22 +114,28 @@ def test_batch_equals_predict_in_every_format(served: dict[str, Any], data_dir: 
     assert_problem(c.get(f"{path}/result?format=npy&output=nothing"), 422, "query.output")
 
 
-def test_100k_rows_over_the_body_limit_are_predicted_and_streamed(
-        served: dict[str, Any], settings: Settings):
+def test_100k_rows_over_the_body_limit_are_predicted_and_streamed(served: dict[str, Any], settings: Settings):
     """The data set is ~3 MB of svmlight and 100,000 rows: /predict refuses it (413), a batch
     prediction takes it; the CSV result (~5 MB) is produced block by block with the Python
     heap never holding more than a small part of it."""
     c, model = served["client"], served["model"]
-    assert_problem(c.post(f"/v1/models/{model}/predict", content=served["big_body"],
-                          headers={"content-type": "text/plain"}), 413)
+    assert_problem(
+        c.post(
+            f"/v1/models/{model}/predict", content=served["big_body"], headers={"content-type": "text/plain"}
+        ),
+        413,
+    )
     path = _create(c, model, served["big"]).headers["location"]
     done = _wait(c, path)
     assert done["status"] == "succeeded" and done["progress"]["rows_done"] == BIG_ROWS, done
 
     predictions = np.load(io.BytesIO(c.get(f"{path}/result?format=npy").content))
     assert predictions.shape == (BIG_ROWS,)
-    first = c.post(f"/v1/models/{model}/predict", content=b"\n".join(
-        served["big_body"].splitlines()[:300]), headers={"content-type": "text/plain"})
+    first = c.post(
+        f"/v1/models/{model}/predict",
+        content=b"\n".join(served["big_body"].splitlines()[:300]),
+        headers={"content-type": "text/plain"},
+    )
     np.testing.assert_array_equal(predictions[:300], first.json()["predictions"])
 
     keys, classes = _stored_result(c, path)
@@ -170,8 +180,9 @@ def test_width_rules_and_unknown_inputs(served: dict[str, Any], data_dir: Path):
     assert "20 features, the model 13" in detail and "extra_features=ignore" in detail
     path = _create(c, model, wide, extra_features="ignore").headers["location"]
     assert _wait(c, path)["status"] == "succeeded"
-    ref = c.post(f"/v1/models/{model}/predict", content=b"1:0.5\n2:0.25",
-                 headers={"content-type": "text/plain"}).json()
+    ref = c.post(
+        f"/v1/models/{model}/predict", content=b"1:0.5\n2:0.25", headers={"content-type": "text/plain"}
+    ).json()
     scores = np.load(io.BytesIO(c.get(f"{path}/result?format=npy&output=scores").content))
     np.testing.assert_array_equal(scores, ref["scores"])
     assert_problem(_create(c, model, 999_999), 422, "body.dataset_id")
@@ -179,9 +190,17 @@ def test_width_rules_and_unknown_inputs(served: dict[str, Any], data_dir: Path):
     assert_problem(c.get(f"/v1/models/{model}/predictions/999999"), 404)
     # The data set a running batch prediction reads is not deleted, even with force=true.
     with c.app.state.session_factory() as s:  # type: ignore[attr-defined]
-        running = BatchPrediction(model_id=model, dataset_id=wide, extra_features="ignore",
-                                  status="running", attempts=1, n_rows=2, rows_done=0,
-                                  cancel_requested=False, heartbeat_at=utcnow())
+        running = BatchPrediction(
+            model_id=model,
+            dataset_id=wide,
+            extra_features="ignore",
+            status="running",
+            attempts=1,
+            n_rows=2,
+            rows_done=0,
+            cancel_requested=False,
+            heartbeat_at=utcnow(),
+        )
         s.add(running)
         s.commit()
         detail = assert_problem(c.delete(f"/v1/datasets/{wide}?force=true"), 409)["detail"]
@@ -191,20 +210,19 @@ def test_width_rules_and_unknown_inputs(served: dict[str, Any], data_dir: Path):
     assert c.delete(f"/v1/datasets/{wide}").status_code == 204
 
 
-def test_a_run_lost_with_its_server_is_run_again_at_the_next_start(data_dir: Path,
-                                                                   tmp_path: Path):
+def test_a_run_lost_with_its_server_is_run_again_at_the_next_start(data_dir: Path, tmp_path: Path):
     """The server stops while a batch prediction runs (here: the row is left running, as a
     killed server leaves it): the next start re-queues it and runs it to the end."""
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as c:
         heart = upload(c, data_dir / "heart_scale.svm", "heart.svm").json()["id"]
-        job = wait_for_job(c, create_job(c, dataset_id=heart,
-                                         params={"n_iter": 500}).json()["id"])
+        job = wait_for_job(c, create_job(c, dataset_id=heart, params={"n_iter": 500}).json()["id"])
         path = _create(c, job["model_id"], heart).headers["location"]
         assert _wait(c, path)["status"] == "succeeded"
         with c.app.state.session_factory() as s:  # type: ignore[attr-defined]
-            s.execute(update(BatchPrediction).values(status="running", result_key=None,
-                                                     outputs=None, rows_done=100))
+            s.execute(
+                update(BatchPrediction).values(status="running", result_key=None, outputs=None, rows_done=100)
+            )
             s.commit()
     with TestClient(create_app(settings)) as c:
         done = _wait(c, path)

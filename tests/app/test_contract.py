@@ -24,8 +24,7 @@ def spec() -> dict[str, Any]:
 
 
 def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(method.upper(), path, op) for path, item in spec["paths"].items()
-            for method, op in item.items()]
+    return [(method.upper(), path, op) for path, item in spec["paths"].items() for method, op in item.items()]
 
 
 def test_every_error_is_problem_json_with_its_schema(spec: dict[str, Any]):
@@ -62,19 +61,28 @@ def test_the_statuses_the_issue_named_are_documented(spec: dict[str, Any]):
     assert {"200", "202", "409"} <= ops[("POST", "/v1/jobs/{job_id}/cancel")]
 
 
-def test_every_operation_has_a_response_example_and_body_operations_a_request_example(
-        spec: dict[str, Any]):
+def test_every_operation_has_a_response_example_and_body_operations_a_request_example(spec: dict[str, Any]):
     for method, path, op in _operations(spec):
-        examples = [m for s, r in op["responses"].items() if s in SUCCESS
-                    for m in (r.get("content") or {}).values() if "example" in m]
+        examples = [
+            m
+            for s, r in op["responses"].items()
+            if s in SUCCESS
+            for m in (r.get("content") or {}).values()
+            if "example" in m
+        ]
         # tus answers carry their meaning in headers, with no body (Location, Upload-Offset).
-        headers_only = [s for s, r in op["responses"].items()
-                        if s in SUCCESS and r.get("headers") and not r.get("content")]
+        headers_only = [
+            s
+            for s, r in op["responses"].items()
+            if s in SUCCESS and r.get("headers") and not r.get("content")
+        ]
         assert examples or headers_only or "204" in op["responses"], (method, path)
         body = op.get("requestBody")
         if body is not None:
-            assert any("example" in m or "examples" in m or _schema_examples(spec, m)
-                       for m in body["content"].values()), (method, path)
+            assert any(
+                "example" in m or "examples" in m or _schema_examples(spec, m)
+                for m in body["content"].values()
+            ), (method, path)
 
 
 def _schema_examples(spec: dict[str, Any], media: dict[str, Any]) -> bool:

@@ -33,14 +33,29 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
     assert r.headers["location"] == f"/v1/datasets/{body['id']}"
     X_ref, y_ref = load_svmlight_file(str(path))
     assert body | {"id": 0, "created_at": ""} == {
-        "id": 0, "name": "heart", "format": "svmlight", "compressed": False,
-        "n_samples": 270, "n_features": 13, "nnz": X_ref.nnz, "task": "binary",
-        "classes": [-1, 1], "index_base": 1, "size_bytes": path.stat().st_size,
-        "sha256": __import__("hashlib").sha256(path.read_bytes()).hexdigest(), "created_at": "",
-        "warnings": [], "feature_names": None, "label_name": None, "text_columns": None,
-        "n_missing": 0, "description": None, "tags": [], "task_source": "guessed",
-        "task_note": 'binary, guessed from 2 distinct label(s); PATCH /v1/datasets/1 with '
-                     '{"task": "regression"} if they are values to regress',
+        "id": 0,
+        "name": "heart",
+        "format": "svmlight",
+        "compressed": False,
+        "n_samples": 270,
+        "n_features": 13,
+        "nnz": X_ref.nnz,
+        "task": "binary",
+        "classes": [-1, 1],
+        "index_base": 1,
+        "size_bytes": path.stat().st_size,
+        "sha256": __import__("hashlib").sha256(path.read_bytes()).hexdigest(),
+        "created_at": "",
+        "warnings": [],
+        "feature_names": None,
+        "label_name": None,
+        "text_columns": None,
+        "n_missing": 0,
+        "description": None,
+        "tags": [],
+        "task_source": "guessed",
+        "task_note": "binary, guessed from 2 distinct label(s); PATCH /v1/datasets/1 with "
+        '{"task": "regression"} if they are values to regress',
     }
     X, y = _stored(settings, client, body["id"])
     assert (X != X_ref).nnz == 0 and np.array_equal(y, y_ref)
@@ -128,9 +143,22 @@ def test_list_get_delete(client: TestClient, data_dir: Path, tmp_path: Path):
         (b"1 1:1\n", "x.svm", {"colour": "blue"}),
     ],
     ids=[
-        "empty", "blank", "empty-gzip", "binary", "corrupt-gzip", "nan", "duplicate-index",
-        "zero-index-1-based", "csv-inf", "csv-ragged", "csv-text-in-a-numeric-column", "csv-missing-label",
-        "csv-label-column-range", "csv-label-column-name", "unknown-format", "bad-format-field",
+        "empty",
+        "blank",
+        "empty-gzip",
+        "binary",
+        "corrupt-gzip",
+        "nan",
+        "duplicate-index",
+        "zero-index-1-based",
+        "csv-inf",
+        "csv-ragged",
+        "csv-text-in-a-numeric-column",
+        "csv-missing-label",
+        "csv-label-column-range",
+        "csv-label-column-name",
+        "unknown-format",
+        "bad-format-field",
         "unknown-field",
     ],
 )
@@ -147,15 +175,23 @@ def test_upload_over_the_limit_is_413(tmp_path: Path, data_dir: Path):
         # Chunked (no Content-Length): the streaming counter stops it too.
         data = (data_dir / "heart_scale.svm").read_bytes()
         boundary = "xyzzy"
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-                f"filename=\"h.svm\"\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="h.svm"\r\n\r\n'
+            ).encode()
+            + data
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
 
         def chunks():
             for i in range(0, len(body), 4096):
-                yield body[i:i + 4096]
+                yield body[i : i + 4096]
 
-        r = c.post("/v1/datasets", content=chunks(),
-                   headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+        r = c.post(
+            "/v1/datasets",
+            content=chunks(),
+            headers={"content-type": f"multipart/form-data; boundary={boundary}"},
+        )
         assert_problem(r, 413)
         # Nothing is left behind in the temp dir.
         assert list(settings.tmp_dir.iterdir()) == []
@@ -170,16 +206,26 @@ def test_gzip_bomb_is_413(tmp_path: Path):
 
 def test_wrong_content_type_and_missing_file(client: TestClient):
     assert_problem(client.post("/v1/datasets", json={"file": "1 1:1"}), 415)
-    assert_problem(client.post("/v1/datasets", data={"name": "x"},
-                               files={"other": ("a.svm", b"1 1:1\n")}), 422, "body.file")
-    r = client.post("/v1/datasets", content=b"--x\r\n",
-                    headers={"content-type": "multipart/form-data"})
+    assert_problem(
+        client.post("/v1/datasets", data={"name": "x"}, files={"other": ("a.svm", b"1 1:1\n")}),
+        422,
+        "body.file",
+    )
+    r = client.post("/v1/datasets", content=b"--x\r\n", headers={"content-type": "multipart/form-data"})
     assert_problem(r, 422)
 
 
-@pytest.mark.parametrize(("n", "fraction", "held_out"), [
-    (270, 0.3, 81), (270, 0.25, 68), (100, 0.005, None), (10, 0.96, None), (2, 0.5, 1), (1, 0.5, None),
-])
+@pytest.mark.parametrize(
+    ("n", "fraction", "held_out"),
+    [
+        (270, 0.3, 81),
+        (270, 0.25, 68),
+        (100, 0.005, None),
+        (10, 0.96, None),
+        (2, 0.5, 1),
+        (1, 0.5, None),
+    ],
+)
 def test_one_rule_sizes_every_split(n: int, fraction: float, held_out: int | None):
     """round(n * fraction) rows set apart, both sides non-empty, or no split at all."""
     if held_out is None:

@@ -33,7 +33,12 @@ def test_migrations_build_the_orm_schema_and_are_idempotent(tmp_path: Path):
         applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
         assert applied == set(ScriptDirectory.from_config(alembic_config()).get_heads())
     assert set(inspect(engine).get_table_names()) >= {
-        "datasets", "jobs", "job_trace", "models", "idempotency_keys"}
+        "datasets",
+        "jobs",
+        "job_trace",
+        "models",
+        "idempotency_keys",
+    }
 
 
 def test_sqlite_pragmas(tmp_path: Path):
@@ -51,8 +56,20 @@ def test_datetimes_come_back_aware_utc(tmp_path: Path):
     run_migrations(engine)
     factory = make_session_factory(engine)
     with transaction(factory) as s:
-        s.add(Dataset(name="d", format="csv", file_name="f", n_samples=1, n_features=1, nnz=1,
-                      task="binary", label_kind="numeric", sha256="0", size_bytes=1))
+        s.add(
+            Dataset(
+                name="d",
+                format="csv",
+                file_name="f",
+                n_samples=1,
+                n_features=1,
+                nnz=1,
+                task="binary",
+                label_kind="numeric",
+                sha256="0",
+                size_bytes=1,
+            )
+        )
     with factory() as s:
         created = s.get(Dataset, 1).created_at
     assert created.tzinfo == dt.UTC
@@ -68,24 +85,36 @@ def test_migration_keeps_existing_jobs_and_traces(tmp_path: Path):
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
-            "cancel_requested, created_at) VALUES (1, 'succeeded', 'pgs', 'binary', 0, '{}', "
-            "'[]', 1, 0, '2026-01-01 00:00:00')"))
-        conn.execute(text(
-            "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, solver_seconds) "
-            "VALUES (1, 0, 0, 0, 0.0), (1, 1, 10, 10, 0.5)"))
-        conn.execute(text(
-            "INSERT INTO idempotency_keys (principal, key, request_hash, job_id, created_at) "
-            "VALUES ('anonymous', 'k', 'h', 1, '2026-01-01 00:00:00')"))
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
+                "cancel_requested, created_at) VALUES (1, 'succeeded', 'pgs', 'binary', 0, '{}', "
+                "'[]', 1, 0, '2026-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, solver_seconds) "
+                "VALUES (1, 0, 0, 0, 0.0), (1, 1, 10, 10, 0.5)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO idempotency_keys (principal, key, request_hash, job_id, created_at) "
+                "VALUES ('anonymous', 'k', 'h', 1, '2026-01-01 00:00:00')"
+            )
+        )
     run_migrations(engine)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 2
         assert conn.execute(text("SELECT study_id, train_size FROM jobs")).one() == (None, None)
         # 0008 rebuilds idempotency_keys (SQLite batch mode): the job's key is kept.
-        assert conn.execute(text(
-            "SELECT key, job_id, dataset_id, study_id FROM idempotency_keys")).one() == (
-            "k", 1, None, None)
+        assert conn.execute(text("SELECT key, job_id, dataset_id, study_id FROM idempotency_keys")).one() == (
+            "k",
+            1,
+            None,
+            None,
+        )
         applied = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
     # 0004 merged the studies and leases branches: being at the single head (0004 or a later
     # revision) means 0002 was applied.
@@ -99,12 +128,19 @@ def test_downgrade_of_0005_keeps_jobs_and_traces(tmp_path: Path):
     run_migrations(engine)
     cfg = alembic_config(engine)
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
-            "cancel_requested, created_at, owner, time_limit_s) VALUES (1, 'succeeded', 'pgs', "
-            "'binary', 0, '{}', '[]', 1, 0, '2026-01-01 00:00:00', 'anonymous', 60.0)"))
-        conn.execute(text("INSERT INTO job_trace (job_id, seq, iteration, samples_seen, "
-                          "solver_seconds) VALUES (1, 0, 0, 0, 0.0)"))
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
+                "cancel_requested, created_at, owner, time_limit_s) VALUES (1, 'succeeded', 'pgs', "
+                "'binary', 0, '{}', '[]', 1, 0, '2026-01-01 00:00:00', 'anonymous', 60.0)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO job_trace (job_id, seq, iteration, samples_seen, "
+                "solver_seconds) VALUES (1, 0, 0, 0, 0.0)"
+            )
+        )
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, "0004_trace_sparsity")
     with engine.connect() as conn:

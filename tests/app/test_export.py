@@ -33,20 +33,21 @@ def _model(c: TestClient, **body: Any) -> int:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, Any]]:
-    settings = make_settings(tmp_path_factory.mktemp("export"),
-                             max_decompressed_bytes=64 * 1024 * 1024)
+    settings = make_settings(tmp_path_factory.mktemp("export"), max_decompressed_bytes=64 * 1024 * 1024)
     with TestClient(create_app(settings)) as c:
         magic = upload(c, data_dir / "magic04.csv", "magic04.csv").json()["id"]
         abalone = upload(c, data_dir / "abalone.svm", "abalone.svm", task="classification")
         ages = upload(c, data_dir / "abalone.svm", "ages.svm").json()["id"]  # regression
         yield {
-            "regressor": _model(c, dataset_id=ages, solver="lbfgs",
-                                params={"loss": "squared", "sigma": 1e-4, "n_iter": 200}),
+            "regressor": _model(
+                c, dataset_id=ages, solver="lbfgs", params={"loss": "squared", "sigma": 1e-4, "n_iter": 200}
+            ),
             "client": c,
             "magic": _model(c, dataset_id=magic, test_fraction=0.25, **LOGISTIC),
             "abalone": _model(c, dataset_id=abalone.json()["id"], **LOGISTIC),
-            "hinge": _model(c, dataset_id=magic, solver="pgs",
-                            params={"loss": "hinge", "n_iter": 3000, "random_state": 0}),
+            "hinge": _model(
+                c, dataset_id=magic, solver="pgs", params={"loss": "hinge", "n_iter": 3000, "random_state": 0}
+            ),
         }
 
 
@@ -67,22 +68,22 @@ def test_onnx_agrees_with_predict_on_raw_magic04(served: dict[str, Any], data_di
     X = _magic_rows(data_dir)
     want = c.post(f"/v1/models/{model_id}/predict", json={"instances": X.tolist()}).json()
     session = _onnx(c, model_id)
-    scores, label, proba = session.run(["scores", "label", "probabilities"],
-                                       {"X": X.astype(np.float32)})
+    scores, label, proba = session.run(["scores", "label", "probabilities"], {"X": X.astype(np.float32)})
     np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
     np.testing.assert_allclose(proba, want["probabilities"], atol=1e-5)
     assert label.tolist() == want["predictions"]
 
 
-def test_onnx_one_vs_rest_agrees_with_predict_on_sparse_data(served: dict[str, Any],
-                                                             data_dir: Path):
+def test_onnx_one_vs_rest_agrees_with_predict_on_sparse_data(served: dict[str, Any], data_dir: Path):
     c, model_id = served["client"], served["abalone"]
     X, _ = load_svmlight_file(str(data_dir / "abalone.svm"))
     text = b"\n".join((data_dir / "abalone.svm").read_bytes().splitlines()[:400])
-    want = c.post(f"/v1/models/{model_id}/predict", content=text,
-                  headers={"content-type": "text/plain"}).json()
+    want = c.post(
+        f"/v1/models/{model_id}/predict", content=text, headers={"content-type": "text/plain"}
+    ).json()
     scores, label, proba = _onnx(c, model_id).run(
-        ["scores", "label", "probabilities"], {"X": X[:400].toarray().astype(np.float32)})
+        ["scores", "label", "probabilities"], {"X": X[:400].toarray().astype(np.float32)}
+    )
     np.testing.assert_allclose(scores, want["scores"], atol=1e-5)
     np.testing.assert_allclose(proba, want["probabilities"], atol=1e-5)
     assert label.tolist() == want["predictions"]
@@ -99,8 +100,9 @@ def test_onnx_regressor_agrees_with_predict(served: dict[str, Any], data_dir: Pa
 
 
 @pytest.mark.parametrize("fmt", ["npz", "json"])
-def test_an_export_imported_elsewhere_predicts_the_same(served: dict[str, Any], data_dir: Path,
-                                                       tmp_path: Path, fmt: str):
+def test_an_export_imported_elsewhere_predicts_the_same(
+    served: dict[str, Any], data_dir: Path, tmp_path: Path, fmt: str
+):
     c, model_id = served["client"], served["magic"]
     exported = c.get(f"/v1/models/{model_id}/export", params={"format": fmt})
     assert exported.status_code == 200, exported.text
@@ -120,8 +122,7 @@ def test_an_export_imported_elsewhere_predicts_the_same(served: dict[str, Any], 
 
 
 def _json_export(c: TestClient, model_id: int) -> dict[str, Any]:
-    doc: dict[str, Any] = c.get(f"/v1/models/{model_id}/export",
-                                params={"format": "json"}).json()
+    doc: dict[str, Any] = c.get(f"/v1/models/{model_id}/export", params={"format": "json"}).json()
     return doc
 
 
@@ -141,7 +142,8 @@ def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str]
     np.savez_compressed(bomb, __model__=np.asarray("{}"), coef=np.zeros(2**28 // 8))
     J, B = "application/json", "application/octet-stream"
     return [
-        ("not json", b"{not json", J), ("a list", b"[1, 2]", J),
+        ("not json", b"{not json", J),
+        ("a list", b"[1, 2]", J),
         ("another format", json.dumps({**doc, "format": "mlflow"}).encode(), J),
         ("an array of the wrong size", json.dumps(wrong_shape).encode(), J),
         ("a model of the wrong width", json.dumps(wrong_width).encode(), J),
@@ -165,8 +167,7 @@ def test_malformed_imports_are_422_and_store_nothing(served: dict[str, Any]):
     assert len(c.get("/v1/models", params={"limit": 200}).json()["items"]) == before
 
 
-def test_onnx_of_a_model_with_text_columns_and_missing_values(served: dict[str, Any],
-                                                              data_dir: Path):
+def test_onnx_of_a_model_with_text_columns_and_missing_values(served: dict[str, Any], data_dir: Path):
     """magic04 with a header, an id column (ignored), a text column and empty cells."""
     from tests.app.test_preprocessing import _mixed_csv
 
@@ -174,18 +175,27 @@ def test_onnx_of_a_model_with_text_columns_and_missing_values(served: dict[str, 
     ds = upload(c, _mixed_csv(data_dir, rows=2000), "mixed.csv").json()
     model_id = _model(c, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
     names = ds["feature_names"]
-    rows = [dict(zip(names, line.split(","), strict=False))
-            for line in _mixed_csv(data_dir, rows=300).decode().splitlines()[1:]]
-    numeric = [[float(r[n]) if r[n] and n not in ("id", "alpha_band") else np.nan for n in names]
-               for r in rows]
-    instances = [{n: (r[n] if n == "alpha_band" else (float(r[n]) if r[n] else None))
-                  for n in names if n != "id"} for r in rows]
+    rows = [
+        dict(zip(names, line.split(","), strict=False))
+        for line in _mixed_csv(data_dir, rows=300).decode().splitlines()[1:]
+    ]
+    numeric = [
+        [float(r[n]) if r[n] and n not in ("id", "alpha_band") else np.nan for n in names] for r in rows
+    ]
+    instances = [
+        {n: (r[n] if n == "alpha_band" else (float(r[n]) if r[n] else None)) for n in names if n != "id"}
+        for r in rows
+    ]
     want = c.post(f"/v1/models/{model_id}/predict", json={"instances": instances}).json()
     session = _onnx(c, model_id)
     assert [i.name for i in session.get_inputs()] == ["X", "text"]
-    scores, label, proba = session.run(["scores", "label", "probabilities"], {
-        "X": np.asarray(numeric, dtype=np.float32),
-        "text": np.asarray([[r["alpha_band"]] for r in rows], dtype=object)})
+    scores, label, proba = session.run(
+        ["scores", "label", "probabilities"],
+        {
+            "X": np.asarray(numeric, dtype=np.float32),
+            "text": np.asarray([[r["alpha_band"]] for r in rows], dtype=object),
+        },
+    )
     np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
     np.testing.assert_allclose(proba, want["probabilities"], atol=1e-5)
     assert label.tolist() == want["predictions"]
@@ -201,8 +211,7 @@ def test_onnx_export_of_a_kernel_model_is_a_422(served: dict[str, Any]):
     assert_problem(r, 422, "query.format")
 
 
-def test_onnx_of_a_hinge_model_has_labels_and_scores_only(served: dict[str, Any],
-                                                          data_dir: Path):
+def test_onnx_of_a_hinge_model_has_labels_and_scores_only(served: dict[str, Any], data_dir: Path):
     c, model_id = served["client"], served["hinge"]
     X = _magic_rows(data_dir, 100)
     want = c.post(f"/v1/models/{model_id}/predict", json={"instances": X.tolist()}).json()

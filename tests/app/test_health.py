@@ -47,8 +47,14 @@ def test_metrics_count_requests_by_route_template_and_jobs_by_status(client: Tes
 
 def test_openapi_and_docs(client: TestClient):
     spec = client.get("/openapi.json").json()
-    assert {"/v1/datasets", "/v1/jobs/{job_id}/cancel", "/v1/models/{model_id}/predict",
-            "/healthz", "/readyz", "/metrics"} <= set(spec["paths"])
+    assert {
+        "/v1/datasets",
+        "/v1/jobs/{job_id}/cancel",
+        "/v1/models/{model_id}/predict",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    } <= set(spec["paths"])
     predict = spec["paths"]["/v1/models/{model_id}/predict"]["post"]["requestBody"]["content"]
     assert {"application/json", "text/plain"} <= set(predict)
     upload_body = spec["paths"]["/v1/datasets"]["post"]["requestBody"]["content"]
@@ -68,8 +74,9 @@ def test_a_ready_server_has_its_parser_process_before_the_first_upload(tmp_path:
     first upload waited seconds for it): it is there once /readyz answers, before any upload."""
     server = ApiServer(tmp_path / "var", tmp_path / "api.log").start()
     try:
-        children = subprocess.run(["pgrep", "-P", str(server.proc.pid), "-f", "forkserver"],
-                                  capture_output=True, text=True).stdout.split()
+        children = subprocess.run(
+            ["pgrep", "-P", str(server.proc.pid), "-f", "forkserver"], capture_output=True, text=True
+        ).stdout.split()
         assert children, (tmp_path / "api.log").read_text()[-2000:]
     finally:
         server.stop()

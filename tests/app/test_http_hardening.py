@@ -69,9 +69,14 @@ def _train(base: str) -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("server")
-    api = ApiServer(root / "var", root / "server.log", PGS_WORKERS="1", PGS_LOG_LEVEL="info",
-                    PGS_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S),
-                    PGS_BODY_IDLE_TIMEOUT_S=str(BODY_IDLE_TIMEOUT_S))
+    api = ApiServer(
+        root / "var",
+        root / "server.log",
+        PGS_WORKERS="1",
+        PGS_LOG_LEVEL="info",
+        PGS_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S),
+        PGS_BODY_IDLE_TIMEOUT_S=str(BODY_IDLE_TIMEOUT_S),
+    )
     try:
         api.start(timeout=300)
         yield Server(api, root / "var", _train(api.base))
@@ -127,8 +132,7 @@ def test_half_open_connections_are_all_closed(server: Server):
 
 def test_a_stalled_upload_is_answered_408_and_leaves_no_part_file(server: Server):
     boundary = "b0undary"
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"s.svm\""
-            "\r\n\r\n").encode()
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="s.svm"\r\n\r\n').encode()
     with _connect(server) as sock:
         sock.sendall(
             b"POST /v1/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -150,7 +154,8 @@ def test_content_length_with_transfer_encoding_is_refused_and_the_connection_clo
     with _connect(server) as sock:
         sock.sendall(
             b"POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked
+            b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + chunked
             + b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         )
         answer = _read_all(sock)
@@ -167,15 +172,16 @@ def test_a_client_leaving_mid_upload_is_one_log_line(server: Server):
         sock.sendall(
             b"POST /v1/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: multipart/form-data; boundary=xx\r\nContent-Length: 1000000\r\n\r\n"
-            b"--xx\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.svm\"\r\n\r\n"
-            + b"1 1:1\n" * 100
+            b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.svm"\r\n\r\n'
+            + b"1 1:1\n"
+            * 100
         )
     deadline = time.monotonic() + SOCKET_TIMEOUT_S
-    while "closed the connection" not in server.log.read_text()[len(before):]:
-        assert time.monotonic() < deadline, server.log.read_text()[len(before):]
+    while "closed the connection" not in server.log.read_text()[len(before) :]:
+        assert time.monotonic() < deadline, server.log.read_text()[len(before) :]
         time.sleep(0.1)
     time.sleep(0.5)  # anything else the server logs about it
-    new = server.log.read_text()[len(before):]
+    new = server.log.read_text()[len(before) :]
     assert "Traceback" not in new and "ERROR" not in new, new
     assert sum("closed the connection" in line for line in new.splitlines()) == 1, new
     assert list((server.data_dir / "tmp").glob("upload-*.part")) == []
@@ -184,8 +190,7 @@ def test_a_client_leaving_mid_upload_is_one_log_line(server: Server):
 # -- item 6: prediction bodies are checked before they are parsed ---------------------------
 
 
-def _healthz_worst_latency_during(server: Server, request: httpx.Request) -> tuple[
-        httpx.Response, float]:
+def _healthz_worst_latency_during(server: Server, request: httpx.Request) -> tuple[httpx.Response, float]:
     latencies: list[float] = []
     done = threading.Event()
 
@@ -208,18 +213,26 @@ def _healthz_worst_latency_during(server: Server, request: httpx.Request) -> tup
     return response, max(latencies, default=0.0)
 
 
-@pytest.mark.parametrize(("ctype", "body"), [
-    # 36 MB of "\r"-separated rows (the row limit counted only "\n").
-    ("text/plain", b"1:1\r" * (9 * MIB)),
-    # 64 MB of one-number rows (json.loads built 16M lists before the row limit was checked).
-    ("application/json", b'{"instances": [' + b"[1]," * (16 * MIB - 8) + b"[1]]}"),
-])
+@pytest.mark.parametrize(
+    ("ctype", "body"),
+    [
+        # 36 MB of "\r"-separated rows (the row limit counted only "\n").
+        ("text/plain", b"1:1\r" * (9 * MIB)),
+        # 64 MB of one-number rows (json.loads built 16M lists before the row limit was checked).
+        ("application/json", b'{"instances": [' + b"[1]," * (16 * MIB - 8) + b"[1]]}"),
+    ],
+)
 def test_a_prediction_body_over_the_row_limit_is_refused_before_parsing(
-        server: Server, ctype: str, body: bytes):
+    server: Server, ctype: str, body: bytes
+):
     server.peak_rss_reset()
     before = server.peak_rss()
-    request = httpx.Request("POST", f"{server.base}/v1/models/{server.model_id}/predict",
-                            content=body, headers={"content-type": ctype})
+    request = httpx.Request(
+        "POST",
+        f"{server.base}/v1/models/{server.model_id}/predict",
+        content=body,
+        headers={"content-type": ctype},
+    )
     response, worst_healthz = _healthz_worst_latency_during(server, request)
     assert response.status_code == 413, response.text
     assert "PGS_MAX_PREDICT_ROWS" in response.json()["detail"]

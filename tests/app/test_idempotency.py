@@ -15,14 +15,12 @@ def _count(client: TestClient, path: str) -> int:
     return len(client.get(path, params={"limit": 500}).json()["items"])
 
 
-def test_a_retried_upload_returns_the_first_data_set(client: TestClient, data_dir: Path,
-                                                       tmp_path: Path):
+def test_a_retried_upload_returns_the_first_data_set(client: TestClient, data_dir: Path, tmp_path: Path):
     heart = (data_dir / "heart_scale.svm").read_bytes()
     key = {"Idempotency-Key": "upload-1"}
 
     def send(content: bytes, **fields: str):
-        return client.post("/v1/datasets", files={"file": ("heart.svm", content)}, data=fields,
-                           headers=key)
+        return client.post("/v1/datasets", files={"file": ("heart.svm", content)}, data=fields, headers=key)
 
     first, second = send(heart, name="heart"), send(heart, name="heart")
     assert first.status_code == second.status_code == 201, second.text
@@ -45,11 +43,16 @@ def test_a_retried_upload_returns_the_first_data_set(client: TestClient, data_di
     assert "idempotent-replayed" not in third.headers
 
 
-def test_a_retried_study_returns_the_first_study_and_queues_no_more_jobs(client: TestClient,
-                                                                          data_dir: Path):
+def test_a_retried_study_returns_the_first_study_and_queues_no_more_jobs(client: TestClient, data_dir: Path):
     ds = upload(client, data_dir / "heart_scale.svm", "heart.svm").json()["id"]
-    body = {"dataset_id": ds, "test_fraction": 0.3, "sizes": [40], "repeats": 1,
-            "targets": [0.7], "runs": [{"params": {"loss": "logistic", "n_iter": 300}}]}
+    body = {
+        "dataset_id": ds,
+        "test_fraction": 0.3,
+        "sizes": [40],
+        "repeats": 1,
+        "targets": [0.7],
+        "runs": [{"params": {"loss": "logistic", "n_iter": 300}}],
+    }
     key = {"Idempotency-Key": "study-1"}
     first = client.post("/v1/studies", json=body, headers=key)
     second = client.post("/v1/studies", json=body, headers=key)

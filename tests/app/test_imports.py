@@ -43,8 +43,7 @@ def web(tmp_path: Path) -> Iterator[str]:
         (root / sub).mkdir(parents=True)
         (root / sub / "d.svm").write_bytes(tiny_svmlight(200))
     (root / "private" / "secret.svm").write_bytes(tiny_svmlight(50))
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 functools.partial(_Handler, directory=str(root)))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -77,8 +76,9 @@ def _import(client: TestClient, source: str, **options: Any) -> dict[str, Any]:
 
 def test_imports_are_off_without_roots(tmp_path: Path, allowed: Path):
     with _client(tmp_path, "") as client:
-        body = assert_problem(client.post("/v1/datasets/import",
-                                          json={"source": str(allowed / "d.svm")}), 403)
+        body = assert_problem(
+            client.post("/v1/datasets/import", json={"source": str(allowed / "d.svm")}), 403
+        )
         assert "PGS_IMPORT_ROOTS" in body["detail"]
 
 
@@ -106,8 +106,7 @@ def test_a_url_under_an_allowed_prefix_is_fetched_and_imported(tmp_path: Path, w
         assert upload["state"] == "done", upload
         assert upload["length"] == len(tiny_svmlight(200))
         assert list((tmp_path / "var" / "uploads").iterdir()) == []
-        assert_problem(client.post("/v1/datasets/import",
-                                   json={"source": f"{web}/private/secret.svm"}), 403)
+        assert_problem(client.post("/v1/datasets/import", json={"source": f"{web}/private/secret.svm"}), 403)
 
 
 def test_a_redirect_out_of_the_prefixes_is_not_followed(tmp_path: Path, web: str):

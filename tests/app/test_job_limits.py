@@ -28,8 +28,11 @@ CACHE_BYTES = 300  # two models of heart_scale's 13 features, not three
 @pytest.fixture(scope="module")
 def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[TestClient]:
     settings = make_settings(
-        tmp_path_factory.mktemp("limits"), workers=2, max_job_seconds=MAX_JOB_SECONDS,
-        max_trace_points=MAX_TRACE_POINTS, model_cache_bytes=CACHE_BYTES,
+        tmp_path_factory.mktemp("limits"),
+        workers=2,
+        max_job_seconds=MAX_JOB_SECONDS,
+        max_trace_points=MAX_TRACE_POINTS,
+        model_cache_bytes=CACHE_BYTES,
     )
     with TestClient(create_app(settings)) as c:
         c.ids = {  # type: ignore[attr-defined]
@@ -55,15 +58,25 @@ def test_a_sparse_model_is_stored_by_its_non_zeros(app_client: TestClient):
     c = app_client
     ds = upload(c, WIDE_BINARY, "wide.svm").json()
     assert ds["n_features"] == 16_777_216
-    job = wait_for(c, create_job(c, dataset_id=ds["id"], time_budget_s=600,
-                                 params={"n_iter": 4, "random_state": 0}).json()["id"])
+    job = wait_for(
+        c,
+        create_job(c, dataset_id=ds["id"], time_budget_s=600, params={"n_iter": 4, "random_state": 0}).json()[
+            "id"
+        ],
+    )
     assert job["status"] == "succeeded" and job["stop_reason"] == "completed", job
     model = c.get(f"/v1/models/{job['model_id']}").json()
     # 134 MB as a dense float64 vector; its few non-zeros take a few hundred bytes.
     assert model["size_bytes"] < 10_000, model
-    out = c.post(f"/v1/models/{job['model_id']}/predict",
-                 json={"instances": [{"indices": [0, 16_777_215], "values": [1.0, 1.0]},
-                                     {"indices": [1], "values": [1.0]}]})
+    out = c.post(
+        f"/v1/models/{job['model_id']}/predict",
+        json={
+            "instances": [
+                {"indices": [0, 16_777_215], "values": [1.0, 1.0]},
+                {"indices": [1], "values": [1.0]},
+            ]
+        },
+    )
     assert out.status_code == 200, out.text
     assert len(out.json()["predictions"]) == 2
     # 134 MB of weights in memory is more than this app's cache holds: served, not cached.
@@ -75,8 +88,10 @@ def test_the_model_cache_is_bounded_by_bytes(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
     model_ids = []
     for seed in range(3):
-        job = wait_for(c, create_job(c, dataset_id=ids["heart"],
-                                     params={"n_iter": 200, "random_state": seed}).json()["id"])
+        job = wait_for(
+            c,
+            create_job(c, dataset_id=ids["heart"], params={"n_iter": 200, "random_state": seed}).json()["id"],
+        )
         model_ids.append(job["model_id"])
     for model_id in model_ids:
         r = c.post(f"/v1/models/{model_id}/predict", json={"instances": [[0.1] * 13]})
@@ -92,8 +107,7 @@ def test_a_job_whose_model_would_pass_the_maximum_is_refused_before_queueing(
     c = app_client
     ds = upload(c, WIDE_4_CLASSES, "wide4.svm").json()
     before = c.get("/v1/jobs", params={"limit": 1}).json()["items"]
-    body = assert_problem(create_job(c, dataset_id=ds["id"], params={"n_iter": 10}), 422,
-                          "body.dataset_id")
+    body = assert_problem(create_job(c, dataset_id=ds["id"], params={"n_iter": 10}), 422, "body.dataset_id")
     size, limit = 4 * (16_777_216 + 1) * 8, 256 * 1024 * 1024
     assert str(size) in body["detail"] and str(limit) in body["detail"], body
     assert "PGS_MAX_MODEL_BYTES" in body["detail"]
@@ -123,8 +137,9 @@ def test_a_time_budget_counts_wall_time_and_the_trace_is_thinned(app_client: Tes
     c, ids = app_client, _ids(app_client)
     targets = [0.5, 0.8, 0.83]
     params = {**LONG, "checkpoint_growth": 1.0000001}
-    r = create_job(c, dataset_id=ids["heart"], test_fraction=0.3, params=params, targets=targets,
-                   time_budget_s=2)
+    r = create_job(
+        c, dataset_id=ids["heart"], test_fraction=0.3, params=params, targets=targets, time_budget_s=2
+    )
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded" and job["stop_reason"] == "time_budget", job
     assert job["time_limit_s"] == 2
@@ -151,13 +166,12 @@ def test_a_time_budget_counts_wall_time_and_the_trace_is_thinned(app_client: Tes
 
 
 @pytest.mark.parametrize("solver", ["pgs", "lbfgs"])
-def test_a_cancelled_job_keeps_its_last_iterate_as_a_partial_model(
-    app_client: TestClient, solver: str
-):
+def test_a_cancelled_job_keeps_its_last_iterate_as_a_partial_model(app_client: TestClient, solver: str):
     c, ids = app_client, _ids(app_client)
     params = {"pgs": {**LONG}, "lbfgs": {"sigma": 1e-9, "tol": 0.0, "n_iter": 10**6}}[solver]
-    r = create_job(c, dataset_id=ids["a9a"], test_fraction=0.3, solver=solver, params=params,
-                   time_budget_s=600)
+    r = create_job(
+        c, dataset_id=ids["a9a"], test_fraction=0.3, solver=solver, params=params, time_budget_s=600
+    )
     wait_for(c, r.json()["id"], lambda j: (j["progress"]["iteration"] or 0) > 0)
     assert c.post(f"/v1/jobs/{r.json()['id']}/cancel").status_code == 202
     job = wait_for(c, r.json()["id"])
@@ -174,12 +188,16 @@ def test_a_cancelled_job_keeps_its_last_iterate_as_a_partial_model(
 
 
 def test_queued_jobs_are_capped_per_key_and_on_the_server(tmp_path: Path, data_dir: Path):
-    settings = make_settings(tmp_path, api_keys="key-one,key-two", max_queued_jobs_per_key=2,
-                             max_queued_jobs=3)
+    settings = make_settings(
+        tmp_path, api_keys="key-one,key-two", max_queued_jobs_per_key=2, max_queued_jobs=3
+    )
     one, two = ({"Authorization": f"Bearer {k}"} for k in ("key-one", "key-two"))
     with TestClient(create_app(settings)) as c:
-        heart = c.post("/v1/datasets", headers=one, files={
-            "file": ("heart.svm", (data_dir / "heart_scale.svm").read_bytes())}).json()["id"]
+        heart = c.post(
+            "/v1/datasets",
+            headers=one,
+            files={"file": ("heart.svm", (data_dir / "heart_scale.svm").read_bytes())},
+        ).json()["id"]
         # The one worker is busy: what follows stays queued.
         blocker = create_job(c, one, dataset_id=heart, params=LONG, time_budget_s=120).json()
         c.headers.update(one)  # for wait_for's GETs
@@ -194,9 +212,17 @@ def test_queued_jobs_are_capped_per_key_and_on_the_server(tmp_path: Path, data_d
         assert create_job(c, two, **short).status_code == 202
         r = create_job(c, two, **short)
         assert "PGS_MAX_QUEUED_JOBS " in assert_problem(r, 429)["detail"].replace(")", " ")
-        study = c.post("/v1/studies", headers=two, json={
-            "dataset_id": heart, "test_fraction": 0.3, "runs": [{"solver": "pgs"}],
-            "sizes": [50], "targets": [0.5]})
+        study = c.post(
+            "/v1/studies",
+            headers=two,
+            json={
+                "dataset_id": heart,
+                "test_fraction": 0.3,
+                "runs": [{"solver": "pgs"}],
+                "sizes": [50],
+                "targets": [0.5],
+            },
+        )
         assert_problem(study, 429)
         for job in c.get("/v1/jobs", params={"status": "queued"}).json()["items"]:
             c.post(f"/v1/jobs/{job['id']}/cancel")

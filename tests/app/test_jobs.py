@@ -30,12 +30,17 @@ def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
     with TestClient(create_app(settings)) as c:
         c.ids = {  # type: ignore[attr-defined]
             name: upload(c, data_dir / f, f).json()["id"]
-            for name, f in [("a9a", "a9a.train.svm"), ("heart", "heart_scale.svm"),
-                            ("abalone", "abalone.svm"), ("magic", "magic04.csv")]
+            for name, f in [
+                ("a9a", "a9a.train.svm"),
+                ("heart", "heart_scale.svm"),
+                ("abalone", "abalone.svm"),
+                ("magic", "magic04.csv"),
+            ]
         }
         # a9a's test file never uses its last feature: it is declared with the training width.
         c.ids["a9a_test"] = upload(  # type: ignore[attr-defined]
-            c, data_dir / "a9a.test.svm", "a9a.test.svm", n_features="123").json()["id"]
+            c, data_dir / "a9a.test.svm", "a9a.test.svm", n_features="123"
+        ).json()["id"]
         yield c
 
 
@@ -43,20 +48,18 @@ def _ids(c: TestClient) -> dict[str, int]:
     return c.ids  # type: ignore[attr-defined, no-any-return]
 
 
-def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(
-    app_client: TestClient, data_dir: Path
-):
+def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(app_client: TestClient, data_dir: Path):
     c, ids = app_client, _ids(app_client)
     params = {"loss": "logistic", "sigma": 1e-4, "n_iter": 40_000, "random_state": 7}
-    r = create_job(c, dataset_id=ids["a9a"], test_dataset_id=ids["a9a_test"], params=params,
-                   targets=[0.8, 0.84, 0.99])
+    r = create_job(
+        c, dataset_id=ids["a9a"], test_dataset_id=ids["a9a_test"], params=params, targets=[0.8, 0.84, 0.99]
+    )
     assert r.status_code == 202, r.text
     assert r.headers["location"] == f"/v1/jobs/{r.json()['id']}"
     assert r.json()["status"] == "queued" and r.json()["task"] == "binary"
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job
-    assert job["progress"] == {"iteration": 40_000, "n_iter": 40_000, "fraction": 1.0,
-                               "samples_seen": 40_000}
+    assert job["progress"] == {"iteration": 40_000, "n_iter": 40_000, "fraction": 1.0, "samples_seen": 40_000}
     assert job["stop_reason"] == "completed" and job["attempts"] == 1
     assert job["started_at"] <= job["finished_at"]
 
@@ -85,9 +88,13 @@ def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(
 
 def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
     c, ids = app_client, _ids(app_client)
-    body = {"dataset_id": ids["abalone"], "test_fraction": 0.25, "split_seed": 3,
-            "params": {"loss": "squared", "sigma": 1e-4, "n_iter": 8000, "random_state": 1},
-            "targets": [3.0, 0.5]}
+    body = {
+        "dataset_id": ids["abalone"],
+        "test_fraction": 0.25,
+        "split_seed": 3,
+        "params": {"loss": "squared", "sigma": 1e-4, "n_iter": 8000, "random_state": 1},
+        "targets": [3.0, 0.5],
+    }
     first = wait_for(c, create_job(c, **body).json()["id"])
     again = wait_for(c, create_job(c, **body).json()["id"])
     assert first["status"] == again["status"] == "succeeded"
@@ -112,20 +119,28 @@ def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
 
 def test_string_labels_train_and_predict(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
-    job = wait_for(c, create_job(c, dataset_id=ids["magic"], test_fraction=0.2, params={
-        "loss": "squared", "sigma": 1e-3, "n_iter": 5000, "random_state": 0}).json()["id"])
+    job = wait_for(
+        c,
+        create_job(
+            c,
+            dataset_id=ids["magic"],
+            test_fraction=0.2,
+            params={"loss": "squared", "sigma": 1e-3, "n_iter": 5000, "random_state": 0},
+        ).json()["id"],
+    )
     assert job["status"] == "succeeded", job
     model = c.get(f"/v1/models/{job['model_id']}").json()
     assert model["classes"] == ["g", "h"]
-    out = c.post(f"/v1/models/{model['id']}/predict",
-                 json={"instances": [[28.8, 16.0, 2.64, 0.39, 0.2, 27.7, 22.0, -8.2, 40.1, 81.9]]})
+    out = c.post(
+        f"/v1/models/{model['id']}/predict",
+        json={"instances": [[28.8, 16.0, 2.64, 0.39, 0.2, 27.7, 22.0, -8.2, 40.1, 81.9]]},
+    )
     assert out.status_code == 200 and out.json()["predictions"][0] in ("g", "h")
 
 
 def test_cancel_running_and_queued_jobs(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
-    running = create_job(c, dataset_id=ids["heart"], test_fraction=0.3, params=LONG,
-                         time_budget_s=120).json()
+    running = create_job(c, dataset_id=ids["heart"], test_fraction=0.3, params=LONG, time_budget_s=120).json()
     job = wait_for(c, running["id"], lambda j: (j["progress"]["iteration"] or 0) > 0)
     assert job["status"] == "running"
     # While the job runs, its data set cannot be deleted.
@@ -147,8 +162,9 @@ def test_cancel_running_and_queued_jobs(app_client: TestClient):
 
     # Cancelled again: the same answer. Finished jobs cannot be cancelled.
     assert c.post(f"/v1/jobs/{running['id']}/cancel").status_code == 200
-    done = wait_for(c, create_job(c, dataset_id=ids["heart"],
-                                  params={"n_iter": 100, "random_state": 0}).json()["id"])
+    done = wait_for(
+        c, create_job(c, dataset_id=ids["heart"], params={"n_iter": 100, "random_state": 0}).json()["id"]
+    )
     assert_problem(c.post(f"/v1/jobs/{done['id']}/cancel"), 409)
     assert_problem(c.post("/v1/jobs/999999/cancel"), 404)
 
@@ -156,8 +172,9 @@ def test_cancel_running_and_queued_jobs(app_client: TestClient):
 def test_cancel_queued_job_never_runs(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
     # Two workers: two long jobs occupy them, the third waits in the queue.
-    blockers = [create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=60).json()
-                for _ in range(2)]
+    blockers = [
+        create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=60).json() for _ in range(2)
+    ]
     queued = create_job(c, dataset_id=ids["heart"], params={"n_iter": 100}).json()
     for b in blockers:
         wait_for(c, b["id"], lambda j: j["status"] == "running")
@@ -268,10 +285,12 @@ def test_invalid_jobs_are_refused_before_queueing(app_client: TestClient, body: 
 
 def test_regression_losses_and_task_mismatch(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
-    assert_problem(create_job(c, dataset_id=ids["abalone"], params={"loss": "hinge"}), 422,
-                   "body.params.loss")
-    assert_problem(create_job(c, dataset_id=ids["heart"], test_dataset_id=ids["magic"]), 422,
-                   "body.test_dataset_id")
+    assert_problem(
+        create_job(c, dataset_id=ids["abalone"], params={"loss": "hinge"}), 422, "body.params.loss"
+    )
+    assert_problem(
+        create_job(c, dataset_id=ids["heart"], test_dataset_id=ids["magic"]), 422, "body.test_dataset_id"
+    )
     # Job bodies must be JSON.
     r = c.post("/v1/jobs", content=b"dataset_id=1", headers={"content-type": "text/plain"})
     assert_problem(r, 415)
@@ -299,8 +318,7 @@ def test_list_jobs_filter_and_pagination(app_client: TestClient):
     on_heart = c.get("/v1/jobs", params={"dataset_id": _ids(c)["heart"], "limit": 500}).json()
     assert [j["id"] for j in on_heart["items"]] == [j["id"] for j in heart]
     pgs = c.get("/v1/jobs", params={"solver": "pgs", "dataset_id": _ids(c)["heart"]}).json()
-    assert heart and [j["id"] for j in pgs["items"]] == [j["id"] for j in heart
-                                                         if j["solver"] == "pgs"]
+    assert heart and [j["id"] for j in pgs["items"]] == [j["id"] for j in heart if j["solver"] == "pgs"]
     assert c.get("/v1/jobs", params={"solver": "no-such-solver"}).json()["items"] == []
     assert_problem(c.get("/v1/jobs", params={"dataset_id": "x"}), 422, "query.dataset_id")
     assert_problem(c.get("/v1/jobs", params={"status": "sleeping"}), 422, "query.status")
@@ -313,8 +331,16 @@ def test_list_jobs_filter_and_pagination(app_client: TestClient):
 def test_target_score_stop_keeps_the_trace(app_client: TestClient):
     c, ids = app_client, _ids(app_client)
     # Reached at the very first checkpoint: the fit stops before any progress callback.
-    job = wait_for(c, create_job(c, dataset_id=ids["heart"], test_fraction=0.3, targets=[0.0],
-                                 params={"target_score": 0.0, "n_iter": 10_000}).json()["id"])
+    job = wait_for(
+        c,
+        create_job(
+            c,
+            dataset_id=ids["heart"],
+            test_fraction=0.3,
+            targets=[0.0],
+            params={"target_score": 0.0, "n_iter": 10_000},
+        ).json()["id"],
+    )
     assert job["status"] == "succeeded" and job["stop_reason"] == "target_score", job
     assert job["progress"]["iteration"] == 0 and job["metrics"]["time_to_target"] == {"0.0": 0.0}
     points = c.get(f"/v1/jobs/{job['id']}/trace").json()["points"]
@@ -331,8 +357,14 @@ def _registered_solvers() -> list[str]:
 def test_every_registered_solver_trains_and_predicts(app_client: TestClient, solver: str):
     """The registry is the only place a solver is named: each entry works end to end."""
     c, ids = app_client, _ids(app_client)
-    r = create_job(c, dataset_id=ids["heart"], test_fraction=0.3, solver=solver,
-                   params={"n_iter": 200, "random_state": 0}, targets=[0.5])
+    r = create_job(
+        c,
+        dataset_id=ids["heart"],
+        test_fraction=0.3,
+        solver=solver,
+        params={"n_iter": 200, "random_state": 0},
+        targets=[0.5],
+    )
     assert r.status_code == 202, r.text
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job

@@ -44,15 +44,18 @@ def _baseline_rss(tmp_path: Path, data_dir: Path) -> int:
     settings = make_settings(tmp_path / "baseline", workers=1)
     with TestClient(create_app(settings)) as c:
         dataset = upload(c, data_dir / "heart_scale.svm").json()["id"]
-        job = wait_for(c, create_job(c, dataset_id=dataset, solver="pgs", test_fraction=0.25,
-                                     params=PARAMS | {"n_iter": 1000}).json()["id"])
+        job = wait_for(
+            c,
+            create_job(
+                c, dataset_id=dataset, solver="pgs", test_fraction=0.25, params=PARAMS | {"n_iter": 1000}
+            ).json()["id"],
+        )
         assert job["status"] == "succeeded", job
         return status_bytes(_worker_pid(c, job["id"]), "VmRSS")
 
 
 @pytest.mark.slow
-def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Path,
-                                                                  data_dir: Path):
+def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Path, data_dir: Path):
     budget = _baseline_rss(tmp_path, data_dir) + HEADROOM
     n_rows = rows_for(3 * budget)
     settings = make_settings(tmp_path / "big", workers=1, worker_memory_bytes=budget)
@@ -65,15 +68,22 @@ def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Pat
     with TestClient(create_app(settings)) as c:
         dataset = insert_dataset(c.app.state.session_factory, key, manifest)  # type: ignore[attr-defined]
         # Raw features (no preprocessing), as the in-memory fit below takes them.
-        job_request = {"dataset_id": dataset, "solver": "pgs", "test_fraction": 0.2,
-                       "split_seed": 1, "params": PARAMS, "preprocessing": None}
+        job_request = {
+            "dataset_id": dataset,
+            "solver": "pgs",
+            "test_fraction": 0.2,
+            "split_seed": 1,
+            "params": PARAMS,
+            "preprocessing": None,
+        }
         # A solver that needs all rows at once is refused, naming the budget.
         refused = create_job(c, **job_request | {"solver": "lbfgs"})
         assert refused.status_code == 422 and "PGS_WORKER_MEMORY_BYTES" in refused.text
         # The pool's worker starts (a small job), then its peak is reset for the large one.
         small = upload(c, data_dir / "heart_scale.svm").json()["id"]
-        warm = wait_for(c, create_job(c, dataset_id=small, solver="pgs",
-                                      params=PARAMS | {"n_iter": 1000}).json()["id"])
+        warm = wait_for(
+            c, create_job(c, dataset_id=small, solver="pgs", params=PARAMS | {"n_iter": 1000}).json()["id"]
+        )
         pid = _worker_pid(c, warm["id"])
         reset_peak(pid)
         job = wait_for(c, create_job(c, **job_request).json()["id"], timeout=600)

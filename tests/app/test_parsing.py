@@ -53,14 +53,17 @@ def test_csv_header_detection_and_label_column(tmp_path: Path):
         _parse(tmp_path, b"a,b\n1,2\n", label_column="c")
 
 
-@pytest.mark.parametrize(("labels", "override", "task"), [
-    ([-1.0, 1.0, 1.0], "auto", "binary"),
-    ([0.0, 1.0, 2.0, 1.0], "auto", "multiclass"),
-    ([0.5, 1.25, 2.0], "auto", "regression"),
-    (list(map(float, range(1, 30))), "auto", "regression"),  # abalone's ages
-    (list(map(float, range(1, 30))), "classification", "multiclass"),
-    ([0.0, 1.0], "regression", "regression"),
-])
+@pytest.mark.parametrize(
+    ("labels", "override", "task"),
+    [
+        ([-1.0, 1.0, 1.0], "auto", "binary"),
+        ([0.0, 1.0, 2.0, 1.0], "auto", "multiclass"),
+        ([0.5, 1.25, 2.0], "auto", "regression"),
+        (list(map(float, range(1, 30))), "auto", "regression"),  # abalone's ages
+        (list(map(float, range(1, 30))), "classification", "multiclass"),
+        ([0.0, 1.0], "regression", "regression"),
+    ],
+)
 def test_task_inference(labels: list[float], override: str, task: str):
     assert infer_task(np.asarray(labels), "numeric", override)[0] == task
 

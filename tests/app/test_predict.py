@@ -23,8 +23,7 @@ from tests.helpers import assert_problem, create_job, make_settings, upload, wai
 def _train(c: TestClient, dataset_id: int, **params: Any) -> dict[str, Any]:
     # Raw features: these tests hold the answers to the stored estimator's own methods
     # (preprocessed models: tests/app/test_preprocessing.py and test_export.py).
-    r = create_job(c, dataset_id=dataset_id, params={"random_state": 0, **params},
-                   preprocessing=None)
+    r = create_job(c, dataset_id=dataset_id, params={"random_state": 0, **params}, preprocessing=None)
     assert r.status_code == 202, r.text
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job
@@ -43,8 +42,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
         abalone = upload(c, data_dir / "abalone.svm", "abalone.svm").json()["id"]
         rng = np.random.default_rng(0)
         centers = rng.normal(size=(3, 4)) * 3
-        rows = [f"{','.join(f'{v:.4f}' for v in centers[k] + rng.normal(size=4))},{'abc'[k]}"
-                for k in rng.integers(0, 3, size=300)]
+        rows = [
+            f"{','.join(f'{v:.4f}' for v in centers[k] + rng.normal(size=4))},{'abc'[k]}"
+            for k in rng.integers(0, 3, size=300)
+        ]
         three = upload(c, "\n".join(rows).encode(), "three.csv").json()["id"]
         yield {
             "client": c,
@@ -80,8 +81,11 @@ def test_three_input_forms_agree_with_the_stored_model(served: dict[str, Any], h
     c, model = served["client"], served["logistic"]
     X, text = heart_rows
     dense = {"instances": X.toarray().tolist()}
-    sparse = {"instances": [{"indices": X[i].indices.tolist(), "values": X[i].data.tolist()}
-                            for i in range(X.shape[0])]}
+    sparse = {
+        "instances": [
+            {"indices": X[i].indices.tolist(), "values": X[i].data.tolist()} for i in range(X.shape[0])
+        ]
+    }
     mixed = {"instances": [dense["instances"][0], *sparse["instances"][1:]]}
     outs = [
         _predict(c, model["id"], json=dense),
@@ -89,8 +93,12 @@ def test_three_input_forms_agree_with_the_stored_model(served: dict[str, Any], h
         _predict(c, model["id"], json=mixed),
         _predict(c, model["id"], content=text, headers={"content-type": "text/plain"}),
         # Lines without the label in front are accepted too.
-        _predict(c, model["id"], content=b"\n".join(ln.split(b" ", 1)[1] for ln in text.split(b"\n")),
-                 headers={"content-type": "text/plain; charset=utf-8"}),
+        _predict(
+            c,
+            model["id"],
+            content=b"\n".join(ln.split(b" ", 1)[1] for ln in text.split(b"\n")),
+            headers={"content-type": "text/plain; charset=utf-8"},
+        ),
     ]
     for r in outs:
         assert r.status_code == 200, r.text
@@ -169,19 +177,20 @@ def test_non_finite_values_are_422(served: dict[str, Any], token: str):
 
 
 @pytest.mark.parametrize(
-    "text", [b"", b"\n# only a comment\n", b"1:1 99:2\n", b"0:1\n", b"x:y\n", b"1:1 1:2\n"],
+    "text",
+    [b"", b"\n# only a comment\n", b"1:1 99:2\n", b"0:1\n", b"x:y\n", b"1:1 1:2\n"],
     ids=["empty", "comment", "index-too-large", "zero-index", "garbage", "duplicate"],
 )
 def test_bad_svmlight_text_is_422(served: dict[str, Any], text: bytes):
-    r = _predict(served["client"], served["logistic"]["id"], content=text,
-                 headers={"content-type": "text/plain"})
+    r = _predict(
+        served["client"], served["logistic"]["id"], content=text, headers={"content-type": "text/plain"}
+    )
     assert_problem(r, 422)
 
 
 def test_wrong_media_type_unknown_model_bad_json_and_size(served: dict[str, Any]):
     c, mid = served["client"], served["logistic"]["id"]
-    assert_problem(_predict(c, mid, content=b"<x/>", headers={"content-type": "application/xml"}),
-                   415)
+    assert_problem(_predict(c, mid, content=b"<x/>", headers={"content-type": "application/xml"}), 415)
     assert_problem(_predict(c, mid, content=b"{}"), 415)  # no content type at all
     assert_problem(_predict(c, 999_999, json={"instances": [[0.0] * 13]}), 404)
     r = _predict(c, mid, content=b'{"instances": [', headers={"content-type": "application/json"})
@@ -256,16 +265,18 @@ def _copy_model(served: dict[str, Any], model_id: int) -> int:
         row = s.get(Model, model_id)
         meta, arrays = load_model_files(store, row.file_stem)
         stem, _ = save_model_files(store, meta, arrays)
-        values = {c.key: getattr(row, c.key) for c in Model.__table__.columns
-                  if c.key not in ("id", "file_stem", "job_id")}
+        values = {
+            c.key: getattr(row, c.key)
+            for c in Model.__table__.columns
+            if c.key not in ("id", "file_stem", "job_id")
+        }
         copy = Model(**values, file_stem=stem)
         s.add(copy)
         s.flush()
         return copy.id
 
 
-def test_a_model_deleted_during_its_first_predictions_never_predicts_again(
-        served: dict[str, Any]):
+def test_a_model_deleted_during_its_first_predictions_never_predicts_again(served: dict[str, Any]):
     # DELETE racing predictions that load the model from disk into the cache: whatever the
     # racing requests answer, once the DELETE has answered the model is gone for good.
     c, row = served["client"], {"instances": [[0.0] * 13]}

@@ -37,8 +37,18 @@ def _magic(data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
 def _mixed_csv(data_dir: Path, rows: int = 3000) -> bytes:
     """magic04 with a header, an id column, a text column (fAlpha in bands) and empty cells."""
     X, y = _magic(data_dir)
-    names = ["fLength", "fWidth", "fSize", "fConc", "fConc1", "fAsym", "fM3Long", "fM3Trans",
-             "fAlpha", "fDist"]
+    names = [
+        "fLength",
+        "fWidth",
+        "fSize",
+        "fConc",
+        "fConc1",
+        "fAsym",
+        "fM3Long",
+        "fM3Trans",
+        "fAlpha",
+        "fDist",
+    ]
     lines = ["id," + ",".join(names[:8]) + ",alpha_band,fDist,class"]
     # magic04 lists all g rows before the h rows: a seeded sample has both.
     for i in np.random.default_rng(0).permutation(len(y))[:rows]:
@@ -75,8 +85,13 @@ def test_raw_magic04_with_default_preprocessing_matches_scikit_learns_pipeline(
 ):
     ds = upload(client, data_dir / "magic04.csv", "magic04.csv").json()
     job = _train(client, dataset_id=ds["id"], test_fraction=0.25, split_seed=3, **LOGISTIC)
-    assert job["preprocessing"] == {"scaling": "standard", "impute": True, "categorical": [],
-                                    "ignore": [], "sparse": False}
+    assert job["preprocessing"] == {
+        "scaling": "standard",
+        "impute": True,
+        "categorical": [],
+        "ignore": [],
+        "sparse": False,
+    }
     X, y = _magic(data_dir)
     train, test = split_indices(len(y), 0.25, 3)  # the service's own split
     reference = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
@@ -86,8 +101,7 @@ def test_raw_magic04_with_default_preprocessing_matches_scikit_learns_pipeline(
     model = client.get(f"/v1/models/{job['model_id']}").json()
     assert model["preprocessing"]["scaling"] == "standard"
     # Raw rows in, the preprocessing applied inside the model.
-    r = client.post(f"/v1/models/{job['model_id']}/predict",
-                    json={"instances": X[test[:200]].tolist()})
+    r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": X[test[:200]].tolist()})
     assert r.status_code == 200, r.text
     agree = np.mean(np.asarray(r.json()["predictions"]) == y[test[:200]])
     assert agree >= expected - 0.05
@@ -100,14 +114,25 @@ def test_text_columns_missing_values_and_an_ignored_id_column(client: TestClient
     assert ds["feature_names"][0] == "id" and ds["label_name"] == "class"
     assert ds["text_columns"] == [0, 9] and ds["n_missing"] > 300
     # The id column is text too: without ignoring it, every row would be a category of its own.
-    job = _train(client, dataset_id=ds["id"], test_fraction=0.25,
-                 preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    job = _train(
+        client, dataset_id=ds["id"], test_fraction=0.25, preprocessing={"ignore": ["id"]}, **LOGISTIC
+    )
     assert job["preprocessing"]["ignore"] == [0] and job["preprocessing"]["categorical"] == [9]
     assert job["metrics"]["test_accuracy"] > 0.75, job["metrics"]
     model_id = job["model_id"]
-    row = {"id": "new", "fLength": 28.8, "fWidth": 16.0, "fSize": 2.64, "fConc": 0.39,
-           "fConc1": 0.2, "fAsym": 27.7, "fM3Long": 22.0, "fM3Trans": -8.2, "alpha_band": "low",
-           "fDist": 81.9}
+    row = {
+        "id": "new",
+        "fLength": 28.8,
+        "fWidth": 16.0,
+        "fSize": 2.64,
+        "fConc": 0.39,
+        "fConc1": 0.2,
+        "fAsym": 27.7,
+        "fM3Long": 22.0,
+        "fM3Trans": -8.2,
+        "alpha_band": "low",
+        "fDist": 81.9,
+    }
     missing = {k: v for k, v in row.items() if k != "fSize"}  # absent: imputed
     unseen = row | {"alpha_band": "never seen"}  # an unseen category: all its indicators zero
     r = client.post(f"/v1/models/{model_id}/predict", json={"instances": [row, missing, unseen]})
@@ -122,19 +147,23 @@ def test_sparse_data_get_max_abs_scaling(client: TestClient, data_dir: Path):
     ds = upload(client, data_dir / "heart_scale.svm", "heart.svm").json()
     job = _train(client, dataset_id=ds["id"], test_fraction=0.3, **LOGISTIC)
     assert job["preprocessing"]["scaling"] == "maxabs" and job["preprocessing"]["sparse"]
-    r = client.post(f"/v1/models/{job['model_id']}/predict", content=b"1:0.5 3:1",
-                    headers={"content-type": "text/plain"})
+    r = client.post(
+        f"/v1/models/{job['model_id']}/predict", content=b"1:0.5 3:1", headers={"content-type": "text/plain"}
+    )
     assert r.status_code == 200, r.text
 
 
-@pytest.mark.parametrize(("preprocessing", "field", "words"), [
-    ({"ignore": ["nope"]}, "body.preprocessing.ignore.0", "no column 'nope'"),
-    ({"ignore": [99]}, "body.preprocessing.ignore.0", "outside"),
-    ({"impute": False}, "body.preprocessing.impute", "missing values"),
-    (None, "body.preprocessing", "text columns or missing values"),
-    ({"scaling": "minmax"}, "body.preprocessing.scaling", ""),
-    ({"ignore": list(range(11))}, "body.preprocessing.ignore", "leaves none"),
-])
+@pytest.mark.parametrize(
+    ("preprocessing", "field", "words"),
+    [
+        ({"ignore": ["nope"]}, "body.preprocessing.ignore.0", "no column 'nope'"),
+        ({"ignore": [99]}, "body.preprocessing.ignore.0", "outside"),
+        ({"impute": False}, "body.preprocessing.impute", "missing values"),
+        (None, "body.preprocessing", "text columns or missing values"),
+        ({"scaling": "minmax"}, "body.preprocessing.scaling", ""),
+        ({"ignore": list(range(11))}, "body.preprocessing.ignore", "leaves none"),
+    ],
+)
 def test_preprocessing_that_does_not_fit_the_data_is_a_422(
     client: TestClient, data_dir: Path, preprocessing: Any, field: str, words: str
 ):
@@ -144,13 +173,17 @@ def test_preprocessing_that_does_not_fit_the_data_is_a_422(
     assert words in body["detail"], body
 
 
-@pytest.mark.parametrize(("row", "words"), [
-    ({"fLength": "x"}, "must be a finite number"),
-    ({"alpha_band": 3}, "must be a string"),
-    ({"colour": 1}, "unknown feature 'colour'"),
-])
-def test_bad_named_rows_are_a_422_naming_the_feature(client: TestClient, data_dir: Path,
-                                                      row: dict[str, Any], words: str):
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ({"fLength": "x"}, "must be a finite number"),
+        ({"alpha_band": 3}, "must be a string"),
+        ({"colour": 1}, "unknown feature 'colour'"),
+    ],
+)
+def test_bad_named_rows_are_a_422_naming_the_feature(
+    client: TestClient, data_dir: Path, row: dict[str, Any], words: str
+):
     ds = upload(client, _mixed_csv(data_dir, rows=300), "rows.csv").json()
     job = _train(client, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
     r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": [row]})
@@ -171,8 +204,7 @@ def test_csv_in_with_a_header_and_csv_out_when_asked(client: TestClient, data_di
     body = "\n".join(lines).encode()
     as_json = client.post(url, content=body, headers={"content-type": "text/csv"})
     assert as_json.status_code == 200, as_json.text
-    as_csv = client.post(url, content=body,
-                         headers={"content-type": "text/csv", "accept": "text/csv"})
+    as_csv = client.post(url, content=body, headers={"content-type": "text/csv", "accept": "text/csv"})
     assert as_csv.status_code == 200 and as_csv.headers["content-type"].startswith("text/csv")
     table = [row.split(",") for row in as_csv.text.splitlines()]
     assert table[0] == ["prediction", "score", "probability_g", "probability_h"]
@@ -193,9 +225,11 @@ def test_predictions_are_the_labels_of_the_file_not_class_codes(client: TestClie
     ds = upload(client, data_dir / "abalone.svm", "abalone.svm", task="classification").json()
     assert ds["task"] == "multiclass" and ds["classes"][0] == 1 and 29 in ds["classes"]
     job = _train(client, dataset_id=ds["id"], **LOGISTIC)
-    r = client.post(f"/v1/models/{job['model_id']}/predict", content=b"1:0.5 2:0.4 3:0.1\n"
-                    b"1:0.7 2:0.55 3:0.18 4:1.1 5:0.5 6:0.2 7:0.3", headers={
-                        "content-type": "text/plain", "accept": "text/csv"})
+    r = client.post(
+        f"/v1/models/{job['model_id']}/predict",
+        content=b"1:0.5 2:0.4 3:0.1\n1:0.7 2:0.55 3:0.18 4:1.1 5:0.5 6:0.2 7:0.3",
+        headers={"content-type": "text/plain", "accept": "text/csv"},
+    )
     assert r.status_code == 200, r.text
     table = [row.split(",") for row in r.text.splitlines()]
     assert table[0][:3] == ["prediction", "score_1", "score_2"]
@@ -218,15 +252,16 @@ def test_a_batch_prediction_of_a_data_set_with_text_columns_equals_predict(
     r = client.post(f"/v1/models/{model_id}/predictions", json={"dataset_id": ds["id"]})
     assert r.status_code == 202, r.text
     path = r.headers["location"]
-    done = poll(client, path, lambda b: b["status"] in ("succeeded", "failed", "cancelled"),
-                JOB_TIMEOUT_S)
+    done = poll(client, path, lambda b: b["status"] in ("succeeded", "failed", "cancelled"), JOB_TIMEOUT_S)
     assert done["status"] == "succeeded", done
     batch = np.load(io.BytesIO(client.get(f"{path}/result?format=npy&output=scores").content))
     csv_rows = _mixed_csv(data_dir, rows=500).decode().splitlines()
     header = csv_rows[0].split(",")[:-1]
     rows = [dict(zip(header, line.split(",")[:-1], strict=True)) for line in csv_rows[1:]]
-    instances = [{k: (v if k in ("id", "alpha_band") else (float(v) if v else None))
-                  for k, v in row.items()} for row in rows]
+    instances = [
+        {k: (v if k in ("id", "alpha_band") else (float(v) if v else None)) for k, v in row.items()}
+        for row in rows
+    ]
     direct = client.post(f"/v1/models/{model_id}/predict", json={"instances": instances})
     assert direct.status_code == 200, direct.text
     np.testing.assert_allclose(batch, direct.json()["scores"], rtol=1e-9, atol=1e-12)

@@ -14,13 +14,21 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
 
-ROWS = {"instances": [[0.7, 1, 1, -0.3, -0.2, -1, 1, 0.5, -1, -0.9, 0.3, -1, 1],
-                      [-0.5, -1, 0.3, 0.1, -0.8, -1, -1, 0.2, -1, -0.5, -1, -1, -0.5]]}
+ROWS = {
+    "instances": [
+        [0.7, 1, 1, -0.3, -0.2, -1, 1, 0.5, -1, -0.9, 0.3, -1, 1],
+        [-0.5, -1, 0.3, 0.1, -0.8, -1, -1, 0.2, -1, -0.5, -1, -1, -0.5],
+    ]
+}
 
 
 def _train(c: TestClient, dataset_id: int, sigma: float, **labels: Any) -> dict[str, Any]:
-    r = create_job(c, dataset_id=dataset_id, params={"loss": "logistic", "sigma": sigma,
-                                                    "n_iter": 2000, "random_state": 0}, **labels)
+    r = create_job(
+        c,
+        dataset_id=dataset_id,
+        params={"loss": "logistic", "sigma": sigma, "n_iter": 2000, "random_state": 0},
+        **labels,
+    )
     assert r.status_code == 202, r.text
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job
@@ -32,13 +40,22 @@ def registry(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterat
     """Two versions of heart-clf (different sigmas, so different scores) and an unnamed model."""
     settings = make_settings(tmp_path_factory.mktemp("registry"))
     with TestClient(create_app(settings)) as c:
-        heart = upload(c, data_dir / "heart_scale.svm", "heart.svm", description="Statlog heart",
-                       tags="medical,small").json()
-        jobs = [_train(c, heart["id"], sigma, name=f"heart {sigma}", tags=["nightly"],
-                       model_name="heart-clf") for sigma in (1e-3, 1e-1)]
+        heart = upload(
+            c, data_dir / "heart_scale.svm", "heart.svm", description="Statlog heart", tags="medical,small"
+        ).json()
+        jobs = [
+            _train(c, heart["id"], sigma, name=f"heart {sigma}", tags=["nightly"], model_name="heart-clf")
+            for sigma in (1e-3, 1e-1)
+        ]
         other = _train(c, heart["id"], 1e-2)
-        yield {"client": c, "heart": heart, "jobs": jobs,
-               "v1": jobs[0]["model_id"], "v2": jobs[1]["model_id"], "other": other["model_id"]}
+        yield {
+            "client": c,
+            "heart": heart,
+            "jobs": jobs,
+            "v1": jobs[0]["model_id"],
+            "v2": jobs[1]["model_id"],
+            "other": other["model_id"],
+        }
 
 
 def test_labels_are_set_edited_and_filtered(registry: dict[str, Any]):
@@ -62,30 +79,29 @@ def test_labels_are_set_edited_and_filtered(registry: dict[str, Any]):
     assert c.get("/v1/jobs?tag=aXb").json()["items"] == []
     assert len(c.get("/v1/jobs?tag=nightly").json()["items"]) == 2
 
-    r = c.patch(f"/v1/models/{registry['other']}", json={"tags": ["candidate"],
-                                                         "description": "sigma 1e-2"})
+    r = c.patch(f"/v1/models/{registry['other']}", json={"tags": ["candidate"], "description": "sigma 1e-2"})
     assert r.json()["tags"] == ["candidate"] and r.json()["name"] is None
-    assert [m["id"] for m in c.get("/v1/models?tag=candidate").json()["items"]] == [
-        registry["other"]]
+    assert [m["id"] for m in c.get("/v1/models?tag=candidate").json()["items"]] == [registry["other"]]
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"tags": ["has space"]}, "body.tags.0"),
-    ({"tags": ["a", "a"]}, "body.tags"),
-    ({"name": "12"}, "body.name"),
-    ({"name": "a@b"}, "body.name"),
-    ({"solver": "pgs"}, "body.solver"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"tags": ["has space"]}, "body.tags.0"),
+        ({"tags": ["a", "a"]}, "body.tags"),
+        ({"name": "12"}, "body.name"),
+        ({"name": "a@b"}, "body.name"),
+        ({"solver": "pgs"}, "body.solver"),
+    ],
+)
 def test_bad_patches_are_422(registry: dict[str, Any], body: dict[str, Any], field: str):
-    assert_problem(registry["client"].patch(f"/v1/models/{registry['other']}", json=body), 422,
-                   field)
+    assert_problem(registry["client"].patch(f"/v1/models/{registry['other']}", json=body), 422, field)
 
 
 def test_a_name_groups_versions(registry: dict[str, Any]):
     c = registry["client"]
     v1, v2 = (c.get(f"/v1/models/{registry[v]}").json() for v in ("v1", "v2"))
-    assert (v1["name"], v1["version"], v2["name"], v2["version"]) == (
-        "heart-clf", 1, "heart-clf", 2)
+    assert (v1["name"], v1["version"], v2["name"], v2["version"]) == ("heart-clf", 1, "heart-clf", 2)
     listed = c.get("/v1/models?name=heart-clf").json()["items"]
     assert [m["version"] for m in listed] == [2, 1]
 
@@ -96,29 +112,38 @@ def test_aliases_move_and_keep_their_history(registry: dict[str, Any]):
     assert_problem(c.post(f"/v1/models/{ref}/predict", json=ROWS), 404)
     r = c.put(f"/v1/aliases/{ref}", json={"model_id": v1})
     assert r.status_code == 200, r.text
-    assert r.json() | {"updated_at": None} == {"name": "heart-clf", "alias": "production",
-                                               "model_id": v1, "version": 1, "ref": ref,
-                                               "updated_at": None}
+    assert r.json() | {"updated_at": None} == {
+        "name": "heart-clf",
+        "alias": "production",
+        "model_id": v1,
+        "version": 1,
+        "ref": ref,
+        "updated_at": None,
+    }
     by_alias = c.post(f"/v1/models/{ref}/predict", json=ROWS).json()
     assert by_alias == c.post(f"/v1/models/{v1}/predict", json=ROWS).json()
     assert c.get(f"/v1/models/{ref}").json()["id"] == v1
 
     # Only a version of the alias's name; a model with an alias is neither deleted nor renamed.
-    assert "not a version of 'heart-clf'" in assert_problem(
-        c.put(f"/v1/aliases/{ref}", json={"model_id": other}), 409)["detail"]
+    assert (
+        "not a version of 'heart-clf'"
+        in assert_problem(c.put(f"/v1/aliases/{ref}", json={"model_id": other}), 409)["detail"]
+    )
     assert ref in assert_problem(c.delete(f"/v1/models/{v1}"), 409)["detail"]
     assert ref in assert_problem(c.patch(f"/v1/models/{v1}", json={"name": "x"}), 409)["detail"]
 
     assert c.put(f"/v1/aliases/{ref}", json={"model_id": v2}).json()["version"] == 2
-    assert c.post(f"/v1/models/{ref}/predict", json=ROWS).json() == c.post(
-        f"/v1/models/{v2}/predict", json=ROWS).json() != by_alias
+    assert (
+        c.post(f"/v1/models/{ref}/predict", json=ROWS).json()
+        == c.post(f"/v1/models/{v2}/predict", json=ROWS).json()
+        != by_alias
+    )
     assert c.put(f"/v1/aliases/{ref}", json={"model_id": v2}).status_code == 200  # no change
     assert [a["ref"] for a in c.get("/v1/aliases?name=heart-clf").json()["items"]] == [ref]
     assert c.delete(f"/v1/aliases/{ref}").status_code == 204
     assert_problem(c.get(f"/v1/aliases/{ref}"), 404)
     history = c.get(f"/v1/aliases/{ref}/history").json()["items"]
-    assert [(e["model_id"], e["previous_model_id"]) for e in history] == [
-        (v1, None), (v2, v1), (None, v2)]
+    assert [(e["model_id"], e["previous_model_id"]) for e in history] == [(v1, None), (v2, v1), (None, v2)]
     assert {e["principal"] for e in history} == {"anonymous"}
 
 

@@ -22,11 +22,13 @@ KEY = "k3y"
 
 def test_a_5000_digit_number_in_a_prediction_is_a_422(client: TestClient):
     ds = upload(client, tiny_svmlight(), "t.svm").json()["id"]
-    job = wait_for(client, client.post("/v1/jobs", json={"dataset_id": ds,
-                                                          "params": {"n_iter": 300}}).json()["id"])
+    job = wait_for(
+        client, client.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 300}}).json()["id"]
+    )
     body = b'{"instances": [[' + b"1" * 5000 + b"]]}"
-    r = client.post(f"/v1/models/{job['model_id']}/predict", content=body,
-                    headers={"content-type": "application/json"})
+    r = client.post(
+        f"/v1/models/{job['model_id']}/predict", content=body, headers={"content-type": "application/json"}
+    )
     assert "digits" in assert_problem(r, 422, "body")["detail"]
 
 
@@ -46,14 +48,29 @@ def test_params_nested_400_deep_are_a_400(client: TestClient):
 # -- item 11: without API keys: loopback only, own Host, same origin --------------------------
 
 
-def _raw_request(client: TestClient, server: tuple[str, int], host: bytes = b"127.0.0.1:8000",
-                 method: str = "GET", path: str = "/v1/datasets",
-                 extra: list[tuple[bytes, bytes]] | None = None) -> tuple[int, dict[str, Any]]:
+def _raw_request(
+    client: TestClient,
+    server: tuple[str, int],
+    host: bytes = b"127.0.0.1:8000",
+    method: str = "GET",
+    path: str = "/v1/datasets",
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> tuple[int, dict[str, Any]]:
     """Call the app with a connection's own address (TestClient always says "testserver")."""
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
-             "root_path": "", "query_string": b"", "server": server,
-             "client": ("203.0.113.7", 50000), "headers": [(b"host", host), *(extra or [])]}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "server": server,
+        "client": ("203.0.113.7", 50000),
+        "headers": [(b"host", host), *(extra or [])],
+    }
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -95,14 +112,18 @@ def test_without_keys_a_foreign_host_header_is_refused(tmp_path: Path):
         assert _raw_request(c, ("127.0.0.1", 8000), host=b"attacker.example")[0] == 401
 
 
-@pytest.mark.parametrize("headers", [
-    [(b"origin", b"http://attacker.example")],
-    [(b"origin", b"null")],
-    [(b"sec-fetch-site", b"cross-site")],
-    [(b"origin", b"http://127.0.0.1:3000"), (b"sec-fetch-site", b"same-site")],
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"origin", b"http://attacker.example")],
+        [(b"origin", b"null")],
+        [(b"sec-fetch-site", b"cross-site")],
+        [(b"origin", b"http://127.0.0.1:3000"), (b"sec-fetch-site", b"same-site")],
+    ],
+)
 def test_without_keys_a_cross_origin_unsafe_request_is_refused(
-        tmp_path: Path, headers: list[tuple[bytes, bytes]]):
+    tmp_path: Path, headers: list[tuple[bytes, bytes]]
+):
     with TestClient(create_app(make_settings(tmp_path))) as c:
         status, body = _raw_request(c, ("127.0.0.1", 8000), method="POST", extra=headers)
         assert status == 403 and "origin" in body["detail"], body
@@ -115,8 +136,11 @@ def test_without_keys_a_cross_origin_unsafe_request_is_refused(
 
 
 def test_a_real_form_post_from_another_site_uploads_nothing(client: TestClient):
-    r = client.post("/v1/datasets", files={"file": ("x.svm", b"1 1:1\n-1 2:1\n")},
-                    headers={"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"})
+    r = client.post(
+        "/v1/datasets",
+        files={"file": ("x.svm", b"1 1:1\n-1 2:1\n")},
+        headers={"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"},
+    )
     assert_problem(r, 403)
     assert client.get("/v1/datasets").json()["items"] == []
 
@@ -124,14 +148,18 @@ def test_a_real_form_post_from_another_site_uploads_nothing(client: TestClient):
 # -- item 13: /metrics exposure is a setting --------------------------------------------------
 
 
-@pytest.mark.parametrize(("access", "keys", "without_key", "with_key"), [
-    ("key", KEY, 401, 200),
-    ("key", "", 200, 200),
-    ("public", KEY, 200, 200),
-    ("off", KEY, 404, 404),
-])
-def test_metrics_exposure_follows_the_setting(tmp_path: Path, access: str, keys: str,
-                                              without_key: int, with_key: int):
+@pytest.mark.parametrize(
+    ("access", "keys", "without_key", "with_key"),
+    [
+        ("key", KEY, 401, 200),
+        ("key", "", 200, 200),
+        ("public", KEY, 200, 200),
+        ("off", KEY, 404, 404),
+    ],
+)
+def test_metrics_exposure_follows_the_setting(
+    tmp_path: Path, access: str, keys: str, without_key: int, with_key: int
+):
     settings = make_settings(tmp_path, metrics_access=access, api_keys=keys)
     with TestClient(create_app(settings)) as c:
         assert c.get("/metrics").status_code == without_key

@@ -42,17 +42,21 @@ def auth(key: str = KEY_A) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", **TUS}
 
 
-def create(client: TestClient, length: int, filename: str = "d.svm.gz",
-           key: str = KEY_A) -> Any:
+def create(client: TestClient, length: int, filename: str = "d.svm.gz", key: str = KEY_A) -> Any:
     meta = "filename " + base64.b64encode(filename.encode()).decode()
-    return client.post("/v1/uploads", headers={**auth(key), "Upload-Length": str(length),
-                                               "Upload-Metadata": meta})
+    return client.post(
+        "/v1/uploads", headers={**auth(key), "Upload-Length": str(length), "Upload-Metadata": meta}
+    )
 
 
-def patch(client: TestClient, location: str, offset: int, data: bytes, key: str = KEY_A,
-          **headers: str) -> Any:
-    return client.patch(location, content=data, headers={
-        **auth(key), "Upload-Offset": str(offset), "Content-Type": OFFSET_STREAM, **headers})
+def patch(
+    client: TestClient, location: str, offset: int, data: bytes, key: str = KEY_A, **headers: str
+) -> Any:
+    return client.patch(
+        location,
+        content=data,
+        headers={**auth(key), "Upload-Offset": str(offset), "Content-Type": OFFSET_STREAM, **headers},
+    )
 
 
 def offset_of(client: TestClient, location: str, key: str = KEY_A) -> int:
@@ -102,14 +106,16 @@ def test_protocol_errors(client: TestClient):
     location = create(client, 10).headers["Location"]
     r = client.head(location, headers={"Tus-Resumable": "0.2.2"})
     assert r.status_code == 412 and r.headers["Tus-Version"] == "1.0.0"
-    r = client.patch(location, content=b"x", headers={**auth(), "Upload-Offset": "0",
-                                                      "Content-Type": "text/plain"})
+    r = client.patch(
+        location, content=b"x", headers={**auth(), "Upload-Offset": "0", "Content-Type": "text/plain"}
+    )
     assert_problem(r, 415)
     assert r.headers["Tus-Resumable"] == "1.0.0"
     assert_problem(patch(client, location, 0, b"x" * 11), 413)
     assert offset_of(client, location) == 10  # the bytes that fitted are kept
-    assert_problem(client.post(f"{create(client, 10).headers['Location']}/dataset", json={},
-                               headers=auth()), 409)  # nothing received yet
+    assert_problem(
+        client.post(f"{create(client, 10).headers['Location']}/dataset", json={}, headers=auth()), 409
+    )  # nothing received yet
     r = client.options("/v1/uploads", headers=auth())
     assert r.status_code == 204 and "creation" in r.headers["Tus-Extension"]
 
@@ -137,8 +143,11 @@ def test_an_expired_upload_is_gone_then_swept(client: TestClient, settings: Sett
     location = create(client, 10).headers["Location"]
     upload_id = location.rsplit("/", 1)[1]
     with client.app.state.session_factory() as s, s.begin():  # type: ignore[attr-defined]
-        s.execute(update(Upload).where(Upload.id == upload_id).values(
-            expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)))
+        s.execute(
+            update(Upload)
+            .where(Upload.id == upload_id)
+            .values(expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+        )
     assert client.head(location, headers=auth()).status_code == 410
     assert_problem(patch(client, location, 0, b"x"), 410)
     client.app.state.upload_service.run_once()  # type: ignore[attr-defined]

@@ -37,8 +37,7 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
         queued = create_job(c, dataset_id=ds, params={"n_iter": 500, "random_state": 0}).json()["id"]
         wait_for(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0)
     # The running job was stopped and put back, not counted as an attempt; nothing was lost.
-    assert _jobs_in_db(settings.data_dir / "pgs.db") == {running: ("queued", 0),
-                                                          queued: ("queued", 0)}
+    assert _jobs_in_db(settings.data_dir / "pgs.db") == {running: ("queued", 0), queued: ("queued", 0)}
     with TestClient(create_app(settings)) as c:
         first, second = wait_for(c, running), wait_for(c, queued)
     assert first["status"] == second["status"] == "succeeded"
@@ -59,8 +58,9 @@ def test_a_long_poll_answers_when_the_server_begins_to_stop(tmp_path: Path, data
     try:
         with server.client() as c:
             ds = _upload_heart(c, data_dir)
-            job = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
-                                           "time_budget_s": 600}).json()["id"]
+            job = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 600}).json()[
+                "id"
+            ]
             poll_job(c, job, lambda j: j["status"] == "running", timeout=JOB_TIMEOUT_S)
         with ThreadPoolExecutor(1) as pool, server.client() as c:
             c.get("/healthz")  # the connection is open: the poll below only has to be sent
@@ -83,16 +83,14 @@ def test_killed_server_restart_finishes_running_and_queued_jobs(tmp_path: Path, 
     try:
         with server.client() as c:
             ds = _upload_heart(c, data_dir)
-            running = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
-                                               "time_budget_s": 3}).json()["id"]
-            queued = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}
-                            ).json()["id"]
-            poll_job(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0,
-                     timeout=JOB_TIMEOUT_S)
+            running = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 3}).json()[
+                "id"
+            ]
+            queued = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}).json()["id"]
+            poll_job(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0, timeout=JOB_TIMEOUT_S)
     finally:
         server.kill()
-    assert _jobs_in_db(tmp_path / "var" / "pgs.db") == {running: ("running", 1),
-                                                        queued: ("queued", 0)}
+    assert _jobs_in_db(tmp_path / "var" / "pgs.db") == {running: ("running", 1), queued: ("queued", 0)}
 
     server.start()
     try:
@@ -125,19 +123,29 @@ def test_killed_worker_is_replaced_and_the_job_rerun(tmp_path: Path, data_dir: P
         assert c.get("/readyz").status_code == 200
 
 
-@pytest.mark.parametrize(("attempts", "cancel", "status"), [
-    (2, False, "failed"),     # lost twice: give up with a reason
-    (1, True, "cancelled"),   # the user asked to cancel before the crash
-])
-def test_startup_recovery_settles_lost_runs(tmp_path: Path, attempts: int, cancel: bool,
-                                            status: str):
+@pytest.mark.parametrize(
+    ("attempts", "cancel", "status"),
+    [
+        (2, False, "failed"),  # lost twice: give up with a reason
+        (1, True, "cancelled"),  # the user asked to cancel before the crash
+    ],
+)
+def test_startup_recovery_settles_lost_runs(tmp_path: Path, attempts: int, cancel: bool, status: str):
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as c:
         ds = upload(c, b"1 1:1\n-1 2:1\n", "tiny.svm").json()["id"]
     factory = make_session_factory(make_engine(settings.database_url))
     with transaction(factory) as s:
-        job = Job(status="running", solver="pgs", task="binary", dataset_id=ds, params={},
-                  targets=[], attempts=attempts, cancel_requested=cancel)
+        job = Job(
+            status="running",
+            solver="pgs",
+            task="binary",
+            dataset_id=ds,
+            params={},
+            targets=[],
+            attempts=attempts,
+            cancel_requested=cancel,
+        )
         s.add(job)
     with TestClient(create_app(settings)) as c:
         body = c.get(f"/v1/jobs/{job.id}").json()
@@ -165,8 +173,9 @@ def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
             # The bystander must be running when the pool breaks the first time; by the second
             # kill it may have used up its budget (a new pool's warm-up can take that long).
             for job_id in (victim, bystander) if attempt == 1 else (victim,):
-                wait_for(c, job_id, lambda j: j["status"] == "running"
-                         and (j["progress"]["iteration"] or 0) > 0)
+                wait_for(
+                    c, job_id, lambda j: j["status"] == "running" and (j["progress"]["iteration"] or 0) > 0
+                )
             assert c.get(f"/v1/jobs/{victim}").json()["attempts"] == attempt
             os.kill(_worker_pid(c, victim), signal.SIGKILL)
             wait_for(c, victim, lambda j, a=attempt: j["attempts"] > a or j["status"] == "failed")
@@ -208,17 +217,16 @@ def test_the_pool_is_replaced_after_a_jobs_last_attempt_dies(tmp_path: Path, dat
         poll(c, "/readyz", lambda body: body.get("status") == "ready")
 
 
-def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Path,
-                                                                    data_dir: Path):
+def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Path, data_dir: Path):
     first = ApiServer(tmp_path / "var", tmp_path / "api-1.log", PGS_WORKERS="1").start()
     second = ApiServer(tmp_path / "var", tmp_path / "api-2.log", PGS_WORKERS="1")
     try:
         with first.client() as c:
             ds = _upload_heart(c, data_dir)
-            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
-                                              "time_budget_s": 3}).json()["id"]
-            poll_job(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0,
-                     timeout=JOB_TIMEOUT_S)
+            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 3}).json()[
+                "id"
+            ]
+            poll_job(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0, timeout=JOB_TIMEOUT_S)
             with pytest.raises(AssertionError, match="in use by another server process"):
                 second.start()
             # The first server's run was not taken for lost: it finishes on its first attempt.

@@ -21,13 +21,24 @@ def keyed(tmp_path: Path):
         yield c
 
 
-@pytest.mark.parametrize(("method", "path"), [
-    ("GET", "/v1/datasets"), ("POST", "/v1/datasets"), ("GET", "/v1/datasets/1"),
-    ("DELETE", "/v1/datasets/1"), ("GET", "/v1/jobs"), ("POST", "/v1/jobs"),
-    ("GET", "/v1/jobs/1"), ("POST", "/v1/jobs/1/cancel"), ("GET", "/v1/jobs/1/trace"),
-    ("GET", "/v1/models"), ("GET", "/v1/models/1"), ("DELETE", "/v1/models/1"),
-    ("POST", "/v1/models/1/predict"),
-])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/datasets"),
+        ("POST", "/v1/datasets"),
+        ("GET", "/v1/datasets/1"),
+        ("DELETE", "/v1/datasets/1"),
+        ("GET", "/v1/jobs"),
+        ("POST", "/v1/jobs"),
+        ("GET", "/v1/jobs/1"),
+        ("POST", "/v1/jobs/1/cancel"),
+        ("GET", "/v1/jobs/1/trace"),
+        ("GET", "/v1/models"),
+        ("GET", "/v1/models/1"),
+        ("DELETE", "/v1/models/1"),
+        ("POST", "/v1/models/1/predict"),
+    ],
+)
 def test_every_api_route_needs_a_key(keyed: TestClient, method: str, path: str):
     r = keyed.request(method, path)
     assert_problem(r, 401)
@@ -71,10 +82,14 @@ def test_bind_rules(tmp_path: Path):
 
 
 def test_server_refuses_to_start_on_a_public_address_without_keys(tmp_path: Path):
-    env = {**os.environ, "PGS_HOST": "0.0.0.0", "PGS_API_KEYS": "", "PGS_ALLOW_ANONYMOUS": "0",
-           "PGS_DATA_DIR": str(tmp_path / "var")}
-    done = subprocess.run([sys.executable, "-m", "app"], cwd=REPO, env=env, capture_output=True,
-                          timeout=60)
+    env = {
+        **os.environ,
+        "PGS_HOST": "0.0.0.0",
+        "PGS_API_KEYS": "",
+        "PGS_ALLOW_ANONYMOUS": "0",
+        "PGS_DATA_DIR": str(tmp_path / "var"),
+    }
+    done = subprocess.run([sys.executable, "-m", "app"], cwd=REPO, env=env, capture_output=True, timeout=60)
     assert done.returncode == 2
     assert b"refusing to listen on 0.0.0.0" in done.stderr
     assert not (tmp_path / "var").exists()  # refused before touching anything

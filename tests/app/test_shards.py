@@ -33,8 +33,7 @@ def test_shards_are_raw_npy_files_with_a_manifest(tmp_path: Path):
         assert sum(s["rows"] for s in doc["shards"]) == 60 and len(doc["shards"]) > 3
         assert doc["nnz"] == X.nnz == sum(s["nnz"] for s in doc["shards"])
         # Each array is a plain .npy, memory-mapped without pickle.
-        indptr = np.load(tmp_path / "datasets/d/shard-00001.indptr.npy", mmap_mode="r",
-                         allow_pickle=False)
+        indptr = np.load(tmp_path / "datasets/d/shard-00001.indptr.npy", mmap_mode="r", allow_pickle=False)
         assert isinstance(indptr, np.memmap) and indptr.dtype == np.int64 and indptr[0] == 0
         X2, y2 = stored_rows(store, "datasets/d")
         assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
@@ -64,20 +63,37 @@ def test_text_columns_are_stored_per_shard_and_read_with_the_selected_rows(tmp_p
     assert not (tmp_path / "datasets/t").exists()
 
 
-def _old_npz_dataset(client: TestClient, data_dir: Path, data: Path,
-                     **extra: np.ndarray) -> tuple[int, str]:
+def _old_npz_dataset(client: TestClient, data_dir: Path, data: Path, **extra: np.ndarray) -> tuple[int, str]:
     """heart_scale stored as the service stored data sets before shards: one .npz (with a
     CSV's ``text`` array among ``extra``)."""
     X, y = load_svmlight_file(str(data))
     key = f"datasets/{uuid.uuid4().hex}.npz"
     with open(data_dir / key, "wb") as fh:
-        np.savez(fh, data=X.data, indices=X.indices, indptr=X.indptr,
-                 shape=np.asarray(X.shape, dtype=np.int64), y=y, **extra)
+        np.savez(
+            fh,
+            data=X.data,
+            indices=X.indices,
+            indptr=X.indptr,
+            shape=np.asarray(X.shape, dtype=np.int64),
+            y=y,
+            **extra,
+        )
     with client.app.state.session_factory() as s:  # type: ignore[attr-defined]
-        row = Dataset(name="old", format="svmlight", compressed=False, file_name=key,
-                      n_samples=X.shape[0], n_features=X.shape[1], nnz=X.nnz, task="binary",
-                      classes=[-1, 1], label_kind="numeric", index_base=1, sha256="0" * 64,
-                      size_bytes=data.stat().st_size)
+        row = Dataset(
+            name="old",
+            format="svmlight",
+            compressed=False,
+            file_name=key,
+            n_samples=X.shape[0],
+            n_features=X.shape[1],
+            nnz=X.nnz,
+            task="binary",
+            classes=[-1, 1],
+            label_kind="numeric",
+            index_base=1,
+            sha256="0" * 64,
+            size_bytes=data.stat().st_size,
+        )
         s.add(row)
         s.commit()
         return row.id, key
@@ -100,19 +116,25 @@ def test_an_old_npz_data_set_is_converted_at_start_and_trains(tmp_path: Path, da
         assert (X != X_old).nnz == 0 and np.array_equal(y, y_old)
         # Done once: a second run finds nothing to convert.
         assert convert_npz_datasets(c.app.state.session_factory, settings.store, 4096) == 0  # type: ignore[attr-defined]
-        job = wait_for(c, create_job(c, dataset_id=dataset_id, solver="pgs", test_fraction=0.25,
-                                     params={"n_iter": 3000, "random_state": 0}).json()["id"])
+        job = wait_for(
+            c,
+            create_job(
+                c,
+                dataset_id=dataset_id,
+                solver="pgs",
+                test_fraction=0.25,
+                params={"n_iter": 3000, "random_state": 0},
+            ).json()["id"],
+        )
         assert job["status"] == "succeeded", job
         assert job["metrics"]["test_accuracy"] > 0.7
 
 
-def test_an_old_npz_data_set_keeps_its_text_columns_when_converted(tmp_path: Path,
-                                                                   data_dir: Path):
+def test_an_old_npz_data_set_keeps_its_text_columns_when_converted(tmp_path: Path, data_dir: Path):
     settings = make_settings(tmp_path, shard_bytes=4096)
     text = np.array([[f"v{i % 4}"] for i in range(270)])
     with TestClient(create_app(settings)) as c:
-        dataset_id, _ = _old_npz_dataset(c, settings.data_dir, data_dir / "heart_scale.svm",
-                                         text=text)
+        dataset_id, _ = _old_npz_dataset(c, settings.data_dir, data_dir / "heart_scale.svm", text=text)
     with TestClient(create_app(settings)) as c:
         with c.app.state.session_factory() as s:  # type: ignore[attr-defined]
             key = s.get(Dataset, dataset_id).file_name
@@ -122,14 +144,12 @@ def test_an_old_npz_data_set_keeps_its_text_columns_when_converted(tmp_path: Pat
         assert np.array_equal(stored, text)
 
 
-def test_a_solver_that_cannot_stream_is_refused_past_the_memory_budget(tmp_path: Path,
-                                                                       data_dir: Path):
+def test_a_solver_that_cannot_stream_is_refused_past_the_memory_budget(tmp_path: Path, data_dir: Path):
     # heart_scale takes 44,864 bytes as a CSR matrix (one shard): over a 40,000-byte budget.
     settings = make_settings(tmp_path, worker_memory_bytes=40_000)
     with TestClient(create_app(settings)) as c:
         dataset_id = upload(c, data_dir / "heart_scale.svm").json()["id"]
-        body = assert_problem(create_job(c, dataset_id=dataset_id, solver="lbfgs"), 422,
-                              "body.solver")
+        body = assert_problem(create_job(c, dataset_id=dataset_id, solver="lbfgs"), 422, "body.solver")
         detail = body["detail"]
         assert "dataset 1 takes 0.0 MiB (44864 bytes)" in detail
         assert "40000 bytes, PGS_WORKER_MEMORY_BYTES" in detail

@@ -22,8 +22,10 @@ DATA = {"classification": "heart_scale.svm", "regression": "abalone.svm"}
 def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[TestClient]:
     settings = make_settings(tmp_path_factory.mktemp("catalogue"))
     with TestClient(create_app(settings)) as c:
-        c.ids = {task: upload(c, data_dir / f, f).json()["id"]  # type: ignore[attr-defined]
-                 for task, f in DATA.items()}
+        c.ids = {
+            task: upload(c, data_dir / f, f).json()["id"]  # type: ignore[attr-defined]
+            for task, f in DATA.items()
+        }
         yield c
 
 
@@ -34,8 +36,11 @@ def _catalogue() -> list[dict[str, Any]]:
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(s["name"], t["task"], id=f"{s['name']}-{t['task']}")
-            for s in _catalogue() for t in s["tasks"]]
+    return [
+        pytest.param(s["name"], t["task"], id=f"{s['name']}-{t['task']}")
+        for s in _catalogue()
+        for t in s["tasks"]
+    ]
 
 
 def _outside(param: dict[str, Any]) -> list[Any]:
@@ -73,7 +78,10 @@ def test_the_listing(app_client: TestClient):
     pgs = c.get("/v1/solvers/pgs").json()["tasks"][0]["params"]
     p = next(p for p in pgs if p["name"] == "p")
     assert (p["type"], p["default"], p["range"]) == (
-        "number", 2.0, {"min": 1.01, "max": 2.0, "min_inclusive": True, "max_inclusive": True})
+        "number",
+        2.0,
+        {"min": 1.01, "max": 2.0, "min_inclusive": True, "max_inclusive": True},
+    )
     radius = next(p for p in pgs if p["name"] == "radius")
     assert (radius["choices"], radius["nullable"], radius["range"]["max"]) == (["auto"], True, 1e12)
     problem = assert_problem(c.get("/v1/solvers/no-such-solver"), 404)
@@ -92,9 +100,9 @@ def test_the_listing_is_what_a_job_accepts(app_client: TestClient, solver: str, 
     assert r.status_code == 202, r.text
     for param in listed["params"]:
         for value in _outside(param):
-            refused = create_job(c, dataset_id=dataset, solver=solver,
-                                 params={param["name"]: value})
+            refused = create_job(c, dataset_id=dataset, solver=solver, params={param["name"]: value})
             assert_problem(refused, 422, f"body.params.{param['name']}")
-    assert_problem(create_job(c, dataset_id=dataset, solver=solver, params={"colour": 1}), 422,
-                   "body.params.colour")
+    assert_problem(
+        create_job(c, dataset_id=dataset, solver=solver, params={"colour": 1}), 422, "body.params.colour"
+    )
     wait_for(c, r.json()["id"])

@@ -18,12 +18,15 @@ def test_the_spec_builds_the_jobs_estimator():
     assert type(EstimatorSpec("pgs", "regression", {}).build()).__name__ == "PGSRegressor"
 
 
-@pytest.mark.parametrize(("spec", "loc"), [
-    (EstimatorSpec("no-such-solver", "binary", {}), ["body", "solver"]),
-    (EstimatorSpec("pgs", "binary", {"colour": "red"}), ["body", "params", "colour"]),
-    (EstimatorSpec("pgs", "binary", {"p": 2.5}), ["body", "params", "p"]),
-    (EstimatorSpec("pgs", "regression", {"loss": "hinge"}), ["body", "params", "loss"]),
-])
+@pytest.mark.parametrize(
+    ("spec", "loc"),
+    [
+        (EstimatorSpec("no-such-solver", "binary", {}), ["body", "solver"]),
+        (EstimatorSpec("pgs", "binary", {"colour": "red"}), ["body", "params", "colour"]),
+        (EstimatorSpec("pgs", "binary", {"p": 2.5}), ["body", "params", "p"]),
+        (EstimatorSpec("pgs", "regression", {"loss": "hinge"}), ["body", "params", "loss"]),
+    ],
+)
 def test_a_refusal_names_the_field(spec: EstimatorSpec, loc: list[str]):
     with pytest.raises(InvalidParams) as refused:
         spec.build()

@@ -93,8 +93,13 @@ def test_a_failed_write_leaves_nothing(store: Store, store_settings: Settings):
         store.write("datasets/broken.npz", half_then_fail)
     with pytest.raises(FileNotFoundError):
         store.local_path("datasets/broken.npz")
-    leftovers = [p for root in (store_settings.data_dir, store_settings.cache_dir) if root
-                 for p in root.rglob("*") if p.is_file() and p.name != ".lock"]
+    leftovers = [
+        p
+        for root in (store_settings.data_dir, store_settings.cache_dir)
+        if root
+        for p in root.rglob("*")
+        if p.is_file() and p.name != ".lock"
+    ]
     assert leftovers == [] or all(p.name == "pgs-store" for p in leftovers), leftovers
     store.write("datasets/broken.npz", lambda fh: fh.write(b"whole"))  # the key is still free
 

@@ -72,8 +72,10 @@ def _slow_fetch_and_read(root: str, n_bytes: int, queue: multiprocessing.Queue) 
 def test_processes_sharing_a_cache_see_whole_copies(tmp_path: Path):
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_slow_fetch_and_read, args=(str(tmp_path / "c"), 64 * KIB, queue))
-             for _ in range(4)]
+    procs = [
+        ctx.Process(target=_slow_fetch_and_read, args=(str(tmp_path / "c"), 64 * KIB, queue))
+        for _ in range(4)
+    ]
     for p in procs:
         p.start()
     results = [queue.get(timeout=120) for _ in procs]
@@ -100,8 +102,7 @@ def test_another_host_reads_through_its_own_bounded_cache(tmp_path: Path, s3: S3
 
 
 def test_an_unreachable_server_fails_ping(tmp_path: Path):
-    store = make_settings(tmp_path, store_url="s3://nowhere/x",
-                          s3_endpoint_url="http://127.0.0.1:9").store
+    store = make_settings(tmp_path, store_url="s3://nowhere/x", s3_endpoint_url="http://127.0.0.1:9").store
     with pytest.raises(Exception, match="(?i)connect"):
         store.ping()
 
@@ -127,5 +128,4 @@ def test_interrupted_renames_are_swept_where_the_backend_renames(tmp_path: Path)
     store.fs.pipe_file(f"{store.root}/models/half.npz.1a2b3c4d.tmp", b"half")
     assert store.sweep_partial(older_than_s=3600) == 0  # young: maybe a live write
     assert store.sweep_partial(older_than_s=0) == 1
-    assert sorted(p.rsplit("/", 1)[1] for p in store.fs.find(store.root)) == ["pgs-store",
-                                                                              "whole.npz"]
+    assert sorted(p.rsplit("/", 1)[1] for p in store.fs.find(store.root)) == ["pgs-store", "whole.npz"]

@@ -26,8 +26,11 @@ TERMINAL = ("succeeded", "failed", "cancelled", "partial")
 SEED = 5
 RUNS = [
     {"solver": "pgs", "params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 3000}},
-    {"solver": "pgs", "params": {"loss": "logistic", "p": 1.8, "sigma": 1e-3, "n_iter": 3000},
-     "label": "PGS p=1.8"},
+    {
+        "solver": "pgs",
+        "params": {"loss": "logistic", "p": 1.8, "sigma": 1e-3, "n_iter": 3000},
+        "label": "PGS p=1.8",
+    },
 ]
 SIZES = [40, 90, 180]
 TARGETS = [0.7, 0.8]
@@ -45,8 +48,12 @@ def _heart(c: TestClient) -> int:
     return c.heart  # type: ignore[attr-defined, no-any-return]
 
 
-def wait_study(c: TestClient, study_id: int, done: Callable[[dict[str, Any]], bool] | None = None,
-               timeout: float = JOB_TIMEOUT_S) -> dict[str, Any]:
+def wait_study(
+    c: TestClient,
+    study_id: int,
+    done: Callable[[dict[str, Any]], bool] | None = None,
+    timeout: float = JOB_TIMEOUT_S,
+) -> dict[str, Any]:
     done = done or (lambda s: s["status"] in TERMINAL)
     return poll(c, f"/v1/studies/{study_id}", done, timeout, interval=0.1)
 
@@ -65,10 +72,19 @@ def svg_ids(body: bytes) -> set[str]:
 def finished(app_client: TestClient) -> dict[str, Any]:
     """2 runs x 3 sizes x 2 repeats on heart (189 training rows after a 30 % split), done."""
     c = app_client
-    r = c.post("/v1/studies", json={
-        "name": "heart", "dataset_id": _heart(c), "test_fraction": 0.3, "runs": RUNS,
-        "sizes": SIZES, "repeats": 2, "targets": TARGETS, "seed": SEED,
-    })
+    r = c.post(
+        "/v1/studies",
+        json={
+            "name": "heart",
+            "dataset_id": _heart(c),
+            "test_fraction": 0.3,
+            "runs": RUNS,
+            "sizes": SIZES,
+            "repeats": 2,
+            "targets": TARGETS,
+            "seed": SEED,
+        },
+    )
     assert r.status_code == 202, r.text
     assert r.headers["location"] == f"/v1/studies/{r.json()['id']}"
     created = r.json()
@@ -83,8 +99,15 @@ def test_study_fans_out_into_seeded_subsample_jobs(finished: dict[str, Any], dat
     study, jobs = finished["study"], finished["jobs"]
     assert study["status"] == "succeeded", study
     assert study["progress"] | {"fraction": 1.0} == {
-        "total": 12, "done": 12, "fraction": 1.0, "queued": 0, "running": 0, "succeeded": 12,
-        "failed": 0, "cancelled": 0}
+        "total": 12,
+        "done": 12,
+        "fraction": 1.0,
+        "queued": 0,
+        "running": 0,
+        "succeeded": 12,
+        "failed": 0,
+        "cancelled": 0,
+    }
     assert study["finished_at"] is not None
     cells = defaultdict(list)
     for j in jobs:
@@ -110,11 +133,11 @@ def test_study_fans_out_into_seeded_subsample_jobs(finished: dict[str, Any], dat
     X, y = load_svmlight_file(str(data_dir / "heart_scale.svm"))
     train, test = one_shard_split(X.shape[0], 0.3, SEED)
     for j in (cells[(0, 40)][1], cells[(1, 180)][0]):
-        rows = train[np.sort(np.random.default_rng(j["subsample_seed"]).permutation(len(train))
-                             [:j["train_size"]])]
+        rows = train[
+            np.sort(np.random.default_rng(j["subsample_seed"]).permutation(len(train))[: j["train_size"]])
+        ]
         est = PGSClassifier(**j["params"]).fit(X[rows], y[rows])
-        assert j["metrics"]["test_accuracy"] == pytest.approx(est.score(X[test], y[test]),
-                                                              abs=1e-12)
+        assert j["metrics"]["test_accuracy"] == pytest.approx(est.score(X[test], y[test]), abs=1e-12)
 
 
 def _median_inf(values: list[float | None]) -> float | None:
@@ -122,14 +145,13 @@ def _median_inf(values: list[float | None]) -> float | None:
     return med if np.isfinite(med) else None
 
 
-def test_table_agrees_with_the_jobs_own_time_to_target(
-    app_client: TestClient, finished: dict[str, Any]
-):
+def test_table_agrees_with_the_jobs_own_time_to_target(app_client: TestClient, finished: dict[str, Any]):
     c, study, jobs = app_client, finished["study"], finished["jobs"]
     table = study["table"]
     assert len(table) == 2 * len(SIZES) * len(TARGETS)
     assert [(r["run"], r["m"], r["target"]) for r in table] == [
-        (run, m, t) for run in (0, 1) for m in SIZES for t in TARGETS]
+        (run, m, t) for run in (0, 1) for m in SIZES for t in TARGETS
+    ]
     for row in table:
         cell = [j for j in jobs if (j["study_run"], j["train_size"]) == (row["run"], row["m"])]
         assert row["repeats"] == 2 and row["solver"] == "pgs"
@@ -155,9 +177,7 @@ def test_table_agrees_with_the_jobs_own_time_to_target(
     assert mine["table"] is None and mine["status"] == "succeeded"
 
 
-def test_plots_are_svg_with_one_line_per_run_and_target(
-    app_client: TestClient, finished: dict[str, Any]
-):
+def test_plots_are_svg_with_one_line_per_run_and_target(app_client: TestClient, finished: dict[str, Any]):
     c, study = app_client, finished["study"]
     r = c.get(f"/v1/studies/{study['id']}/plot")
     assert r.status_code == 200 and r.headers["content-type"] == "image/svg+xml"
@@ -178,8 +198,7 @@ def test_plots_are_svg_with_one_line_per_run_and_target(
 
     assert_problem(c.get("/v1/studies/999999/plot"), 404)
     assert_problem(c.get("/v1/jobs/999999/plot"), 404)
-    assert_problem(c.get(f"/v1/studies/{study['id']}/plot", params={"y": "joules"}), 422,
-                   "query.y")
+    assert_problem(c.get(f"/v1/studies/{study['id']}/plot", params={"y": "joules"}), 422, "query.y")
     # Finished studies cannot be cancelled.
     assert_problem(c.post(f"/v1/studies/{study['id']}/cancel"), 409)
 
@@ -189,10 +208,18 @@ LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
 def test_cancel_study_cancels_its_queued_and_running_jobs(app_client: TestClient):
     c = app_client
-    r = c.post("/v1/studies", json={
-        "dataset_id": _heart(c), "test_fraction": 0.3, "runs": [{"params": LONG}],
-        "sizes": [50, 100], "repeats": 2, "targets": [0.8], "time_budget_s": 60,
-    })
+    r = c.post(
+        "/v1/studies",
+        json={
+            "dataset_id": _heart(c),
+            "test_fraction": 0.3,
+            "runs": [{"params": LONG}],
+            "sizes": [50, 100],
+            "repeats": 2,
+            "targets": [0.8],
+            "time_budget_s": 60,
+        },
+    )
     assert r.status_code == 202, r.text
     sid = r.json()["id"]
     # Two workers: two jobs run, two wait.
@@ -240,20 +267,25 @@ def test_cancel_study_cancels_its_queued_and_running_jobs(app_client: TestClient
         ({"repeats": 100, "sizes": list(range(2, 34))}, "body"),
         ({"select_sigma": {"grid": []}}, "body.select_sigma.grid"),
         ({"select_sigma": {"grid": [-1.0]}}, "body.select_sigma.grid"),
-        ({"select_sigma": {"grid": [0.1], "validation_fraction": 1.0}},
-         "body.select_sigma.validation_fraction"),
-        ({"select_sigma": {"grid": [0.1]}, "runs": [{"params": {"sigma": 0.1}}]},
-         "body.runs.0.params.sigma"),
-        ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [3]},
-         "body.sizes.0"),
+        (
+            {"select_sigma": {"grid": [0.1], "validation_fraction": 1.0}},
+            "body.select_sigma.validation_fraction",
+        ),
+        ({"select_sigma": {"grid": [0.1]}, "runs": [{"params": {"sigma": 0.1}}]}, "body.runs.0.params.sigma"),
+        ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [3]}, "body.sizes.0"),
         # 1 % of 40 rows rounds to no validation row (the one rule of a split).
         ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.01}}, "body.sizes.0"),
         # A batch that fits the training part but not the smallest subsample (40 rows), or not
         # the 20 rows a fit gets at size 40 after select_sigma's validation half.
-        ({"runs": [{"params": {}}, {"params": {"batch_size": 41}}]},
-         "body.runs.1.params.batch_size"),
-        ({"select_sigma": {"grid": [0.1], "validation_fraction": 0.5}, "sizes": [40],
-          "runs": [{"params": {"batch_size": 30}}]}, "body.runs.0.params.batch_size"),
+        ({"runs": [{"params": {}}, {"params": {"batch_size": 41}}]}, "body.runs.1.params.batch_size"),
+        (
+            {
+                "select_sigma": {"grid": [0.1], "validation_fraction": 0.5},
+                "sizes": [40],
+                "runs": [{"params": {"batch_size": 30}}],
+            },
+            "body.runs.0.params.batch_size",
+        ),
         ({"colour": "red"}, "body.colour"),
     ],
 )
@@ -261,20 +293,29 @@ def test_invalid_studies_are_refused_before_anything_is_queued(
     app_client: TestClient, change: dict[str, Any], field: str
 ):
     c = app_client
-    before = (c.get("/v1/jobs", params={"limit": 500}).json()["items"],
-              c.get("/v1/studies", params={"limit": 500}).json()["items"])
-    body = {"dataset_id": _heart(c), "test_fraction": 0.3, "runs": [{"params": {}}],
-            "sizes": [40, 189], "repeats": 1, "targets": [0.8]} | change
+    before = (
+        c.get("/v1/jobs", params={"limit": 500}).json()["items"],
+        c.get("/v1/studies", params={"limit": 500}).json()["items"],
+    )
+    body = {
+        "dataset_id": _heart(c),
+        "test_fraction": 0.3,
+        "runs": [{"params": {}}],
+        "sizes": [40, 189],
+        "repeats": 1,
+        "targets": [0.8],
+    } | change
     assert_problem(c.post("/v1/studies", json=body), 422, field)
-    after = (c.get("/v1/jobs", params={"limit": 500}).json()["items"],
-             c.get("/v1/studies", params={"limit": 500}).json()["items"])
+    after = (
+        c.get("/v1/jobs", params={"limit": 500}).json()["items"],
+        c.get("/v1/studies", params={"limit": 500}).json()["items"],
+    )
     assert after == before
 
 
 def test_study_requests_must_be_json_and_ids_must_exist(app_client: TestClient):
     c = app_client
-    assert_problem(c.post("/v1/studies", content=b"x", headers={"content-type": "text/plain"}),
-                   415)
+    assert_problem(c.post("/v1/studies", content=b"x", headers={"content-type": "text/plain"}), 415)
     assert_problem(c.get("/v1/studies/999999"), 404)
     assert_problem(c.get("/v1/studies/999999/jobs"), 404)
     assert_problem(c.get("/v1/studies", params={"cursor": "x"}), 422, "query.cursor")
@@ -291,17 +332,26 @@ def test_sigma_is_selected_on_training_rows_only(app_client: TestClient, data_di
     the same sigma for every job: the evaluation data play no part in the choice."""
     c = app_client
     train, test, flipped = _split_heart(data_dir)
-    ids = [upload(c, content, name).json()["id"]
-           for content, name in ((train, "tr.svm"), (test, "te.svm"), (flipped, "fl.svm"))]
+    ids = [
+        upload(c, content, name).json()["id"]
+        for content, name in ((train, "tr.svm"), (test, "te.svm"), (flipped, "fl.svm"))
+    ]
     grid = [1e-4, 1e-2, 1.0]
     studies = []
     for test_id in ids[1:]:
-        r = c.post("/v1/studies", json={
-            "dataset_id": ids[0], "test_dataset_id": test_id,
-            "runs": [{"params": {"loss": "logistic", "n_iter": 2000}}],
-            "sizes": [60, 180], "repeats": 2, "targets": [0.75], "seed": 3,
-            "select_sigma": {"grid": grid, "validation_fraction": 0.25},
-        })
+        r = c.post(
+            "/v1/studies",
+            json={
+                "dataset_id": ids[0],
+                "test_dataset_id": test_id,
+                "runs": [{"params": {"loss": "logistic", "n_iter": 2000}}],
+                "sizes": [60, 180],
+                "repeats": 2,
+                "targets": [0.75],
+                "seed": 3,
+                "select_sigma": {"grid": grid, "validation_fraction": 0.25},
+            },
+        )
         assert r.status_code == 202, r.text
         studies.append(r.json()["id"])
     results = []
@@ -320,13 +370,16 @@ def test_sigma_is_selected_on_training_rows_only(app_client: TestClient, data_di
             assert model["params"]["sigma"] == j["metrics"]["selected_sigma"]
         for row in study["table"]:
             assert row["selected_sigmas"] == sorted(
-                j["metrics"]["selected_sigma"] for (m, _), j in jobs.items() if m == row["m"])
+                j["metrics"]["selected_sigma"] for (m, _), j in jobs.items() if m == row["m"]
+            )
         results.append(jobs)
     plain, flip = results
     for key in plain:
         assert plain[key]["metrics"]["selected_sigma"] == flip[key]["metrics"]["selected_sigma"]
-        scores = [[(g["sigma"], g["score"]) for g in r[key]["metrics"]["sigma_selection"]["grid"]]
-                  for r in (plain, flip)]
+        scores = [
+            [(g["sigma"], g["score"]) for g in r[key]["metrics"]["sigma_selection"]["grid"]]
+            for r in (plain, flip)
+        ]
         assert scores[0] == scores[1]
         # The same model on the same rows with every label flipped: accuracies add up to one.
         total = plain[key]["metrics"]["test_accuracy"] + flip[key]["metrics"]["test_accuracy"]

@@ -15,8 +15,17 @@ def _points(n: int, seed: int = 0) -> list[TracePoint]:
     """A noisy rising test accuracy: targets are crossed at scattered places, some once only."""
     rng = np.random.default_rng(seed)
     score = np.clip(np.linspace(0.3, 0.9, n) + rng.normal(0, 0.05, n), 0, 1)
-    return [TracePoint(iteration=i, samples_seen=i, solver_seconds=i * 1e-4, objective=1.0,
-                       test_score=float(s), score_name="accuracy") for i, s in enumerate(score)]
+    return [
+        TracePoint(
+            iteration=i,
+            samples_seen=i,
+            solver_seconds=i * 1e-4,
+            objective=1.0,
+            test_score=float(s),
+            score_name="accuracy",
+        )
+        for i, s in enumerate(score)
+    ]
 
 
 @pytest.mark.parametrize("n", [10, 1000, 100_000])

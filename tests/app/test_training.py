@@ -42,15 +42,21 @@ def heart(tmp_path: Path, data_dir: Path) -> tuple[LocalDirStore, sp.csr_matrix,
 
 
 def _spec(**changes) -> DataSpec:
-    values = {"train_key": "datasets/heart", "test_key": None, "test_fraction": None,
-              "split_seed": 0, "n_features": 13} | changes
+    values = {
+        "train_key": "datasets/heart",
+        "test_key": None,
+        "test_fraction": None,
+        "split_seed": 0,
+        "n_features": 13,
+    } | changes
     return DataSpec(**values)
 
 
 def test_a_study_job_trains_on_a_subsample_of_the_training_part(heart):
     store, X, y = heart
-    data = load_data(store, _spec(test_fraction=0.3, split_seed=5, train_size=50,
-                                  subsample_seed=7), classification=True)
+    data = load_data(
+        store, _spec(test_fraction=0.3, split_seed=5, train_size=50, subsample_seed=7), classification=True
+    )
     split = ShardSplit(store_shard_rows(store), 0.3, 5)
     held_out = np.concatenate([split.held_out_mask(i) for i in range(len(split.shard_rows))])
     train, test = np.flatnonzero(~held_out), np.flatnonzero(held_out)
@@ -76,11 +82,12 @@ def test_a_streaming_job_gets_the_same_rows_as_shards(heart):
     assert shards.X.n_shards == 23 and shards.X.shape == (50, 13)
     # The sampler interleaves as many shards as fit in an eighth of the memory budget.
     manifest = read_manifest(store, "datasets/heart")
-    largest = max(12 * k + 16 * r for r, k in zip(manifest.shard_rows, manifest.shard_nnz,
-                                                   strict=True))
+    largest = max(12 * k + 16 * r for r, k in zip(manifest.shard_rows, manifest.shard_nnz, strict=True))
     assert shards.X.window == 64 * SHARD_BYTES // (8 * largest) > 1
-    for streamed, in_memory, codes in ((shards.X, whole.X, whole.y),
-                                       (shards.eval_set, whole.X_eval, whole.y_eval)):
+    for streamed, in_memory, codes in (
+        (shards.X, whole.X, whole.y),
+        (shards.eval_set, whole.X_eval, whole.y_eval),
+    ):
         pieces = list(streamed.shards())
         assert (sp.vstack([p[0] for p in pieces]) != in_memory).nnz == 0
         assert np.array_equal(np.concatenate([p[1] for p in pieces]), codes)
@@ -92,12 +99,11 @@ def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preproces
     text = np.array([["a" if v > 0 else "b"] for v in X[:, 1].toarray().ravel()])
     X_text = X.tolil()
     X_text[:, 1] = 0
-    write_dataset(store, "datasets/heart-text", sp.csr_matrix(X_text), y, text,
-                  shard_bytes=SHARD_BYTES)
-    prep = {"scaling": "standard", "impute": False, "categorical": [1], "ignore": [],
-            "sparse": False}
-    spec = _spec(train_key="datasets/heart-text", test_fraction=0.3, split_seed=5,
-                 preprocessing=prep, text_columns=[1])
+    write_dataset(store, "datasets/heart-text", sp.csr_matrix(X_text), y, text, shard_bytes=SHARD_BYTES)
+    prep = {"scaling": "standard", "impute": False, "categorical": [1], "ignore": [], "sparse": False}
+    spec = _spec(
+        train_key="datasets/heart-text", test_fraction=0.3, split_seed=5, preprocessing=prep, text_columns=[1]
+    )
     whole = load_data(store, spec, classification=True)
     shards = load_data(store, spec, classification=True, stream_memory=1)
     assert isinstance(shards.X, ShardedMatrix) and shards.preprocessor is not None
@@ -106,9 +112,11 @@ def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preproces
     assert shards.X.shape == whole.X.shape == (189, 14)
     # The same preprocessing (fitted on a sample of the training rows), applied to each row with
     # its own text.
-    for streamed, rows in zip((shards.X, shards.eval_set),
-                              split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5),
-                              strict=True):
+    for streamed, rows in zip(
+        (shards.X, shards.eval_set),
+        split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5),
+        strict=True,
+    ):
         X_rows, _ = rows.in_memory()
         expected = shards.preprocessor.transform(raw_matrix(X_rows, rows.text(), [1], prep))
         got = sp.vstack([p[0] for p in streamed.shards()]).toarray()
@@ -134,17 +142,21 @@ def test_labels_become_codes_and_unseen_evaluation_labels_match_nothing():
 
 def test_a_single_class_is_refused(tmp_path: Path):
     store = LocalDirStore(tmp_path)
-    write_dataset(store, "datasets/one", sp.identity(4, format="csr"), np.ones(4),
-                  shard_bytes=SHARD_BYTES)
+    write_dataset(store, "datasets/one", sp.identity(4, format="csr"), np.ones(4), shard_bytes=SHARD_BYTES)
     with pytest.raises(ValueError, match="single class"):
         load_data(store, _spec(train_key="datasets/one", n_features=4), classification=True)
 
 
 def test_the_stored_model_is_the_fitted_one(heart):
     store, X, y = heart
-    job = TrainingJob(job_id=7, dataset_id=3, index_base=1, data=_spec(test_fraction=0.25),
-                      estimator=EstimatorSpec("pgs", "binary", {"n_iter": 500, "random_state": 0}),
-                      targets=[0.5])
+    job = TrainingJob(
+        job_id=7,
+        dataset_id=3,
+        index_base=1,
+        data=_spec(test_fraction=0.25),
+        estimator=EstimatorSpec("pgs", "binary", {"n_iter": 500, "random_state": 0}),
+        targets=[0.5],
+    )
     data = load_data(store, job.data, classification=True)
     est = job.estimator.build()
     est.fit(data.X, data.y, eval_set=data.eval_set, trace=True)

@@ -30,12 +30,15 @@ def _nothing_stored(client: TestClient, tmp_path: Path) -> None:
 # -- item 2: a CSV is stored as written or refused ------------------------------------------
 
 
-@pytest.mark.parametrize(("content", "line"), [
-    (b"1,2,1\n3,4,0\n5,6,7,8,9,1\n2,2,0\n", 3),  # a row with extra columns
-    (b"x,y,label\n1,2,a\n3,4\n5,6,b\n", 3),       # a short row, string labels
-    (b"1,2,1\n3,4,0\n5,6", 3),                     # truncated last row
-    (b"1,2,1\n3,4,0\n5,x,1\n", 3),                 # a feature that is not a number
-])
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (b"1,2,1\n3,4,0\n5,6,7,8,9,1\n2,2,0\n", 3),  # a row with extra columns
+        (b"x,y,label\n1,2,a\n3,4\n5,6,b\n", 3),  # a short row, string labels
+        (b"1,2,1\n3,4,0\n5,6", 3),  # truncated last row
+        (b"1,2,1\n3,4,0\n5,x,1\n", 3),  # a feature that is not a number
+    ],
+)
 def test_a_ragged_or_broken_csv_row_is_a_422_naming_its_line(
     client: TestClient, tmp_path: Path, content: bytes, line: int
 ):

@@ -10,8 +10,9 @@ from bench import procs
 
 
 def test_a_child_is_found_under_its_parent_and_its_memory_read():
-    child = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(30)"],
-                             stdout=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print(flush=True); time.sleep(30)"], stdout=subprocess.PIPE
+    )
     try:
         assert child.stdout is not None
         child.stdout.readline()  # started: its memory no longer grows between two reads

@@ -72,8 +72,9 @@ def test_svmlight_text_refuses_values_it_cannot_write():
         svmlight_text(sp.csr_matrix([[-1.0]]), np.array([1.0]))
 
 
-@pytest.mark.parametrize(("text", "value"), [("1M", 10**6), ("20K", 20_000), ("2GiB", 2**31),
-                                             ("100M", 10**8), ("12345", 12345)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("1M", 10**6), ("20K", 20_000), ("2GiB", 2**31), ("100M", 10**8), ("12345", 12345)]
+)
 def test_sizes_are_read_with_their_units(text, value):
     assert parse_size(text) == value
 

@@ -14,23 +14,55 @@ from bench.end_to_end import seconds_between
 
 
 def _sample(client_s: float, fit_s: float, read_s: float, prep_s: float = 0.0) -> dict:
-    return {"job_id": 1, "client_s": client_s, "server_s": client_s - 0.01, "dispatch_s": 0.005,
-            "run_s": client_s - 0.02, "solver_s": fit_s / 2, "fit_s": fit_s, "read_s": read_s,
-            "prep_s": prep_s, "preprocessing": None}
+    return {
+        "job_id": 1,
+        "client_s": client_s,
+        "server_s": client_s - 0.01,
+        "dispatch_s": 0.005,
+        "run_s": client_s - 0.02,
+        "solver_s": fit_s / 2,
+        "fit_s": fit_s,
+        "read_s": read_s,
+        "prep_s": prep_s,
+        "preprocessing": None,
+    }
 
 
-STEPS = {"load_job": 0.01, "load_data": 0.3, "fit": 0.4, "fit_traced": 0.5, "package": 0.0,
-         "metrics": 0.0, "store_model": 0.05}
+STEPS = {
+    "load_job": 0.01,
+    "load_data": 0.3,
+    "fit": 0.4,
+    "fit_traced": 0.5,
+    "package": 0.0,
+    "metrics": 0.0,
+    "store_model": 0.05,
+}
 
 
 def _end_to_end_record(client_s: list[float]) -> dict:
     samples = [_sample(c, 0.5, 0.5) for c in client_s]
-    median = {k: sorted(s[k] for s in samples)[len(samples) // 2] for k in samples[0]
-              if k != "preprocessing"}
-    return {"set": "kdd_like", "m": 494021, "n": 119, "nnz": 9880420, "upload_s": 40.0,
-            "sigma": 1e-6, "n_iter": 120000, "repeats": len(samples), "profile_repeats": 3,
-            "cases": [{"p": 2.0, "preprocessing": "none", "first_job": samples[0],
-                       "samples": samples, "median": median, "worker_steps": STEPS}]}
+    median = {k: sorted(s[k] for s in samples)[len(samples) // 2] for k in samples[0] if k != "preprocessing"}
+    return {
+        "set": "kdd_like",
+        "m": 494021,
+        "n": 119,
+        "nnz": 9880420,
+        "upload_s": 40.0,
+        "sigma": 1e-6,
+        "n_iter": 120000,
+        "repeats": len(samples),
+        "profile_repeats": 3,
+        "cases": [
+            {
+                "p": 2.0,
+                "preprocessing": "none",
+                "first_job": samples[0],
+                "samples": samples,
+                "median": median,
+                "worker_steps": STEPS,
+            }
+        ],
+    }
 
 
 def test_ratio_is_the_job_time_over_read_preprocessing_and_fit():
@@ -39,8 +71,7 @@ def test_ratio_is_the_job_time_over_read_preprocessing_and_fit():
     assert tables.end_to_end_ratio(_sample(2.0, 0.5, 0.25, prep_s=0.25)) == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize(("client_s", "verdict"), [([1.2, 1.3, 2.0], "met"),
-                                                   ([1.2, 1.31, 2.0], "missed")])
+@pytest.mark.parametrize(("client_s", "verdict"), [([1.2, 1.3, 2.0], "met"), ([1.2, 1.31, 2.0], "missed")])
 def test_end_to_end_goal_is_judged_on_the_median_ratio(client_s, verdict):
     [line] = tables.end_to_end_goals(_end_to_end_record(client_s))
     assert line.endswith(verdict)
@@ -57,9 +88,17 @@ def test_end_to_end_table_shows_each_case_and_the_worker_steps():
 
 @pytest.mark.parametrize(("training_s", "verdict"), [(9.9, "met"), (10.1, "missed")])
 def test_cold_start_goal(training_s, verdict):
-    record = {"commit": "abc1234", "make_serve_to_ready_s": 300.0,
-              "uploaded_s": 0.05, "posted_s": 0.1, "running_s": training_s - 1, "running_seen_s": None,
-              "compile_s": 1.0, "training_s": training_s, "succeeded_s": training_s + 1}
+    record = {
+        "commit": "abc1234",
+        "make_serve_to_ready_s": 300.0,
+        "uploaded_s": 0.05,
+        "posted_s": 0.1,
+        "running_s": training_s - 1,
+        "running_seen_s": None,
+        "compile_s": 1.0,
+        "training_s": training_s,
+        "succeeded_s": training_s + 1,
+    }
     assert tables.cold_start_goals(record)[0].endswith(verdict)
     assert "| 300 | 0.05 | 0.10 |" in tables.cold_start(record)
 

@@ -48,4 +48,4 @@ def test_bounds_cover_every_coordinate_once_and_split_the_work(problem):
     work = np.full(41, float(X.shape[0]))
     if sp.issparse(X):
         work[:40] = np.bincount(X.indices, minlength=40)
-    assert 0.3 < work[:bounds[1]].sum() / work.sum() < 0.7
+    assert 0.3 < work[: bounds[1]].sum() / work.sum() < 0.7

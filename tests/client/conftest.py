@@ -41,8 +41,9 @@ def running_service(root: Path, *, clean_log: bool = True, **env: str) -> Iterat
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
     """The service most tests share (they create their own data sets and jobs)."""
-    with running_service(tmp_path_factory.mktemp("service"),
-                         PGS_MAX_PREDICT_BYTES=str(PREDICT_LIMIT)) as server:
+    with running_service(
+        tmp_path_factory.mktemp("service"), PGS_MAX_PREDICT_BYTES=str(PREDICT_LIMIT)
+    ) as server:
         yield server
 
 
@@ -50,9 +51,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
 def strict_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
     """API keys, a 100 kB upload limit and a short SQLite busy timeout (a locked database
     answers 503 within half a second). Faults are made here, so its log has tracebacks."""
-    with running_service(tmp_path_factory.mktemp("strict"), clean_log=False, PGS_API_KEYS=API_KEY,
-                         PGS_MAX_UPLOAD_BYTES="100000", PGS_SQLITE_BUSY_TIMEOUT_S="0.5",
-                         PGS_PRESTART_WORKERS="false") as server:
+    with running_service(
+        tmp_path_factory.mktemp("strict"),
+        clean_log=False,
+        PGS_API_KEYS=API_KEY,
+        PGS_MAX_UPLOAD_BYTES="100000",
+        PGS_SQLITE_BUSY_TIMEOUT_S="0.5",
+        PGS_PRESTART_WORKERS="false",
+    ) as server:
         yield server
 
 
@@ -72,8 +78,12 @@ def heart_job(service: ApiServer, heart: Path) -> tuple[Dataset, Job]:
     """heart_scale, uploaded, and a logistic model trained on 75 % of it."""
     with Client(service.base) as c:
         ds = c.datasets.upload(heart, name="heart")
-        job = c.jobs.create(ds, params={"loss": "logistic", "sigma": 1e-3, "random_state": 0},
-                            test_fraction=0.25, targets=[0.8])
+        job = c.jobs.create(
+            ds,
+            params={"loss": "logistic", "sigma": 1e-3, "random_state": 0},
+            test_fraction=0.25,
+            targets=[0.8],
+        )
         return ds, c.jobs.wait(job)
 
 
@@ -146,5 +156,6 @@ def run_pgs(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str
     """The installed ``pgs`` command in a subprocess, with ``PGS_URL`` (and ``env``) set."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("PGS_URL", "PGS_API_KEY")}
     full_env.update(PGS_URL=url, **env)
-    return subprocess.run([PGS, *args], capture_output=True, text=True, env=full_env,
-                          timeout=600, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [PGS, *args], capture_output=True, text=True, env=full_env, timeout=600, stdin=subprocess.DEVNULL
+    )

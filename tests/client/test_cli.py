@@ -54,10 +54,27 @@ def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: P
     listing = run_pgs("datasets", "ls", url=url)
     assert listing.returncode == 0 and "cli heart" in listing.stdout
 
-    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--solver", "pgs",
-                        "--param", "loss=logistic", "--param", "sigma=1e-3",
-                        "--test-fraction", "0.25", "--target", "0.8", "--wait", "--json",
-                        url=url))
+    job = _json(
+        run_pgs(
+            "jobs",
+            "create",
+            "--dataset",
+            str(ds["id"]),
+            "--solver",
+            "pgs",
+            "--param",
+            "loss=logistic",
+            "--param",
+            "sigma=1e-3",
+            "--test-fraction",
+            "0.25",
+            "--target",
+            "0.8",
+            "--wait",
+            "--json",
+            url=url,
+        )
+    )
     assert job["status"] == "succeeded" and job["params"] == {"loss": "logistic", "sigma": 0.001}
     assert job["targets"] == [0.8]
     shown = run_pgs("jobs", "show", str(job["id"]), url=url)
@@ -71,8 +88,14 @@ def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: P
     # In a shell, as a user types it: predictions.csv from the redirected stdout.
     out = tmp_path / "predictions.csv"
     env = {**os.environ, "PGS_URL": url}
-    done = subprocess.run(f"'{PGS}' predict {job['model_id']} '{heart}' > '{out}'", shell=True,
-                          env=env, capture_output=True, text=True, executable="/bin/bash")
+    done = subprocess.run(
+        f"'{PGS}' predict {job['model_id']} '{heart}' > '{out}'",
+        shell=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        executable="/bin/bash",
+    )
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 270
@@ -90,11 +113,29 @@ def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: P
     progress and its current test accuracy; the job stops at its 3 s time budget."""
     url = service.base
     ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
-    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--test-fraction", "0.25",
-                        "--param", "n_iter=1000000000", "--time-budget", "3", "--json", url=url))
+    job = _json(
+        run_pgs(
+            "jobs",
+            "create",
+            "--dataset",
+            str(ds["id"]),
+            "--test-fraction",
+            "0.25",
+            "--param",
+            "n_iter=1000000000",
+            "--time-budget",
+            "3",
+            "--json",
+            url=url,
+        )
+    )
     master, terminal = os.openpty()
-    proc = subprocess.Popen([PGS, "jobs", "watch", str(job["id"])], stdout=subprocess.PIPE,
-                            stderr=terminal, env={**os.environ, "PGS_URL": url, "COLUMNS": "120"})
+    proc = subprocess.Popen(
+        [PGS, "jobs", "watch", str(job["id"])],
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        env={**os.environ, "PGS_URL": url, "COLUMNS": "120"},
+    )
     os.close(terminal)
     screen = b""
     with os.fdopen(master, "rb", buffering=0) as pty:
@@ -117,9 +158,18 @@ def test_studies(service: ApiServer, heart: Path, tmp_path: Path):
     url = service.base
     ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
     spec = tmp_path / "study.json"
-    spec.write_text(json.dumps({
-        "dataset_id": ds["id"], "test_fraction": 0.25, "sizes": [60, 120], "repeats": 2,
-        "targets": [0.7], "runs": [{"solver": "pgs", "params": {"sigma": 1e-3}}]}))
+    spec.write_text(
+        json.dumps(
+            {
+                "dataset_id": ds["id"],
+                "test_fraction": 0.25,
+                "sizes": [60, 120],
+                "repeats": 2,
+                "targets": [0.7],
+                "runs": [{"solver": "pgs", "params": {"sigma": 1e-3}}],
+            }
+        )
+    )
     study = _json(run_pgs("studies", "create", str(spec), "--wait", "--json", url=url))
     assert study["status"] == "succeeded" and len(study["table"]) == 2
     shown = run_pgs("studies", "show", str(study["id"]), url=url)
@@ -138,8 +188,7 @@ def test_exit_codes(service: ApiServer, strict_service: ApiServer, heart: Path):
     assert missing.returncode == 4 and "job 999999999 does not exist" in missing.stderr
 
     ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
-    refused = run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--param", "sigma=-1",
-                      url=url)
+    refused = run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--param", "sigma=-1", url=url)
     assert refused.returncode == 3 and "body.params.sigma" in refused.stderr
 
     usage = run_pgs("jobs", "create", "--param", "sigma=1", url=url)
@@ -147,16 +196,26 @@ def test_exit_codes(service: ApiServer, strict_service: ApiServer, heart: Path):
     assert run_pgs("jobs", "create", "--dataset", "1", "--param", "sigma", url=url).returncode == 2
 
     assert run_pgs("datasets", "ls", url=strict_service.base).returncode == 5
-    assert run_pgs("datasets", "ls", url=strict_service.base,
-                   PGS_API_KEY="wrong").returncode == 5
-    assert run_pgs("datasets", "ls", url=strict_service.base,
-                   PGS_API_KEY=API_KEY).returncode == 0
+    assert run_pgs("datasets", "ls", url=strict_service.base, PGS_API_KEY="wrong").returncode == 5
+    assert run_pgs("datasets", "ls", url=strict_service.base, PGS_API_KEY=API_KEY).returncode == 0
 
     unreachable = run_pgs("datasets", "ls", url=f"http://127.0.0.1:{free_port()}")
     assert unreachable.returncode == 6 and "ConnectError" in unreachable.stderr
 
-    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), "--param",
-                        "n_iter=1000000000", "--time-budget", "600", "--json", url=url))
+    job = _json(
+        run_pgs(
+            "jobs",
+            "create",
+            "--dataset",
+            str(ds["id"]),
+            "--param",
+            "n_iter=1000000000",
+            "--time-budget",
+            "600",
+            "--json",
+            url=url,
+        )
+    )
     assert run_pgs("jobs", "cancel", str(job["id"]), url=url).returncode == 0
     cancelled = run_pgs("jobs", "watch", str(job["id"]), url=url)
     assert cancelled.returncode == 1 and "cancelled" in cancelled.stderr

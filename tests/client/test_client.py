@@ -16,8 +16,9 @@ from sklearn.datasets import load_svmlight_file
 from tests.client.conftest import PREDICT_LIMIT
 
 
-def test_upload_a_file_plain_gzip_and_compressed_on_the_way(client: Client, heart: Path,
-                                                            tmp_path: Path, capsys):
+def test_upload_a_file_plain_gzip_and_compressed_on_the_way(
+    client: Client, heart: Path, tmp_path: Path, capsys
+):
     plain = client.datasets.upload(heart, name="heart plain", progress=True)
     assert "upload heart_scale.svm" in capsys.readouterr().err  # the bar, on stderr
     gz = tmp_path / "heart.svm.gz"
@@ -25,8 +26,7 @@ def test_upload_a_file_plain_gzip_and_compressed_on_the_way(client: Client, hear
     from_gzip = client.datasets.upload(gz)
     compressed = client.datasets.upload(heart, name="heart compressed", compress=True)
 
-    assert (plain.name, plain.n_samples, plain.n_features, plain.classes) == (
-        "heart plain", 270, 13, [-1, 1])
+    assert (plain.name, plain.n_samples, plain.n_features, plain.classes) == ("heart plain", 270, 13, [-1, 1])
     assert not plain.compressed and from_gzip.compressed and compressed.compressed
     assert from_gzip.name == "heart.svm.gz"
     assert plain.nnz == from_gzip.nnz == compressed.nnz == 3378
@@ -36,9 +36,13 @@ def test_upload_a_file_plain_gzip_and_compressed_on_the_way(client: Client, hear
 @pytest.mark.parametrize("form", ["numpy", "scipy", "pandas", "lists", "dicts"])
 def test_upload_arrays_in_every_form(client: Client, heart: Path, form: str):
     X, y = load_svmlight_file(str(heart))
-    X_in = {"numpy": X.toarray(), "scipy": X, "pandas": pd.DataFrame(X.toarray()),
-            "lists": X.toarray().tolist(),
-            "dicts": [dict(zip(r.indices.tolist(), r.data.tolist(), strict=True)) for r in X]}[form]
+    X_in = {
+        "numpy": X.toarray(),
+        "scipy": X,
+        "pandas": pd.DataFrame(X.toarray()),
+        "lists": X.toarray().tolist(),
+        "dicts": [dict(zip(r.indices.tolist(), r.data.tolist(), strict=True)) for r in X],
+    }[form]
     y_in = pd.Series(y) if form == "pandas" else y.tolist() if form == "lists" else y
     ds = client.datasets.upload((X_in, y_in), name=form)
     assert (ds.n_samples, ds.n_features, ds.nnz, ds.classes) == (270, 13, 3378, [-1, 1])
@@ -70,13 +74,14 @@ def test_train_wait_trace(client: Client, heart_job: tuple[Dataset, Job]):
     assert client.jobs.plot(job).startswith(b"<?xml")
 
 
-def test_predict_in_every_input_form_agrees(client: Client, heart: Path,
-                                            heart_job: tuple[Dataset, Job]):
+def test_predict_in_every_input_form_agrees(client: Client, heart: Path, heart_job: tuple[Dataset, Job]):
     _, job = heart_job
     X, y = load_svmlight_file(str(heart))
     dense = X.toarray()
     forms = {
-        "scipy csr": X, "numpy": dense, "pandas": pd.DataFrame(dense),
+        "scipy csr": X,
+        "numpy": dense,
+        "pandas": pd.DataFrame(dense),
         "dense lists": dense.tolist(),
         "dicts": [dict(zip(r.indices.tolist(), r.data.tolist(), strict=True)) for r in X],
         "api sparse rows": [{"indices": r.indices.tolist(), "values": r.data.tolist()} for r in X],
@@ -95,8 +100,9 @@ def test_predict_in_every_input_form_agrees(client: Client, heart: Path,
     np.testing.assert_allclose(text.scores, reference.scores)
 
 
-def test_export_and_import_a_model(client: Client, heart: Path, heart_job: tuple[Dataset, Job],
-                                   tmp_path: Path):
+def test_export_and_import_a_model(
+    client: Client, heart: Path, heart_job: tuple[Dataset, Job], tmp_path: Path
+):
     _, job = heart_job
     X, _ = load_svmlight_file(str(heart))
     reference = client.models.predict(job.model_id, X[:20])
@@ -104,8 +110,7 @@ def test_export_and_import_a_model(client: Client, heart: Path, heart_job: tuple
         path = client.models.export(job.model_id, fmt, tmp_path / f"heart.{fmt}")
         imported = client.models.import_file(path)
         assert imported.id != job.model_id and imported.preprocessing is not None
-        np.testing.assert_allclose(client.models.predict(imported, X[:20]).scores,
-                                   reference.scores)
+        np.testing.assert_allclose(client.models.predict(imported, X[:20]).scores, reference.scores)
     onnx_file = client.models.export(job.model_id, "onnx", tmp_path / "heart.onnx")
     assert onnx_file.stat().st_size > 0
 
@@ -145,8 +150,7 @@ def test_pagination_iterates_every_page_newest_first(client: Client, heart: Path
     everything = list(client.jobs.list())
     some = everything[-1]
     on_it = [j.id for j in everything if j.dataset_id == some.dataset_id and j.solver == some.solver]
-    assert [j.id for j in client.jobs.list(dataset=some.dataset_id, solver=some.solver,
-                                           page_size=1)] == on_it
+    assert [j.id for j in client.jobs.list(dataset=some.dataset_id, solver=some.solver, page_size=1)] == on_it
     assert list(client.jobs.list(solver="no-such-solver")) == []
     assert [m.id for m in client.models.list(limit=1)] == [max(m.id for m in client.models.list())]
 
@@ -171,8 +175,14 @@ def test_cancel_a_long_job(client: Client, heart: Path):
 def test_studies(client: Client, heart: Path, tmp_path: Path):
     ds = client.datasets.upload(heart)
     study = client.studies.create(
-        ds, runs=[{"solver": "pgs", "params": {"loss": "logistic", "sigma": 1e-3}, "label": "pgs"}],
-        sizes=[50, 100], repeats=2, targets=[0.7], test_fraction=0.25, name="heart study")
+        ds,
+        runs=[{"solver": "pgs", "params": {"loss": "logistic", "sigma": 1e-3}, "label": "pgs"}],
+        sizes=[50, 100],
+        repeats=2,
+        targets=[0.7],
+        test_fraction=0.25,
+        name="heart study",
+    )
     assert study.progress.total == 4 and study.name == "heart study"
     done = client.studies.wait(study, poll_s=0.5)
     assert done.status == "succeeded" and done.progress.succeeded == 4
@@ -185,13 +195,14 @@ def test_studies(client: Client, heart: Path, tmp_path: Path):
 def test_labels_aliases_and_batch_predictions(client: Client, heart: Path, tmp_path: Path):
     """Tags and names through list and update, a model version behind an alias, and a batch
     prediction of a stored data set downloaded as CSV and .npy."""
-    ds = client.datasets.upload(heart, name="heart-labels", tags=["client-test"],
-                                description="Statlog heart")
+    ds = client.datasets.upload(heart, name="heart-labels", tags=["client-test"], description="Statlog heart")
     assert [d.id for d in client.datasets.list(tag="client-test")] == [ds.id]
-    assert client.datasets.update(ds, tags=["client-test", "medical"]).tags == [
-        "client-test", "medical"]
-    job = client.jobs.wait(client.jobs.create(ds, params={"n_iter": 500}, name="nightly",
-                                              tags=["client-test"], model_name="client-heart"))
+    assert client.datasets.update(ds, tags=["client-test", "medical"]).tags == ["client-test", "medical"]
+    job = client.jobs.wait(
+        client.jobs.create(
+            ds, params={"n_iter": 500}, name="nightly", tags=["client-test"], model_name="client-heart"
+        )
+    )
     assert [j.id for j in client.jobs.list(tag="client-test")] == [job.id]
     model = client.models.get(job.model_id)
     assert (model.name, model.version) == ("client-heart", 1)
@@ -200,8 +211,9 @@ def test_labels_aliases_and_batch_predictions(client: Client, heart: Path, tmp_p
     alias = client.aliases.set("client-heart@production", model)
     assert (alias.model_id, alias.ref) == (model.id, "client-heart@production")
     X = [[0.0] * 13]
-    np.testing.assert_array_equal(client.models.predict("client-heart@production", X).scores,
-                                  client.models.predict(model, X).scores)
+    np.testing.assert_array_equal(
+        client.models.predict("client-heart@production", X).scores, client.models.predict(model, X).scores
+    )
     assert [e.model_id for e in client.aliases.history("client-heart@production")] == [model.id]
 
     batch = client.models.predict_dataset("client-heart@production", ds)
@@ -209,5 +221,6 @@ def test_labels_aliases_and_batch_predictions(client: Client, heart: Path, tmp_p
     path = client.models.download_batch(model, batch, tmp_path / "heart.csv")
     assert path.read_text().splitlines()[0].startswith("row,prediction,score")
     npy = client.models.download_batch(model, batch, tmp_path / "p.npy", format="npy")
-    np.testing.assert_array_equal(np.load(npy), client.models.predict_svmlight(
-        model, heart.read_text().splitlines()).predictions)
+    np.testing.assert_array_equal(
+        np.load(npy), client.models.predict_svmlight(model, heart.read_text().splitlines()).predictions
+    )

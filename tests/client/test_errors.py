@@ -87,8 +87,7 @@ def test_413_upload_over_the_limit(strict_service: ApiServer, data_dir: Path):
     assert caught.value.status == 413 and "limit" in caught.value.detail
 
 
-def test_503_is_retried_after_retry_after_and_creates_one_job(strict_service: ApiServer,
-                                                              heart: Path):
+def test_503_is_retried_after_retry_after_and_creates_one_job(strict_service: ApiServer, heart: Path):
     """A real 503: the test holds SQLite's write lock, the service's busy timeout (0.5 s)
     expires and it answers 503 with Retry-After; without retries that is ServiceUnavailable,
     with them the job is created once the lock is released."""
@@ -98,8 +97,7 @@ def test_503_is_retried_after_retry_after_and_creates_one_job(strict_service: Ap
         lock = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
         try:
             lock.execute("BEGIN EXCLUSIVE")
-            with Client(strict_service.base, api_key=API_KEY,
-                        retry=RetryPolicy(max_retries=0)) as impatient:
+            with Client(strict_service.base, api_key=API_KEY, retry=RetryPolicy(max_retries=0)) as impatient:
                 with pytest.raises(ServiceUnavailable) as caught:
                     impatient.jobs.create(ds, params={"n_iter": 10})
             assert caught.value.status == 503 and caught.value.retry_after == 2
@@ -114,8 +112,9 @@ def test_503_is_retried_after_retry_after_and_creates_one_job(strict_service: Ap
         assert _jobs_on(c, ds.id) == [job.id]
 
 
-def test_a_lost_response_to_post_jobs_is_retried_and_creates_one_job(service: ApiServer,
-                                                                     client: Client, heart: Path):
+def test_a_lost_response_to_post_jobs_is_retried_and_creates_one_job(
+    service: ApiServer, client: Client, heart: Path
+):
     ds = client.datasets.upload(heart)
     proxy = DroppingProxy(service.port, b"POST /v1/jobs")
     try:
@@ -128,7 +127,8 @@ def test_a_lost_response_to_post_jobs_is_retried_and_creates_one_job(service: Ap
 
 
 def test_a_lost_response_to_an_upload_is_retried_and_stores_one_data_set(
-        service: ApiServer, client: Client, heart: Path):
+    service: ApiServer, client: Client, heart: Path
+):
     """The upload carries an Idempotency-Key: the retry sends the file again and the service
     answers with the data set the first attempt stored."""
     before = {d.id for d in client.datasets.list()}
@@ -143,15 +143,16 @@ def test_a_lost_response_to_an_upload_is_retried_and_stores_one_data_set(
 
 
 def test_a_lost_response_to_a_study_is_retried_and_starts_one_study(
-        service: ApiServer, client: Client, heart: Path):
+    service: ApiServer, client: Client, heart: Path
+):
     ds = client.datasets.upload(heart)
     before = {s.id for s in client.studies.list()}
     proxy = DroppingProxy(service.port, b"POST /v1/studies")
     try:
         with Client(proxy.url) as through_proxy:
             study = through_proxy.studies.create(
-                ds, runs=[{"params": {"n_iter": 10}}], sizes=[40], repeats=1, targets=[0.5],
-                test_fraction=0.3)
+                ds, runs=[{"params": {"n_iter": 10}}], sizes=[40], repeats=1, targets=[0.5], test_fraction=0.3
+            )
     finally:
         proxy.close()
     created = [s.id for s in client.studies.list() if s.id not in before]
@@ -160,8 +161,7 @@ def test_a_lost_response_to_a_study_is_retried_and_starts_one_study(
 
 
 def test_an_unreachable_service_is_retried_then_raised():
-    with Client(f"http://127.0.0.1:{free_port()}",
-                retry=RetryPolicy(max_retries=2, backoff_s=0.01)) as c:
+    with Client(f"http://127.0.0.1:{free_port()}", retry=RetryPolicy(max_retries=2, backoff_s=0.01)) as c:
         with pytest.raises(ConnectionFailed) as caught:
             c.jobs.get(1)
     assert "ConnectError" in str(caught.value)

@@ -21,10 +21,11 @@ def test_the_core_depends_on_httpx_only_and_imports_nothing_heavy():
     assert [r for r in requires if "extra ==" not in r] == ["httpx>=0.27"]
     heavy = ["numpy", "scipy", "pandas", "sklearn", "numba", "fastapi", "typer", "rich"]
     # After httpx, which itself imports rich and click when they are installed.
-    probe = ("import sys, httpx; before = set(sys.modules); import pgs_client; "
-             f"print([m for m in {heavy!r} if m in set(sys.modules) - before])")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True)
+    probe = (
+        "import sys, httpx; before = set(sys.modules); import pgs_client; "
+        f"print([m for m in {heavy!r} if m in set(sys.modules) - before])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -41,18 +42,37 @@ def test_models_match_the_apps_openapi_document():
     fresh = tool.generate(tool.openapi_from_app())
     # Compared as syntax trees: a formatter's version may move line breaks, not classes/fields.
     assert ast.dump(ast.parse(fresh)) == ast.dump(ast.parse(tool.MODELS.read_text())), (
-        f"pgs_client/models.py is out of date with the API: run {sys.executable} {TOOL}")
+        f"pgs_client/models.py is out of date with the API: run {sys.executable} {TOOL}"
+    )
 
 
 def test_result_objects_parse_nested_values_and_ignore_unknown_fields():
-    job = from_json(Job, {
-        "id": 3, "status": "running", "solver": "pgs", "task": "binary", "dataset_id": 1,
-        "test_dataset_id": None, "test_fraction": 0.25, "split_seed": 0, "params": {},
-        "targets": [0.8], "time_budget_s": None,
-        "progress": {"iteration": 5, "n_iter": 10, "fraction": 0.5, "samples_seen": 5},
-        "metrics": None, "stop_reason": None, "error": None, "model_id": None, "attempts": 1,
-        "cancel_requested": False, "created_at": "2026-01-02T03:04:05Z", "started_at": None,
-        "finished_at": None, "a_field_from_a_newer_service": 1,
-    })
+    job = from_json(
+        Job,
+        {
+            "id": 3,
+            "status": "running",
+            "solver": "pgs",
+            "task": "binary",
+            "dataset_id": 1,
+            "test_dataset_id": None,
+            "test_fraction": 0.25,
+            "split_seed": 0,
+            "params": {},
+            "targets": [0.8],
+            "time_budget_s": None,
+            "progress": {"iteration": 5, "n_iter": 10, "fraction": 0.5, "samples_seen": 5},
+            "metrics": None,
+            "stop_reason": None,
+            "error": None,
+            "model_id": None,
+            "attempts": 1,
+            "cancel_requested": False,
+            "created_at": "2026-01-02T03:04:05Z",
+            "started_at": None,
+            "finished_at": None,
+            "a_field_from_a_newer_service": 1,
+        },
+    )
     assert job.progress.fraction == 0.5
     assert job.created_at.year == 2026 and job.created_at.tzinfo is not None

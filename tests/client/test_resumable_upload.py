@@ -31,8 +31,7 @@ from tests.client.conftest import _hang_up, run_pgs, running_service
 GIB = 1024**3
 FILE_BYTES = 2 * GIB + 1  # "multi-GiB": past 2 GiB, where 32-bit sizes break
 CUT_AFTER_BYTES = 100 * 1024 * 1024 + 12345  # into the second chunk's PATCH body
-ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-                         np.uint8)
+ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 
 
 def _member(seed: int, rows: int = 400, pad: int = 8000) -> bytes:
@@ -118,7 +117,9 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, s
 
 @pytest.mark.slow
 def test_a_multi_gib_upload_cut_mid_chunk_resumes_and_trains(
-    tmp_path: Path, big_file: tuple[Path, str], caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    big_file: tuple[Path, str],
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ):
     path, source_sha = big_file
@@ -136,15 +137,17 @@ def test_a_multi_gib_upload_cut_mid_chunk_resumes_and_trains(
         # The first resume starts inside the chunk that broke: what arrived before the cut was
         # kept. (A PATCH sent at once may still meet the broken one writing its last buffered
         # bytes: a 409, and the client resumes again from the newer offset.)
-        resumed = [int(r.getMessage().rsplit(" ", 1)[1]) for r in caplog.records
-                   if "resuming at byte" in r.getMessage()]
+        resumed = [
+            int(r.getMessage().rsplit(" ", 1)[1])
+            for r in caplog.records
+            if "resuming at byte" in r.getMessage()
+        ]
         assert resumed and resumed == sorted(resumed), resumed
         assert CHUNK_BYTES < resumed[0] < 2 * CHUNK_BYTES, resumed
         assert ds.sha256 == source_sha and ds.size_bytes == path.stat().st_size
         assert ds.n_samples > 0 and ds.task == "binary"
         with Client(server.base) as client:
-            job = client.jobs.wait(client.jobs.create(ds, params={"loss": "logistic"},
-                                                      test_fraction=0.2))
+            job = client.jobs.wait(client.jobs.create(ds, params={"loss": "logistic"}, test_fraction=0.2))
             assert job.status == "succeeded", job
             # The uploads area is empty once the data set exists.
             assert list((tmp_path / "svc" / "var" / "uploads").iterdir()) == []
@@ -164,8 +167,7 @@ def test_the_pgs_command_resumes_an_upload_it_had_started(tmp_path: Path):
             store.put(ResumeStore.key(client.url, path), location)
             with path.open("rb") as fh:
                 assert uploader._patch(location, fh, 0, 1024 * 1024) == 1024 * 1024
-        r = run_pgs("datasets", "upload", str(path), "--resumable", "--json", url=server.base,
-                    **cache)
+        r = run_pgs("datasets", "upload", str(path), "--resumable", "--json", url=server.base, **cache)
         assert r.returncode == 0, r.stderr
         ds = json.loads(r.stdout)
         assert ds["sha256"] == sha

@@ -19,9 +19,15 @@ from tests.cluster.harness import ApiServer
 
 def test_params_round_trip_through_get_set_params_and_clone(service: ApiServer):
     clf = RemoteClassifier(url=service.base, loss="logistic", sigma=1e-3)
-    assert clf.get_params() == {"solver": "pgs", "url": service.base, "api_key": None,
-                                "time_budget_s": None, "keep_data": False,
-                                "loss": "logistic", "sigma": 1e-3}
+    assert clf.get_params() == {
+        "solver": "pgs",
+        "url": service.base,
+        "api_key": None,
+        "time_budget_s": None,
+        "keep_data": False,
+        "loss": "logistic",
+        "sigma": 1e-3,
+    }
     twin = clone(clf)
     assert twin is not clf and twin.get_params() == clf.get_params()
     twin.set_params(sigma=0.1, p=1.5, solver="pgs")
@@ -32,9 +38,9 @@ def test_params_round_trip_through_get_set_params_and_clone(service: ApiServer):
 def test_pipeline_and_grid_search_train_on_the_service(service: ApiServer, heart: Path):
     X, y = load_svmlight_file(str(heart))
     X = X.toarray()
-    pipe = make_pipeline(StandardScaler(),
-                         RemoteClassifier(url=service.base, loss="logistic", sigma=1e-3,
-                                          random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), RemoteClassifier(url=service.base, loss="logistic", sigma=1e-3, random_state=0)
+    )
     pipe.fit(X, y)
     clf = pipe[-1]
     assert list(clf.classes_) == [-1, 1] and clf.n_features_in_ == 13
@@ -49,10 +55,11 @@ def test_pipeline_and_grid_search_train_on_the_service(service: ApiServer, heart
 
     search = GridSearchCV(
         make_pipeline(StandardScaler(), RemoteClassifier(url=service.base, loss="logistic")),
-        {"remoteclassifier__sigma": [1e-3, 1.0]}, cv=2)
+        {"remoteclassifier__sigma": [1e-3, 1.0]},
+        cv=2,
+    )
     search.fit(X, y)
-    assert search.best_params_ in ({"remoteclassifier__sigma": 1e-3},
-                                   {"remoteclassifier__sigma": 1.0})
+    assert search.best_params_ in ({"remoteclassifier__sigma": 1e-3}, {"remoteclassifier__sigma": 1.0})
     assert len(search.cv_results_["mean_test_score"]) == 2
     assert search.score(X, y) > 0.7
 

@@ -124,21 +124,35 @@ class Postgres:
         cmd = [str(self.bin / args[0]), *args[1:]]
         if self.as_root:
             cmd = ["runuser", "-u", PG_USER, "--", *cmd]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd="/",
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, cwd="/", stdin=subprocess.DEVNULL
+        )
         if done.returncode != 0:
-            raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout,
-                                                f"{done.stderr}\n(server log: {self.log})")
+            raise subprocess.CalledProcessError(
+                done.returncode, cmd, done.stdout, f"{done.stderr}\n(server log: {self.log})"
+            )
         return done
 
     def init(self) -> Postgres:
-        self._run("initdb", "-D", str(self.data), "-U", PG_USER, "-A", "trust", "-E", "UTF8",
-                  "--no-sync", "--no-instructions")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            PG_USER,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        )
         self.start()
         import psycopg
 
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={PG_USER} dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={PG_USER} dbname=postgres", autocommit=True
+        ) as conn:
             conn.execute("CREATE DATABASE pgs")
         return self
 
@@ -146,16 +160,18 @@ class Postgres:
         """A fresh, empty database (one per test); returns its URL."""
         import psycopg
 
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={PG_USER} dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={PG_USER} dbname=postgres", autocommit=True
+        ) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql+psycopg://{PG_USER}@127.0.0.1:{self.port}/{name}"
 
     def start(self) -> None:
-        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w",
-                  "-t", "60", "start")
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start")
 
     def stop(self, mode: str = "fast") -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
@@ -189,8 +205,9 @@ def throwaway_postgres() -> Iterator[Postgres]:
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, "NUMBA_CACHE_DIR": NUMBA_CACHE, "PYTHONPATH": str(REPO)}
     # Keep a distributed config of the developer's out of the tests; quiet logs.
-    env.update({"DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "warning",
-                "DASK_DISTRIBUTED__WORKER__DAEMON": "False"})
+    env.update(
+        {"DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "warning", "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    )
     env.update(extra or {})
     return env
 
@@ -198,8 +215,12 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class DaskCluster:
     """``worker_env(i)``: extra environment of worker ``i`` (e.g. a store cache of its own)."""
 
-    def __init__(self, n_workers: int = 2, log_dir: Path | None = None,
-                 worker_env: Callable[[int], dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        n_workers: int = 2,
+        log_dir: Path | None = None,
+        worker_env: Callable[[int], dict[str, str]] | None = None,
+    ) -> None:
         self.n_workers = n_workers
         self.worker_env = worker_env or (lambda _i: {})
         self.port = free_port()
@@ -209,24 +230,60 @@ class DaskCluster:
         self.scheduler: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes]] = []
 
-    def _spawn(self, name: str, args: list[str],
-               env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, name: str, args: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
-        return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=_env(env),
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", *args],
+            cwd=REPO,
+            env=_env(env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def start(self) -> DaskCluster:
-        self.scheduler = self._spawn("scheduler", [
-            "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-            "--no-dashboard", "--no-show"])
+        self.scheduler = self._spawn(
+            "scheduler",
+            [
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-dashboard",
+                "--no-show",
+            ],
+        )
         for i in range(self.n_workers):
-            self.workers.append(self._spawn(f"worker-{i}", [
-                "distributed.cli.dask_worker", self.address, "--host", "127.0.0.1",
-                "--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--memory-limit", "0",
-                "--name", f"w{i}", "--death-timeout", "60"], self.worker_env(i)))
-        wait_until(lambda: self.worker_count() >= self.n_workers, 90,
-                   f"{self.n_workers} Dask workers connected")
+            self.workers.append(
+                self._spawn(
+                    f"worker-{i}",
+                    [
+                        "distributed.cli.dask_worker",
+                        self.address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nworkers",
+                        "1",
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--memory-limit",
+                        "0",
+                        "--name",
+                        f"w{i}",
+                        "--death-timeout",
+                        "60",
+                    ],
+                    self.worker_env(i),
+                )
+            )
+        wait_until(
+            lambda: self.worker_count() >= self.n_workers, 90, f"{self.n_workers} Dask workers connected"
+        )
         return self
 
     def worker_count(self) -> int:
@@ -259,24 +316,37 @@ class ApiServer:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        self.env = _env({
-            "PGS_DATA_DIR": str(data_dir), "PGS_HOST": "127.0.0.1", "PGS_PORT": str(self.port),
-            "PGS_API_KEYS": "", "PGS_LOG_LEVEL": "warning", "PGS_PROGRESS_INTERVAL_S": "0.1",
-            **env,
-        })
+        self.env = _env(
+            {
+                "PGS_DATA_DIR": str(data_dir),
+                "PGS_HOST": "127.0.0.1",
+                "PGS_PORT": str(self.port),
+                "PGS_API_KEYS": "",
+                "PGS_LOG_LEVEL": "warning",
+                "PGS_PROGRESS_INTERVAL_S": "0.1",
+                **env,
+            }
+        )
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 120) -> ApiServer:
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=REPO, env=self.env,
-                                     stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app"],
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
         def ready() -> bool:
             assert self.proc is not None
             if self.proc.poll() is not None:
-                raise AssertionError(f"the API exited; see {self.log_path}:\n"
-                                     + self.log_path.read_text()[-3000:])
+                raise AssertionError(
+                    f"the API exited; see {self.log_path}:\n" + self.log_path.read_text()[-3000:]
+                )
             return httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200
 
         deadline = time.monotonic() + timeout
@@ -320,8 +390,11 @@ FAST_LEASES = {"PGS_HEARTBEAT_S": "0.5", "PGS_LEASE_S": "3", "PGS_SWEEP_INTERVAL
 
 def cluster_env(pg_url: str, cluster: DaskCluster) -> dict[str, str]:
     """Environment for an ApiServer on a PostgreSQL database and a Dask cluster."""
-    return {"PGS_DATABASE_URL": pg_url,
-            "PGS_EXECUTOR": cluster.address.replace("tcp://", "dask://"), **FAST_LEASES}
+    return {
+        "PGS_DATABASE_URL": pg_url,
+        "PGS_EXECUTOR": cluster.address.replace("tcp://", "dask://"),
+        **FAST_LEASES,
+    }
 
 
 def backend_env(setup: str, root: Path, stack: Any) -> dict[str, str]:
@@ -339,8 +412,9 @@ def backend_env(setup: str, root: Path, stack: Any) -> dict[str, str]:
     return env
 
 
-def poll_job(client: httpx.Client, job_id: int, done: Any = None, timeout: float = 120,
-             interval: float = 0.1) -> Any:
+def poll_job(
+    client: httpx.Client, job_id: int, done: Any = None, timeout: float = 120, interval: float = 0.1
+) -> Any:
     """Poll every ``interval`` seconds until ``done(job)`` (default: a final status); returns
     the job."""
     done = done or (lambda j: j["status"] in FINAL)

@@ -31,8 +31,7 @@ def worker_pids_of_jobs(pg_url: str) -> dict[int, int | None]:
         engine.dispose()
 
 
-def test_upload_train_predict_with_two_api_processes(tmp_path: Path, pg_url: str,
-                                                     dask_cluster: DaskCluster):
+def test_upload_train_predict_with_two_api_processes(tmp_path: Path, pg_url: str, dask_cluster: DaskCluster):
     env = cluster_env(pg_url, dask_cluster)
     a = ApiServer(tmp_path / "var", tmp_path / "api-a.log", **env).start()
     b = ApiServer(tmp_path / "var", tmp_path / "api-b.log", **env).start()
@@ -44,12 +43,17 @@ def test_upload_train_predict_with_two_api_processes(tmp_path: Path, pg_url: str
             ds = r.json()
             assert cb.get(f"/v1/datasets/{ds['id']}").json()["sha256"] == ds["sha256"]
 
-            body = {"dataset_id": ds["id"], "test_fraction": 0.25, "targets": [0.6],
-                    "params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 20000,
-                               "random_state": 0}}
+            body = {
+                "dataset_id": ds["id"],
+                "test_fraction": 0.25,
+                "targets": [0.6],
+                "params": {"loss": "logistic", "sigma": 1e-3, "n_iter": 20000, "random_state": 0},
+            }
             # Jobs posted to both API processes, all on the one Dask cluster.
-            ids = [(ca if i % 2 else cb).post("/v1/jobs", json={**body, "split_seed": i}
-                                              ).json()["id"] for i in range(6)]
+            ids = [
+                (ca if i % 2 else cb).post("/v1/jobs", json={**body, "split_seed": i}).json()["id"]
+                for i in range(6)
+            ]
             done = [poll_job(ca, i) for i in ids]
             assert [j["status"] for j in done] == ["succeeded"] * 6, done
             assert all(j["attempts"] == 1 for j in done), "each job was claimed exactly once"
@@ -81,12 +85,12 @@ def test_upload_train_predict_with_two_api_processes(tmp_path: Path, pg_url: str
 
             # One API process dies holding queued jobs (Dask drops a departed client's queue);
             # the other one dispatches them once their dispatch mark is older than the lease.
-            busy = [cb.post("/v1/jobs", json={**long, "time_budget_s": 2}).json()["id"]
-                    for _ in range(2)]
+            busy = [cb.post("/v1/jobs", json={**long, "time_budget_s": 2}).json()["id"] for _ in range(2)]
             for j in busy:
                 poll_job(cb, j, lambda j: j["status"] == "running")
-            orphans = [ca.post("/v1/jobs", json={**body, "split_seed": 10 + i}).json()["id"]
-                       for i in range(2)]
+            orphans = [
+                ca.post("/v1/jobs", json={**body, "split_seed": 10 + i}).json()["id"] for i in range(2)
+            ]
             a.kill()
             settled = [poll_job(cb, j, timeout=60) for j in busy + orphans]
             assert [j["status"] for j in settled] == ["succeeded"] * 4, settled
@@ -113,8 +117,10 @@ def pg_factory(pg_url: str):
 
 def _queued_jobs(factory, n: int, **values) -> list[int]:
     with transaction(factory) as s:
-        rows = [Job(status="queued", solver="pgs", task="binary", params={}, targets=[], **values)
-                for _ in range(n)]
+        rows = [
+            Job(status="queued", solver="pgs", task="binary", params={}, targets=[], **values)
+            for _ in range(n)
+        ]
         s.add_all(rows)
         s.flush()
         return [r.id for r in rows]
@@ -142,8 +148,9 @@ def _race(n_threads: int, fn) -> list:
 def test_every_job_is_claimed_exactly_once_under_contention(pg_factory):
     ids = _queued_jobs(pg_factory, 40)
     # Eight claimers (API processes / workers) race for every job, in different orders.
-    claims = _race(8, lambda k: [(j, jobs.claim(pg_factory, j, pid=1000 + k))
-                                 for j in (ids if k % 2 else ids[::-1])])
+    claims = _race(
+        8, lambda k: [(j, jobs.claim(pg_factory, j, pid=1000 + k)) for j in (ids if k % 2 else ids[::-1])]
+    )
     won = [j for per_thread in claims for j, token in per_thread if token is not None]
     assert sorted(won) == ids, "each job exactly once"
     with pg_factory() as s:

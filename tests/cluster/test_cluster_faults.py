@@ -34,21 +34,22 @@ def _worker_pid(pg_url: str, job_id: int) -> int:
     engine = create_engine(pg_url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text("SELECT worker_pid FROM jobs WHERE id = :i"),
-                                    {"i": job_id}).scalar_one())
+            return int(
+                conn.execute(text("SELECT worker_pid FROM jobs WHERE id = :i"), {"i": job_id}).scalar_one()
+            )
     finally:
         engine.dispose()
 
 
-def test_dask_worker_killed_mid_job_reruns_the_job(tmp_path: Path, pg_url: str,
-                                                   dask_cluster: DaskCluster):
+def test_dask_worker_killed_mid_job_reruns_the_job(tmp_path: Path, pg_url: str, dask_cluster: DaskCluster):
     api = ApiServer(tmp_path / "var", tmp_path / "api.log", **cluster_env(pg_url, dask_cluster))
     api.start()
     try:
         with api.client() as c:
             ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
-                                              "time_budget_s": 1}).json()["id"]
+            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 1}).json()[
+                "id"
+            ]
             poll_job(c, job_id, _running)
             pid = _worker_pid(pg_url, job_id)
             assert pid in dask_cluster.worker_pids()
@@ -67,23 +68,29 @@ def test_dask_worker_killed_mid_job_reruns_the_job(tmp_path: Path, pg_url: str,
     assert clean
     api.assert_clean_log()
     # The nanny restarted the killed worker: the cluster is whole again for other tests.
-    wait_until(lambda: dask_cluster.worker_count() == dask_cluster.n_workers, 60,
-               "the killed Dask worker restarted")
+    wait_until(
+        lambda: dask_cluster.worker_count() == dask_cluster.n_workers, 60, "the killed Dask worker restarted"
+    )
 
 
 def _store_checksums(data_dir: Path) -> dict[str, str]:
     # A data set is a directory of shards: every file under it counts.
     return {
         str(p.relative_to(data_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for sub in ("datasets", "models") for p in sorted((data_dir / sub).rglob("*"))
+        for sub in ("datasets", "models")
+        for p in sorted((data_dir / sub).rglob("*"))
         if p.is_file()
     }
 
 
 def _assert_store_consistent(data_dir: Path, pg_url: str) -> None:
     """Every row has its complete files, and no partial (temp) file is left in the store."""
-    partial = [p.name for sub in ("datasets", "models") for p in (data_dir / sub).rglob("*")
-               if p.name.startswith(".") or p.suffix == ".tmp"]
+    partial = [
+        p.name
+        for sub in ("datasets", "models")
+        for p in (data_dir / sub).rglob("*")
+        if p.name.startswith(".") or p.suffix == ".tmp"
+    ]
     assert partial == [], partial
     engine = create_engine(pg_url)
     try:
@@ -104,25 +111,36 @@ def _assert_store_consistent(data_dir: Path, pg_url: str) -> None:
             assert f.files
 
 
-def test_api_killed_and_restarted_with_jobs_queued_and_running(tmp_path: Path, pg_url: str,
-                                                               dask_cluster: DaskCluster):
+def test_api_killed_and_restarted_with_jobs_queued_and_running(
+    tmp_path: Path, pg_url: str, dask_cluster: DaskCluster
+):
     data = tmp_path / "var"
     env = cluster_env(pg_url, dask_cluster)
     api = ApiServer(data, tmp_path / "api.log", **env).start()
     try:
         with api.client() as c:
-            ds = [c.post("/v1/datasets", files={"file": (f"t{i}.svm", tiny_svmlight(seed=i))}
-                         ).json() for i in range(2)]
-            first = poll_job(c, c.post("/v1/jobs", json={"dataset_id": ds[0]["id"],
-                                                         "params": SHORT}).json()["id"])
+            ds = [
+                c.post("/v1/datasets", files={"file": (f"t{i}.svm", tiny_svmlight(seed=i))}).json()
+                for i in range(2)
+            ]
+            first = poll_job(
+                c, c.post("/v1/jobs", json={"dataset_id": ds[0]["id"], "params": SHORT}).json()["id"]
+            )
             assert first["status"] == "succeeded"
             before = _store_checksums(data)
             # Two long jobs occupy both Dask workers; three more wait in the queue.
-            running = [c.post("/v1/jobs", json={"dataset_id": ds[i]["id"], "params": LONG,
-                                                "time_budget_s": 3}).json()["id"]
-                       for i in range(2)]
-            queued = [c.post("/v1/jobs", json={"dataset_id": ds[i % 2]["id"], "params": SHORT,
-                                               "split_seed": i}).json()["id"] for i in range(3)]
+            running = [
+                c.post(
+                    "/v1/jobs", json={"dataset_id": ds[i]["id"], "params": LONG, "time_budget_s": 3}
+                ).json()["id"]
+                for i in range(2)
+            ]
+            queued = [
+                c.post(
+                    "/v1/jobs", json={"dataset_id": ds[i % 2]["id"], "params": SHORT, "split_seed": i}
+                ).json()["id"]
+                for i in range(3)
+            ]
             for j in running:
                 poll_job(c, j, _running)
     finally:

@@ -43,16 +43,20 @@ BIG_PARAMS = {"n_iter": 300_000, "sigma": 1e-5, "random_state": 0}
 @pytest.fixture
 def s3_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
-    cluster = DaskCluster(n_workers=2, log_dir=tmp_path / "dask",
-                          worker_env=lambda i: {"PGS_CACHE_DIR": str(tmp_path / f"worker-{i}")})
+    cluster = DaskCluster(
+        n_workers=2,
+        log_dir=tmp_path / "dask",
+        worker_env=lambda i: {"PGS_CACHE_DIR": str(tmp_path / f"worker-{i}")},
+    )
     try:
         yield cluster.start()
     finally:
         cluster.stop()
 
 
-def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3Server,
-                                             s3_cluster: DaskCluster):
+def test_s3_store_without_a_shared_directory(
+    tmp_path: Path, pg_url: str, s3: S3Server, s3_cluster: DaskCluster
+):
     store = {"PGS_STORE_URL": s3.new_store_url(), "PGS_S3_ENDPOINT_URL": s3.endpoint_url}
     env = {**cluster_env(pg_url, s3_cluster), **store}
     a = ApiServer(tmp_path / "api-a", tmp_path / "api-a.log", **env).start()
@@ -60,15 +64,20 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
         with a.client() as c:
             assert c.get("/readyz").json()["checks"]["store"] == "ok"
             ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-            ids = [c.post("/v1/jobs", json={"dataset_id": ds, "params": SHORT, "split_seed": i,
-                                            "test_fraction": 0.25}).json()["id"]
-                   for i in range(4)]
+            ids = [
+                c.post(
+                    "/v1/jobs",
+                    json={"dataset_id": ds, "params": SHORT, "split_seed": i, "test_fraction": 0.25},
+                ).json()["id"]
+                for i in range(4)
+            ]
             done = [poll_job(c, j) for j in ids]
             assert [j["status"] for j in done] == ["succeeded"] * 4, done
 
             # A worker killed mid-job: the job's lease expires and attempt 2 ends it.
-            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG,
-                                              "time_budget_s": 1}).json()["id"]
+            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 1}).json()[
+                "id"
+            ]
             poll_job(c, job_id, _running)
             os.kill(_worker_pid(pg_url, job_id), signal.SIGKILL)
             killed = poll_job(c, job_id, timeout=90)
@@ -78,8 +87,11 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
         a.kill()
 
     # The workers read the data set through caches of their own; nothing is shared on disk.
-    copies = {i: sorted(p.name for p in (tmp_path / f"worker-{i}" / "datasets").glob("*"))
-              for i in range(2) if (tmp_path / f"worker-{i}" / "datasets").is_dir()}
+    copies = {
+        i: sorted(p.name for p in (tmp_path / f"worker-{i}" / "datasets").glob("*"))
+        for i in range(2)
+        if (tmp_path / f"worker-{i}" / "datasets").is_dir()
+    }
     assert copies, "the workers cached the data set in their own cache dirs"
     local = [p for d in ("datasets", "models") for p in (tmp_path / "api-a" / d).rglob("*")]
     assert local == [], "the API wrote the data set and read the models through the bucket"
@@ -89,8 +101,7 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
     try:
         with b.client() as c:
             for job in done:
-                p = c.post(f"/v1/models/{job['model_id']}/predict",
-                           json={"instances": [[0.1] * 20]})
+                p = c.post(f"/v1/models/{job['model_id']}/predict", json={"instances": [[0.1] * 20]})
                 assert p.status_code == 200, p.text
     finally:
         clean = b.stop()
@@ -99,15 +110,20 @@ def test_s3_store_without_a_shared_directory(tmp_path: Path, pg_url: str, s3: S3
     wait_until(lambda: s3_cluster.worker_count() == 2, 60, "the killed Dask worker restarted")
 
 
-def test_a_dask_worker_streams_twice_its_budget_from_the_bucket(tmp_path: Path, pg_url: str,
-                                                                s3: S3Server):
+def test_a_dask_worker_streams_twice_its_budget_from_the_bucket(tmp_path: Path, pg_url: str, s3: S3Server):
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
     store = {"PGS_STORE_URL": s3.new_store_url(), "PGS_S3_ENDPOINT_URL": s3.endpoint_url}
     # Room in the worker's cache for the whole data set: a smaller cache would fetch each shard
     # again at every checkpoint (the held-out rows are in every shard, and the test score streams
     # over all of them).
-    cluster = DaskCluster(n_workers=1, log_dir=tmp_path / "dask", worker_env=lambda _i: {
-        "PGS_CACHE_DIR": str(tmp_path / "worker-cache"), "PGS_CACHE_BYTES": str(4096 * MIB)})
+    cluster = DaskCluster(
+        n_workers=1,
+        log_dir=tmp_path / "dask",
+        worker_env=lambda _i: {
+            "PGS_CACHE_DIR": str(tmp_path / "worker-cache"),
+            "PGS_CACHE_BYTES": str(4096 * MIB),
+        },
+    )
     try:
         cluster.start()
         env = {**cluster_env(pg_url, cluster), **store}
@@ -118,23 +134,27 @@ def test_a_dask_worker_streams_twice_its_budget_from_the_bucket(tmp_path: Path, 
         try:
             with a.client() as c:
                 ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-                small = poll_job(c, c.post("/v1/jobs", json={"dataset_id": ds,
-                                                             "params": SHORT}).json()["id"])
+                small = poll_job(c, c.post("/v1/jobs", json={"dataset_id": ds, "params": SHORT}).json()["id"])
                 assert small["status"] == "succeeded", small
         finally:
             assert a.stop()
         budget = status_bytes(pid, "VmRSS") + HEADROOM
 
         # Written straight to the bucket; this process keeps its copies for the in-memory fit.
-        writer = open_store(store["PGS_STORE_URL"], tmp_path / "writer",
-                            tmp_path / "writer-cache", 2**62,
-                            {"endpoint_url": store["PGS_S3_ENDPOINT_URL"]})
+        writer = open_store(
+            store["PGS_STORE_URL"],
+            tmp_path / "writer",
+            tmp_path / "writer-cache",
+            2**62,
+            {"endpoint_url": store["PGS_S3_ENDPOINT_URL"]},
+        )
         key = new_dataset_key()
         manifest = write_rcv1_like(writer, key, rows_for(2 * budget), SHARD_BYTES)
         assert manifest.nbytes >= 2 * budget
 
-        b = ApiServer(tmp_path / "api-b", tmp_path / "api-b.log", **env,
-                      PGS_WORKER_MEMORY_BYTES=str(budget)).start()
+        b = ApiServer(
+            tmp_path / "api-b", tmp_path / "api-b.log", **env, PGS_WORKER_MEMORY_BYTES=str(budget)
+        ).start()
         try:
             with b.client() as c:
                 job = _train_streamed(c, pg_url, key, manifest, pid)
@@ -162,9 +182,22 @@ def _train_streamed(c: httpx.Client, pg_url: str, key: str, manifest: Any, pid: 
     finally:
         engine.dispose()
     reset_peak(pid)
-    job = poll_job(c, c.post("/v1/jobs", json={
-        "dataset_id": dataset, "solver": "pgs", "test_fraction": 0.2, "split_seed": 1,
-        "params": BIG_PARAMS, "preprocessing": None}).json()["id"], timeout=600, interval=1)
+    job = poll_job(
+        c,
+        c.post(
+            "/v1/jobs",
+            json={
+                "dataset_id": dataset,
+                "solver": "pgs",
+                "test_fraction": 0.2,
+                "split_seed": 1,
+                "params": BIG_PARAMS,
+                "preprocessing": None,
+            },
+        ).json()["id"],
+        timeout=600,
+        interval=1,
+    )
     assert job["status"] == "succeeded", job
     assert _worker_pid(pg_url, job["id"]) == pid
     return {**job, "worker_peak": status_bytes(pid, "VmHWM")}

@@ -26,8 +26,15 @@ WAIT_MS = 90_000
 READY_MS = 30_000
 NARROW = {"width": 390, "height": 800}
 WIDE = {"width": 1280, "height": 800}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # Chromium aborts its requests when the machine's network interfaces change (containers starting
 # or stopping beside the tests): not the console's doing. The console retries its GETs; a page
 # whose scripts were cut off is loaded again.
@@ -49,11 +56,14 @@ def chromium_path() -> str | None:
 def browser() -> Iterator[Any]:
     path = chromium_path()
     if path is None:
-        pytest.skip("browser tests skipped: no chromium on PATH; install Debian's package with "
-                    "`apt-get install -y chromium` (.ci/run does) to run them")
+        pytest.skip(
+            "browser tests skipped: no chromium on PATH; install Debian's package with "
+            "`apt-get install -y chromium` (.ci/run does) to run them"
+        )
     sync_api = pytest.importorskip(
         "playwright.sync_api",
-        reason="browser tests skipped: playwright is not installed (pip install -e '.[dev]')")
+        reason="browser tests skipped: playwright is not installed (pip install -e '.[dev]')",
+    )
     with sync_api.sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         try:
@@ -98,7 +108,7 @@ class Console:
 
         def on_response(response: Any) -> None:
             if response.status >= 400:
-                path = response.url[len(self.base):]
+                path = response.url[len(self.base) :]
                 self.failures.append((response.status, response.request.method, path))
 
         def on_console(message: Any) -> None:
@@ -136,12 +146,19 @@ class Console:
     def check(self) -> None:
         assert not self.outside, f"requests outside the service: {self.outside}"
         assert not self.page_errors, f"script errors: {self.page_errors}"
-        unexpected = [f for f in self.failures if not any(
-            f[0] == s and f[1] == m and re.fullmatch(p, f[2].split("?")[0])
-            for s, m, p in self.allowed)]
+        unexpected = [
+            f
+            for f in self.failures
+            if not any(
+                f[0] == s and f[1] == m and re.fullmatch(p, f[2].split("?")[0]) for s, m, p in self.allowed
+            )
+        ]
         assert not unexpected, f"unexpected error responses: {unexpected}"
-        browser_lines = [e for e in self.console_errors
-                         if e.startswith("Failed to load resource: the server responded with a status")]
+        browser_lines = [
+            e
+            for e in self.console_errors
+            if e.startswith("Failed to load resource: the server responded with a status")
+        ]
         others = [e for e in self.console_errors if e not in browser_lines and e != NETWORK_CHANGED]
         assert not others, f"console errors: {others}"
         assert len(browser_lines) <= len(self.failures)
@@ -154,7 +171,8 @@ class Console:
             self.page.set_viewport_size(size)
             settle(self.page)
             overflow = self.page.evaluate(
-                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
             assert overflow <= 0, f"{name} at {size['width']} px is {overflow} px too wide"
             self.page.screenshot(path=str(SCREENSHOTS / f"{name}-{suffix}.png"), full_page=True)
         self.page.set_viewport_size(WIDE)

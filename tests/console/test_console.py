@@ -36,8 +36,9 @@ def expect() -> Any:
 
 def color_pixels(locator: Any, rgb: tuple[int, int, int], tolerance: int = 40) -> int:
     """Pixels of (about) this colour on a canvas: proof the curve was drawn, not only its element."""
-    return int(locator.evaluate(
-        """(canvas, [r, g, b, tol]) => {
+    return int(
+        locator.evaluate(
+            """(canvas, [r, g, b, tol]) => {
              const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
              let n = 0;
              for (let i = 0; i < data.length; i += 4) {
@@ -45,7 +46,10 @@ def color_pixels(locator: Any, rgb: tuple[int, int, int], tolerance: int = 40) -
                    && Math.abs(data[i + 2] - b) < tol) n += 1;
              }
              return n;
-           }""", [*rgb, tolerance]))
+           }""",
+            [*rgb, tolerance],
+        )
+    )
 
 
 def api(server: ApiServer) -> httpx.Client:
@@ -95,7 +99,9 @@ def datasets(browser: Any, service: ApiServer, data_dir: Path) -> dict[str, int]
         transfer = page.evaluate_handle(
             """(text) => { const t = new DataTransfer();
                            t.items.add(new File([text], 'heart_scale.svm', {type: 'text/plain'}));
-                           return t; }""", (data_dir / "heart_scale.svm").read_text())
+                           return t; }""",
+            (data_dir / "heart_scale.svm").read_text(),
+        )
         page.dispatch_event(".drop-zone", "drop", {"dataTransfer": transfer})
         expect()(page.locator(".chosen-file")).to_contain_text("heart_scale.svm")
         page.get_by_role("button", name="Upload").click()
@@ -113,9 +119,20 @@ def two_jobs(browser: Any, service: ApiServer, datasets: dict[str, int]) -> tupl
     context, tab = open_console(browser, service)
     try:
         tab.goto("#/jobs/new")
-        ids = tuple(start_job(tab.page, datasets["a9a"], {
-            "loss": "logistic", "p": p, "n_iter": WATCHABLE_ITERATIONS, "random_state": 0,
-        }, targets="0.84, 0.845") for p in (2.0, 1.8))
+        ids = tuple(
+            start_job(
+                tab.page,
+                datasets["a9a"],
+                {
+                    "loss": "logistic",
+                    "p": p,
+                    "n_iter": WATCHABLE_ITERATIONS,
+                    "random_state": 0,
+                },
+                targets="0.84, 0.845",
+            )
+            for p in (2.0, 1.8)
+        )
         expect()(tab.page.get_by_role("link", name="compare the 2 jobs started here")).to_be_visible()
         tab.check()
     finally:
@@ -225,20 +242,21 @@ def test_the_job_form_follows_the_solver_catalog(
     page = console.page
     with api(service) as client:
         catalog = client.get("/v1/solvers").json()["solvers"]
-        abalone = client.post("/v1/datasets", files={
-            "file": ("abalone.svm", (data_dir / "abalone.svm").read_bytes())}).json()["id"]
+        abalone = client.post(
+            "/v1/datasets", files={"file": ("abalone.svm", (data_dir / "abalone.svm").read_bytes())}
+        ).json()["id"]
     console.goto("#/jobs/new")
     solver = page.get_by_label("Solver", exact=True)
-    assert solver.locator("option").evaluate_all("os => os.map(o => o.value)") == [
-        s["name"] for s in catalog]
+    assert solver.locator("option").evaluate_all("os => os.map(o => o.value)") == [s["name"] for s in catalog]
     loss_options = 'el => [...el.options].map(o => o.value ? o.textContent : "").filter(Boolean)'
     loss = page.get_by_label("loss", exact=True)
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
     assert loss.evaluate(loss_options) == catalog[0]["tasks"][0]["losses"]  # pgs: every loss
     solver.select_option("gcd")
     gcd = next(s for s in catalog if s["name"] == "gcd")
-    assert loss.evaluate(loss_options) == gcd["tasks"][0]["losses"] and "hinge" not in gcd[
-        "tasks"][0]["losses"]
+    assert (
+        loss.evaluate(loss_options) == gcd["tasks"][0]["losses"] and "hinge" not in gcd["tasks"][0]["losses"]
+    )
     expect()(page.locator('[data-field="params.sigma"] .hint')).to_contain_text("(0, 1e+12]")
     expect()(page.get_by_label("sigma", exact=True)).to_have_attribute("placeholder", "0.00001")
     page.get_by_label("Training data set").select_option(str(abalone))
@@ -252,8 +270,11 @@ def test_the_job_form_follows_the_solver_catalog(
     expect()(page.locator('[data-field="params.p"] > .field-error')).to_contain_text("'p' parameter")
     expect()(page.get_by_label("p", exact=True)).to_have_attribute("aria-invalid", "true")
 
-    job_id = start_job(page, datasets["heart_scale.svm"], {"loss": "logistic", "p": 1.5, "n_iter": 1000,
-                                                            "sampling": "replacement"})
+    job_id = start_job(
+        page,
+        datasets["heart_scale.svm"],
+        {"loss": "logistic", "p": 1.5, "n_iter": 1000, "sampling": "replacement"},
+    )
     with api(service) as client:
         params = client.get(f"/v1/jobs/{job_id}").json()["params"]
     assert params == {"loss": "logistic", "p": 1.5, "n_iter": 1000, "sampling": "replacement"}
@@ -281,8 +302,11 @@ def test_jobs_list_updates_live_and_cancels_and_a_used_dataset_is_not_deleted(
         cancel.focus()
         bar = page.locator(f"{scope} progress")
         first = float(bar.evaluate("el => el.value"))
-        wait_until(lambda: float(bar.evaluate("el => el.value")) > first, WAIT_MS / 1000,  # noqa: B023
-                   f"the progress bar of {route} moved without a reload")
+        wait_until(
+            lambda: float(bar.evaluate("el => el.value")) > first,  # noqa: B023
+            WAIT_MS / 1000,
+            f"the progress bar of {route} moved without a reload",
+        )
         expect()(cancel).to_be_focused()
     console.shot("jobs")
     row = page.locator(f'tr[data-key="{job_id}"]')
@@ -296,8 +320,7 @@ def test_jobs_list_updates_live_and_cancels_and_a_used_dataset_is_not_deleted(
     assert "status=cancelled" in page.url
     # The data set and solver filters are the API's: the request names them.
     heart = datasets["heart_scale.svm"]
-    with page.expect_request(lambda r: f"/v1/jobs?limit=100&status=cancelled&dataset_id={heart}"
-                             in r.url):
+    with page.expect_request(lambda r: f"/v1/jobs?limit=100&status=cancelled&dataset_id={heart}" in r.url):
         page.get_by_label("Data set").select_option(str(heart))
     expect()(page.locator(f'tr[data-key="{job_id}"]')).to_have_count(0)
     page.get_by_label("Data set").select_option(str(datasets["a9a"]))
@@ -395,8 +418,13 @@ def test_keyboard_alone_reaches_the_pages(console: Console, datasets: dict[str, 
 
 @pytest.fixture
 def keyed_service(tmp_path: Path) -> Iterator[ApiServer]:
-    server = ApiServer(tmp_path / "data", tmp_path / "server.log", PGS_WORKERS="1",
-                       PGS_PRESTART_WORKERS="false", PGS_API_KEYS="key-one,key-two").start()
+    server = ApiServer(
+        tmp_path / "data",
+        tmp_path / "server.log",
+        PGS_WORKERS="1",
+        PGS_PRESTART_WORKERS="false",
+        PGS_API_KEYS="key-one,key-two",
+    ).start()
     try:
         yield server
     finally:

@@ -9,8 +9,7 @@ from tests.cluster.harness import ApiServer
 from tests.console.conftest import WAIT_MS, Console
 
 
-def test_docs_render_every_operation_without_leaving_the_service(browser: Any,
-                                                                  service: ApiServer) -> None:
+def test_docs_render_every_operation_without_leaving_the_service(browser: Any, service: ApiServer) -> None:
     page = browser.new_page()
     try:
         console = Console(page, service.base).watch()

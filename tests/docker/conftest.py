@@ -40,8 +40,10 @@ def pgs_image(run_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     if problem:
         pytest.skip(problem)
     base_s = ensure_base_images()
-    REPORT.append(f"base images (python:3.11-slim, postgres:16): {base_s:.0f} s"
-                  + (" to build" if base_s else ", present"))
+    REPORT.append(
+        f"base images (python:3.11-slim, postgres:16): {base_s:.0f} s"
+        + (" to build" if base_s else ", present")
+    )
     tag = f"pgs-service:test-{run_id}"
     previous = docker("image", "inspect", "--format", "{{.Id}}", "pgs-service:test", check=False)
     log = tmp_path_factory.mktemp("docker-build") / "build.log"
@@ -56,8 +58,7 @@ def pgs_image(run_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 @pytest.fixture(scope="session")
-def s3_image(pgs_image: str, run_id: str, tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[str]:
+def s3_image(pgs_image: str, run_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The cluster profile's S3 server (docker/s3), built like the project's image (after it:
     the base image is there by then)."""
     tag = f"pgs-s3:test-{run_id}"

@@ -28,18 +28,28 @@ BASE_IMAGES = ("python:3.11-slim", "postgres:16")
 BASE_IMAGES_SCRIPT = REPO / "scripts" / "docker-base-images.sh"
 # Lines for the terminal summary (conftest.py): build times, the image size, each stack's times.
 REPORT: list[str] = []
-HOW_TO_ENABLE = ("install Docker and Compose and start the engine, as .ci/run does: apt-get install "
-                 "docker.io docker-compose debootstrap && dockerd &")
+HOW_TO_ENABLE = (
+    "install Docker and Compose and start the engine, as .ci/run does: apt-get install "
+    "docker.io docker-compose debootstrap && dockerd &"
+)
 
 
-def run(cmd: list[str], *, check: bool = True, timeout: float = 600, cwd: Path | None = None,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    cmd: list[str],
+    *,
+    check: bool = True,
+    timeout: float = 600,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run a command, output captured; a failure shows the command and the tail of its output."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, stdin=subprocess.DEVNULL
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
-                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -77,8 +87,10 @@ def ensure_base_images() -> float:
     if not missing:
         return 0.0
     if os.geteuid() != 0 or shutil.which("debootstrap") is None:
-        pytest.skip(f"{', '.join(missing)} missing: `docker pull` them where a registry answers, or "
-                    f"run {BASE_IMAGES_SCRIPT.relative_to(REPO)} as root (needs debootstrap)")
+        pytest.skip(
+            f"{', '.join(missing)} missing: `docker pull` them where a registry answers, or "
+            f"run {BASE_IMAGES_SCRIPT.relative_to(REPO)} as root (needs debootstrap)"
+        )
     started = time.monotonic()
     run(["bash", str(BASE_IMAGES_SCRIPT)], timeout=1800)
     return time.monotonic() - started
@@ -89,8 +101,7 @@ def build_image(tags: list[str], log: Path, context: Path = REPO) -> float:
     host's network, so that pip reaches the package index wherever the host does (see
     docker-compose.yml)."""
     started = time.monotonic()
-    cmd = ["docker", "build", "--network", "host", *(a for t in tags for a in ("-t", t)),
-           str(context)]
+    cmd = ["docker", "build", "--network", "host", *(a for t in tags for a in ("-t", t)), str(context)]
     proc = run(cmd, check=False, timeout=3600)
     log.write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"docker build failed, see {log}:\n{proc.stderr[-3000:]}"
@@ -100,8 +111,7 @@ def build_image(tags: list[str], log: Path, context: Path = REPO) -> float:
 class ComposeProject:
     """One Compose project: its own directory, ``.env`` and name."""
 
-    def __init__(self, workdir: Path, name: str, env: dict[str, str],
-                 profiles: tuple[str, ...] = ()) -> None:
+    def __init__(self, workdir: Path, name: str, env: dict[str, str], profiles: tuple[str, ...] = ()) -> None:
         command = compose_command()
         assert command is not None
         self.dir = workdir
@@ -130,8 +140,9 @@ class ComposeProject:
         assert match, f"{key} is not set in .env"
         return match.group(1)
 
-    def __call__(self, *args: str, check: bool = True,
-                 timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, check: bool = True, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
         return run([*self.base, *args], check=check, timeout=timeout, cwd=self.dir)
 
     def containers(self, service: str | None = None, all_states: bool = False) -> list[str]:

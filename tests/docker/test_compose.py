@@ -22,17 +22,26 @@ from tests.docker.harness import REPORT, ComposeProject, docker
 pytestmark = pytest.mark.slow
 
 # The README's quick start (upload, train, poll, predict), sent as its curl commands send it.
-JOB = {"dataset_id": None, "test_fraction": 0.25,
-       "params": {"loss": "logistic", "sigma": 0.001, "n_iter": 20000, "random_state": 0},
-       "targets": [0.75, 0.8, 0.85]}
-INSTANCES = {"instances": [{"indices": [0, 2, 12], "values": [0.7, 1, -0.5]},
-                           [0.3, 1, 1, -0.3, -0.6, -1, 1, 0.2, 1, -0.9, 0, 1, -1]]}
+JOB = {
+    "dataset_id": None,
+    "test_fraction": 0.25,
+    "params": {"loss": "logistic", "sigma": 0.001, "n_iter": 20000, "random_state": 0},
+    "targets": [0.75, 0.8, 0.85],
+}
+INSTANCES = {
+    "instances": [
+        {"indices": [0, 2, 12], "values": [0.7, 1, -0.5]},
+        [0.3, 1, 1, -0.3, -0.6, -1, 1, 0.2, 1, -0.9, 0, 1, -1],
+    ]
+}
 WORKER_READY = "worker ready"
 NUMBA_CACHE = "/opt/pgs/numba-cache"
 # Asks the scheduler which Dask workers hold tasks (run inside the scheduler's container).
-PROCESSING = ("import json; from distributed import Client\n"
-              "with Client('tcp://127.0.0.1:8786', timeout=60) as c:\n"
-              "    print(json.dumps({w: len(k) for w, k in c.processing().items()}))")
+PROCESSING = (
+    "import json; from distributed import Client\n"
+    "with Client('tcp://127.0.0.1:8786', timeout=60) as c:\n"
+    "    print(json.dumps({w: len(k) for w, k in c.processing().items()}))"
+)
 
 
 @pytest.fixture
@@ -53,15 +62,20 @@ def new_project(tmp_path: Path, run_id: str) -> Iterator[Callable[..., ComposePr
 def _client(project: ComposeProject, service: str) -> httpx.Client:
     """The API as the README's curl commands reach it: loopback, the first key of .env."""
     key = project.env_value("PGS_API_KEYS").split(",")[0]
-    return httpx.Client(base_url=f"http://127.0.0.1:{project.published_port(service)}",
-                        headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    return httpx.Client(
+        base_url=f"http://127.0.0.1:{project.published_port(service)}",
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=60,
+    )
 
 
 def test_image(pgs_image: str):
     image = json.loads(docker("image", "inspect", pgs_image))[0]
     base = json.loads(docker("image", "inspect", "python:3.11-slim"))[0]
-    REPORT.append(f"image size: {image['Size'] / 1e6:.0f} MB ({base['Size'] / 1e6:.0f} MB of it "
-                  "the python:3.11-slim base)")
+    REPORT.append(
+        f"image size: {image['Size'] / 1e6:.0f} MB ({base['Size'] / 1e6:.0f} MB of it "
+        "the python:3.11-slim base)"
+    )
     assert image["Config"]["User"] == "pgs", "the service must not run as root"
     assert "/readyz" in " ".join(image["Config"]["Healthcheck"]["Test"])
 
@@ -78,13 +92,17 @@ def test_a_first_start_names_what_is_missing(pgs_image: str, new_project: Callab
     assert "set PGS_API_KEYS" in out.stdout + out.stderr, out
 
 
-def test_default_profile_walkthrough_restart_down(pgs_image: str,
-                                                  new_project: Callable[..., ComposeProject]):
+def test_default_profile_walkthrough_restart_down(pgs_image: str, new_project: Callable[..., ComposeProject]):
     started = time.monotonic()
     # As a user does: cp .env.example .env, and a real key in it.
-    project = new_project("default", {
-        "PGS_API_KEYS": secrets.token_urlsafe(24), "PGS_IMAGE": pgs_image,
-        "PGS_PUBLISHED_PORT": str(free_port())})
+    project = new_project(
+        "default",
+        {
+            "PGS_API_KEYS": secrets.token_urlsafe(24),
+            "PGS_IMAGE": pgs_image,
+            "PGS_PUBLISHED_PORT": str(free_port()),
+        },
+    )
     project("up", "-d", "--no-build")
     healthy_s = project.wait_healthy("pgs")
     cid = project.container("pgs")
@@ -98,8 +116,7 @@ def test_default_profile_walkthrough_restart_down(pgs_image: str,
         assert c.get("/readyz").json()["status"] == "ready"
         assert httpx.get(c.base_url.join("/v1/datasets")).status_code == 401, "a key is required"
         sample = (REPO / "examples" / "sample.svm").read_bytes()
-        ds = c.post("/v1/datasets", files={"file": ("sample.svm", sample)},
-                    data={"name": "heart"}).json()
+        ds = c.post("/v1/datasets", files={"file": ("sample.svm", sample)}, data={"name": "heart"}).json()
         assert (ds["n_samples"], ds["n_features"], ds["task"]) == (270, 13, "binary"), ds
         body = {**JOB, "dataset_id": ds["id"]}
         created = c.post("/v1/jobs", json=body, headers={"Idempotency-Key": "quickstart-1"})
@@ -113,11 +130,13 @@ def test_default_profile_walkthrough_restart_down(pgs_image: str,
         assert set(job["metrics"]["time_to_target"]) == {"0.75", "0.8", "0.85"}
         prediction = c.post(f"/v1/models/{job['model_id']}/predict", json=INSTANCES).json()
         assert prediction["predictions"] == [1, 1], prediction
-        text = c.post(f"/v1/models/{job['model_id']}/predict", content="+1 1:0.7 3:1 13:-0.5\n",
-                      headers={"Content-Type": "text/plain"}).json()
+        text = c.post(
+            f"/v1/models/{job['model_id']}/predict",
+            content="+1 1:0.7 3:1 13:-0.5\n",
+            headers={"Content-Type": "text/plain"},
+        ).json()
         assert text["predictions"] == [1], text
-    compiled = docker("exec", cid, "find", NUMBA_CACHE, "-type", "f", "-newer",
-                      "/tmp/before-the-first-job")
+    compiled = docker("exec", cid, "find", NUMBA_CACHE, "-type", "f", "-newer", "/tmp/before-the-first-job")
     assert compiled == "", f"the first job compiled kernels the image lacks: {compiled}"
     walkthrough_s = time.monotonic() - started
 
@@ -139,9 +158,11 @@ def test_default_profile_walkthrough_restart_down(pgs_image: str,
     assert f"{project.name}_pgs-var" in left["volumes"], left
     project("down", "-v")
     assert project.leftovers() == {"containers": [], "networks": [], "volumes": []}
-    REPORT.append(f"default profile: healthy {healthy_s:.0f} s after up; walk-through done at "
-                  f"{walkthrough_s:.0f} s; healthy {restart_s:.0f} s after restart; "
-                  f"{time.monotonic() - started:.0f} s in all")
+    REPORT.append(
+        f"default profile: healthy {healthy_s:.0f} s after up; walk-through done at "
+        f"{walkthrough_s:.0f} s; healthy {restart_s:.0f} s after restart; "
+        f"{time.monotonic() - started:.0f} s in all"
+    )
 
 
 def _worker_running_the_job(project: ComposeProject) -> str:
@@ -161,16 +182,25 @@ def _worker_running_the_job(project: ComposeProject) -> str:
     raise AssertionError(f"no dask-worker container has the address {address}")
 
 
-def test_cluster_profile_survives_a_killed_worker(pgs_image: str, s3_image: str, data_dir: Path,
-                                                  new_project: Callable[..., ComposeProject]):
+def test_cluster_profile_survives_a_killed_worker(
+    pgs_image: str, s3_image: str, data_dir: Path, new_project: Callable[..., ComposeProject]
+):
     started = time.monotonic()
-    project = new_project("cluster", {
-        "PGS_API_KEYS": secrets.token_urlsafe(24), "PGS_DB_PASSWORD": secrets.token_urlsafe(16),
-        "PGS_IMAGE": pgs_image, "PGS_S3_IMAGE": s3_image,
-        "PGS_CLUSTER_PUBLISHED_PORTS": str(free_port()),
-        # A lost run is noticed in seconds rather than the default half minute.
-        "PGS_HEARTBEAT_S": "1", "PGS_LEASE_S": "4", "PGS_SWEEP_INTERVAL_S": "1"},
-        profiles=("cluster",))
+    project = new_project(
+        "cluster",
+        {
+            "PGS_API_KEYS": secrets.token_urlsafe(24),
+            "PGS_DB_PASSWORD": secrets.token_urlsafe(16),
+            "PGS_IMAGE": pgs_image,
+            "PGS_S3_IMAGE": s3_image,
+            "PGS_CLUSTER_PUBLISHED_PORTS": str(free_port()),
+            # A lost run is noticed in seconds rather than the default half minute.
+            "PGS_HEARTBEAT_S": "1",
+            "PGS_LEASE_S": "4",
+            "PGS_SWEEP_INTERVAL_S": "1",
+        },
+        profiles=("cluster",),
+    )
     project("up", "-d", "--no-build", "--scale", "dask-worker=2", "api")
     healthy_s = project.wait_healthy("api")
     assert len(project.containers("dask-worker")) == 2
@@ -182,18 +212,24 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, s3_image: str,
     for service in ("api", "dask-worker"):
         for cid in project.containers(service):
             mounts = project.inspect(cid)["Mounts"]
-            assert all(m["Type"] == "volume" and not m.get("Name", "").startswith(project.name)
-                       for m in mounts), mounts
+            assert all(
+                m["Type"] == "volume" and not m.get("Name", "").startswith(project.name) for m in mounts
+            ), mounts
 
     with _client(project, "api") as c:
         assert c.get("/readyz").json()["checks"]["store"] == "ok"
         upload = (data_dir / "a9a.train.svm").read_bytes()
         ds = c.post("/v1/datasets", files={"file": ("a9a.train.svm", upload)}).json()
         assert ds["n_samples"] == 32561, ds
-        job_id = c.post("/v1/jobs", json={
-            "dataset_id": ds["id"], "test_fraction": 0.25, "time_budget_s": 15,
-            "params": {"loss": "logistic", "sigma": 1e-5, "n_iter": 10**9, "random_state": 0},
-        }).json()["id"]
+        job_id = c.post(
+            "/v1/jobs",
+            json={
+                "dataset_id": ds["id"],
+                "test_fraction": 0.25,
+                "time_budget_s": 15,
+                "params": {"loss": "logistic", "sigma": 1e-5, "n_iter": 10**9, "random_state": 0},
+            },
+        ).json()["id"]
         poll_job(c, job_id, lambda j: j["status"] == "running" and (j["progress"]["iteration"] or 0) > 0)
         victim = _worker_running_the_job(project)
         docker("kill", victim)
@@ -203,13 +239,22 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, s3_image: str,
         assert job["status"] == "succeeded" and job["attempts"] == 2, job
         assert job["stop_reason"] == "time_budget" and job["metrics"]["test_accuracy"] > 0.8, job
         # The model the surviving worker wrote, read by the API from the s3 service.
-        p = c.post(f"/v1/models/{job['model_id']}/predict",
-                   json={"instances": INSTANCES["instances"][:1]})
+        p = c.post(f"/v1/models/{job['model_id']}/predict", json={"instances": INSTANCES["instances"][:1]})
         assert p.status_code == 200, p.text
 
     # The job's row is in PostgreSQL, the database the API and the workers share.
-    row = project("exec", "-T", "postgres", "psql", "-U", "pgs", "-d", "pgs", "-tAc",
-                  f"SELECT status, attempts FROM jobs WHERE id = {job_id}").stdout.strip()
+    row = project(
+        "exec",
+        "-T",
+        "postgres",
+        "psql",
+        "-U",
+        "pgs",
+        "-d",
+        "pgs",
+        "-tAc",
+        f"SELECT status, attempts FROM jobs WHERE id = {job_id}",
+    ).stdout.strip()
     assert row == "succeeded|2", row
 
     for cid in project.containers():
@@ -218,6 +263,8 @@ def test_cluster_profile_survives_a_killed_worker(pgs_image: str, s3_image: str,
 
     project("down", "-v")
     assert project.leftovers() == {"containers": [], "networks": [], "volumes": []}
-    REPORT.append(f"cluster profile (2 Dask workers): healthy {healthy_s:.0f} s after up; the job "
-                  f"succeeded {recovery_s:.0f} s after its worker was killed; "
-                  f"{time.monotonic() - started:.0f} s in all")
+    REPORT.append(
+        f"cluster profile (2 Dask workers): healthy {healthy_s:.0f} s after up; the job "
+        f"succeeded {recovery_s:.0f} s after its worker was killed; "
+        f"{time.monotonic() - started:.0f} s in all"
+    )

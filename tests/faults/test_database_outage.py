@@ -22,21 +22,35 @@ def own_postgres():
 
 
 def test_postgres_restart_gives_503_then_recovers(tmp_path: Path, own_postgres: Postgres):
-    settings = make_settings(tmp_path, database_url=own_postgres.url, heartbeat_s=0.5,
-                             lease_s=5, sweep_interval_s=0.5, db_wait_s=60)
+    settings = make_settings(
+        tmp_path,
+        database_url=own_postgres.url,
+        heartbeat_s=0.5,
+        lease_s=5,
+        sweep_interval_s=0.5,
+        db_wait_s=60,
+    )
     with TestClient(create_app(settings)) as c:
         ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-        job_id = c.post("/v1/jobs", json={
-            "dataset_id": ds, "time_budget_s": 4,
-            "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0},
-        }).json()["id"]
+        job_id = c.post(
+            "/v1/jobs",
+            json={
+                "dataset_id": ds,
+                "time_budget_s": 4,
+                "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0},
+            },
+        ).json()["id"]
         wait_for(c, job_id, lambda j: (j["progress"]["iteration"] or 0) > 0)
 
         own_postgres.stop("fast")
         down_at = time.monotonic()
         body = {"dataset_id": ds, "params": {"n_iter": 100}}
-        for r in (c.get("/v1/datasets"), c.get(f"/v1/jobs/{job_id}"), c.post("/v1/jobs", json=body),
-                  c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight(50))})):
+        for r in (
+            c.get("/v1/datasets"),
+            c.get(f"/v1/jobs/{job_id}"),
+            c.post("/v1/jobs", json=body),
+            c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight(50))}),
+        ):
             problem = assert_problem(r, 503)
             assert problem["type"].endswith("database-unavailable")
             assert r.headers["retry-after"]

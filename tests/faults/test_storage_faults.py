@@ -22,8 +22,9 @@ SIZE_KB = 768
 
 
 def _mount(point: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(point)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(point)], capture_output=True, text=True
+    )
 
 
 @pytest.fixture
@@ -40,8 +41,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def _stored(data_dir: Path) -> list[str]:
-    return sorted(str(p.relative_to(data_dir)) for sub in ("datasets", "tmp")
-                  for p in (data_dir / sub).iterdir())
+    return sorted(
+        str(p.relative_to(data_dir)) for sub in ("datasets", "tmp") for p in (data_dir / sub).iterdir()
+    )
 
 
 def _svm(rows: int, width: int = 30) -> bytes:
@@ -50,9 +52,9 @@ def _svm(rows: int, width: int = 30) -> bytes:
 
 
 def test_full_disk_and_read_only_data_dir(tmp_path: Path, small_disk: Path):
-    settings = make_settings(tmp_path, data_dir=small_disk,
-                             database_url=f"sqlite:///{tmp_path / 'pgs.db'}")
+    settings = make_settings(tmp_path, data_dir=small_disk, database_url=f"sqlite:///{tmp_path / 'pgs.db'}")
     with TestClient(create_app(settings)) as c:
+
         def rejected(content: bytes, name: str) -> dict:
             problem = assert_problem(c.post("/v1/datasets", files={"file": (name, content)}), 507)
             assert problem["type"].endswith("insufficient-storage")

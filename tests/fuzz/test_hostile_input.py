@@ -69,30 +69,55 @@ def test_hostile_uploads(client: TestClient, tmp_path: Path):
 
 def test_hostile_request_bodies(client: TestClient):
     ds = client.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-    model = wait_for(client, client.post("/v1/jobs", json={"dataset_id": ds, "params": {
-        "n_iter": 500}}).json()["id"])["model_id"]
+    model = wait_for(
+        client, client.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}).json()["id"]
+    )["model_id"]
     predict = f"/v1/models/{model}/predict"
     deep = b"[" * 100_000 + b"]" * 100_000
     cases: list[tuple[str, str, bytes, str, int]] = [
         ("deeply nested JSON", predict, deep, "application/json", 422),
         ("deeply nested instances", predict, b'{"instances": ' + deep + b"}", "application/json", 422),
-        ("deeply nested job", "/v1/jobs", b'{"dataset_id": 1, "params": ' + b'{"a":' * 50_000
-         + b"1" + b"}" * 50_001, "application/json", 400),
-        ("overflowing values", predict, b'{"instances": [[' + b", ".join([b"1e308"] * 20) + b"]]}",
-         "application/json", 422),
+        (
+            "deeply nested job",
+            "/v1/jobs",
+            b'{"dataset_id": 1, "params": ' + b'{"a":' * 50_000 + b"1" + b"}" * 50_001,
+            "application/json",
+            400,
+        ),
+        (
+            "overflowing values",
+            predict,
+            b'{"instances": [[' + b", ".join([b"1e308"] * 20) + b"]]}",
+            "application/json",
+            422,
+        ),
         ("number beyond float", predict, b'{"instances": [[1e999]]}', "application/json", 422),
-        ("NaN literal", predict, b'{"instances": [{"indices": [0], "values": [NaN]}]}',
-         "application/json", 422),
+        (
+            "NaN literal",
+            predict,
+            b'{"instances": [{"indices": [0], "values": [NaN]}]}',
+            "application/json",
+            422,
+        ),
         ("svmlight junk as text", predict, "1 1:\u2603\n\x00".encode(), "text/plain", 422),
         ("invalid UTF-8 text", predict, b"\xff\xfe junk", "text/plain", 422),
         ("index beyond 64 bits", predict, b"1 99999999999999999999999:1", "text/plain", 422),
         ("JSON sent as XML", predict, b"<instances/>", "application/xml", 415),
-        ("id beyond 64 bits", "/v1/models/99999999999999999999999/predict", b'{"instances": [[1]]}',
-         "application/json", 422),
-        ("job id beyond 64 bits", "/v1/jobs/99999999999999999999999/cancel", b"", "application/json",
-         422),
-        ("non-finite job params", "/v1/jobs", b'{"dataset_id": 1, "params": {"n_iter": 1e400}}',
-         "application/json", 422),
+        (
+            "id beyond 64 bits",
+            "/v1/models/99999999999999999999999/predict",
+            b'{"instances": [[1]]}',
+            "application/json",
+            422,
+        ),
+        ("job id beyond 64 bits", "/v1/jobs/99999999999999999999999/cancel", b"", "application/json", 422),
+        (
+            "non-finite job params",
+            "/v1/jobs",
+            b'{"dataset_id": 1, "params": {"n_iter": 1e400}}',
+            "application/json",
+            422,
+        ),
         ("empty body", "/v1/jobs", b"", "application/json", 422),
     ]
     for name, path, body, ctype, status in cases:

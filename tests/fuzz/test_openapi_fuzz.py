@@ -51,8 +51,9 @@ def _problems(response) -> list[str]:
 
 
 def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
-    server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1",
-                       PGS_MAX_BODY_BYTES="65536").start()
+    server = ApiServer(
+        tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="1", PGS_MAX_BODY_BYTES="65536"
+    ).start()
     try:
         with server.client() as c:  # something to find behind the ids 1
             ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
@@ -61,8 +62,7 @@ def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
 
         # A tus PATCH body is raw bytes (application/offset+octet-stream), which schemathesis
         # cannot derive from a JSON schema: it gets arbitrary bytes.
-        schemathesis.openapi.media_type("application/offset+octet-stream",
-                                        strategies.binary(max_size=4096))
+        schemathesis.openapi.media_type("application/offset+octet-stream", strategies.binary(max_size=4096))
         schema = schemathesis.openapi.from_url(f"{server.base}/openapi.json")
         modes = [schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
         tried: collections.Counter[str] = collections.Counter()
@@ -72,17 +72,25 @@ def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
 
         def fuzz(operation, mode) -> None:
             @given(case=operation.as_strategy(generation_mode=mode))
-            @settings(max_examples=EXAMPLES_PER_MODE, deadline=None, database=None, derandomize=True,
-                      phases=[Phase.explicit, Phase.generate],
-                      suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=EXAMPLES_PER_MODE,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             def run(case) -> None:
                 tried[operation.label] += 1
                 response = case.call(base_url=server.base, timeout=REQUEST_TIMEOUT_S)
                 statuses[response.status_code] += 1
-                RECORDER.record(operation.method, operation.path, response.status_code,
-                                _content_type(response) or None)
-                failures.extend(f"{operation.label} ({mode.value}): {p}\n  "
-                                f"{case.as_curl_command()}" for p in _problems(response))
+                RECORDER.record(
+                    operation.method, operation.path, response.status_code, _content_type(response) or None
+                )
+                failures.extend(
+                    f"{operation.label} ({mode.value}): {p}\n  {case.as_curl_command()}"
+                    for p in _problems(response)
+                )
 
             run()
 
@@ -94,8 +102,10 @@ def test_fuzz_every_operation_from_the_openapi_schema(tmp_path: Path):
                 except HypothesisException as exc:  # e.g. no negative data for this operation
                     skipped.append(f"{operation.label} ({mode.value}): {type(exc).__name__}")
         total = sum(tried.values())
-        print(f"\nschemathesis: {total} requests over {len(tried)} operations; "
-              f"statuses {dict(sorted(statuses.items()))}; not generated: {skipped}")
+        print(
+            f"\nschemathesis: {total} requests over {len(tried)} operations; "
+            f"statuses {dict(sorted(statuses.items()))}; not generated: {skipped}"
+        )
         assert not failures, "\n".join(failures[:20])
         assert total >= 500, tried
     finally:

@@ -25,17 +25,26 @@ PUBLIC = {"/healthz", "/readyz"}
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    settings = make_settings(tmp_path, api_keys=KEY, max_upload_bytes=64 * 1024,
-                             max_body_bytes=16 * 1024, max_predict_bytes=32 * 1024,
-                             max_predict_rows=100)
+    settings = make_settings(
+        tmp_path,
+        api_keys=KEY,
+        max_upload_bytes=64 * 1024,
+        max_body_bytes=16 * 1024,
+        max_predict_bytes=32 * 1024,
+        max_predict_rows=100,
+    )
     with TestClient(create_app(settings)) as c:
         yield c
 
 
 def _operations(client: TestClient) -> list[tuple[str, str]]:
     spec = client.get("/openapi.json").json()
-    return [(method.upper(), path) for path, item in spec["paths"].items() for method in item
-            if method in ("get", "post", "put", "patch", "delete")]
+    return [
+        (method.upper(), path)
+        for path, item in spec["paths"].items()
+        for method in item
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
 
 
 def test_every_non_health_operation_needs_a_key(client: TestClient):
@@ -55,8 +64,12 @@ def test_every_non_health_operation_needs_a_key(client: TestClient):
 
 def test_no_path_traversal_through_names(client: TestClient, tmp_path: Path):
     evil = "../../../../tmp/pgs-evil"
-    r = client.post("/v1/datasets", headers=AUTH, data={"name": evil},
-                    files={"file": ("../../../etc/passwd", tiny_svmlight(30))})
+    r = client.post(
+        "/v1/datasets",
+        headers=AUTH,
+        data={"name": evil},
+        files={"file": ("../../../etc/passwd", tiny_svmlight(30))},
+    )
     assert r.status_code == 201, r.text
     assert r.json()["name"] == evil  # kept as a label, never used as a path
     data_dir = tmp_path / "var"
@@ -75,17 +88,19 @@ def test_no_path_traversal_through_names(client: TestClient, tmp_path: Path):
 
 def test_size_limits(client: TestClient):
     # Upload: the file streams to disk and is refused at the limit.
-    assert_problem(client.post("/v1/datasets", headers=AUTH,
-                               files={"file": ("big.svm", b"1 1:1\n" * 20_000)}), 413)
-    ds = client.post("/v1/datasets", headers=AUTH,
-                     files={"file": ("t.svm", tiny_svmlight(200))}).json()["id"]
+    assert_problem(
+        client.post("/v1/datasets", headers=AUTH, files={"file": ("big.svm", b"1 1:1\n" * 20_000)}), 413
+    )
+    ds = client.post("/v1/datasets", headers=AUTH, files={"file": ("t.svm", tiny_svmlight(200))}).json()["id"]
     # Any other JSON body: cut at max_body_bytes, declared or streamed (chunked).
     big_job = b'{"dataset_id": %d, "targets": [%s]}' % (ds, b", ".join([b"0.5"] * 5000))
-    r = client.post("/v1/jobs", headers={**AUTH, "content-type": "application/json"},
-                    content=big_job)
+    r = client.post("/v1/jobs", headers={**AUTH, "content-type": "application/json"}, content=big_job)
     assert_problem(r, 413)
-    r = client.post("/v1/jobs", headers={**AUTH, "content-type": "application/json"},
-                    content=iter([big_job[:8000], big_job[8000:]]))
+    r = client.post(
+        "/v1/jobs",
+        headers={**AUTH, "content-type": "application/json"},
+        content=iter([big_job[:8000], big_job[8000:]]),
+    )
     assert_problem(r, 413)
     job = wait_for_model(client, ds)
     predict = f"/v1/models/{job['model_id']}/predict"
@@ -95,8 +110,7 @@ def test_size_limits(client: TestClient):
     assert_problem(client.post(predict, headers=AUTH, json={"instances": rows * 101}), 413)
     assert client.post(predict, headers=AUTH, json={"instances": rows * 100}).status_code == 200
     lines = b"1:1\n" * 101
-    assert_problem(client.post(predict, headers={**AUTH, "content-type": "text/plain"},
-                               content=lines), 413)
+    assert_problem(client.post(predict, headers={**AUTH, "content-type": "text/plain"}, content=lines), 413)
 
 
 def wait_for_model(client: TestClient, ds: int) -> dict:
@@ -110,8 +124,17 @@ def wait_for_model(client: TestClient, ds: int) -> dict:
 
 # -- no pickle ---------------------------------------------------------------------------------
 
-PICKLING_MODULES = {"pickle", "cPickle", "_pickle", "dill", "cloudpickle", "joblib", "shelve",
-                    "marshal", "torch"}
+PICKLING_MODULES = {
+    "pickle",
+    "cPickle",
+    "_pickle",
+    "dill",
+    "cloudpickle",
+    "joblib",
+    "shelve",
+    "marshal",
+    "torch",
+}
 LOADERS = {"load", "loads"}
 
 
@@ -125,8 +148,9 @@ def _violations(path: Path) -> list[str]:
     for node in ast.walk(tree):
         where = f"{path.relative_to(REPO)}:{getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Import):
-            found += [f"{where} import {a.name}" for a in node.names
-                      if a.name.split(".")[0] in PICKLING_MODULES]
+            found += [
+                f"{where} import {a.name}" for a in node.names if a.name.split(".")[0] in PICKLING_MODULES
+            ]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PICKLING_MODULES:
             found.append(f"{where} from {node.module} import ...")
         elif isinstance(node, ast.Call):
@@ -138,9 +162,12 @@ def _violations(path: Path) -> list[str]:
             if name in {"read_pickle", "to_pickle", "Unpickler"}:
                 found.append(f"{where} {name}()")
             # Every np.load states allow_pickle=False (the default can be changed by numpy).
-            if (name in LOADERS and isinstance(node.func, ast.Attribute)
-                    and getattr(node.func.value, "id", "") in ("np", "numpy")
-                    and "allow_pickle" not in kwargs):
+            if (
+                name in LOADERS
+                and isinstance(node.func, ast.Attribute)
+                and getattr(node.func.value, "id", "") in ("np", "numpy")
+                and "allow_pickle" not in kwargs
+            ):
                 found.append(f"{where} np.{name} without allow_pickle=False")
     return found
 

@@ -54,7 +54,7 @@ class ScriptedDraws:
         self.used = 0
 
     def integers(self, low, high, size):
-        out = self.values[self.used:self.used + size]
+        out = self.values[self.used : self.used + size]
         assert len(out) == size and out.min() >= low and out.max() < high
         self.used += size
         return out

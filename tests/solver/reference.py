@@ -38,8 +38,20 @@ def grad_r_star(theta: np.ndarray, p: float, radius: float | None) -> np.ndarray
     return w
 
 
-def reference_pgs(X, y, batches, *, loss, p, sigma, radius=None, fit_intercept=False, t0=1.0,
-                  epsilon=1.0, intercept_value=1.0):
+def reference_pgs(
+    X,
+    y,
+    batches,
+    *,
+    loss,
+    p,
+    sigma,
+    radius=None,
+    fit_intercept=False,
+    t0=1.0,
+    epsilon=1.0,
+    intercept_value=1.0,
+):
     """Run Figure 1 on dense ``X`` with the minibatches ``batches`` (shape (T, k)).
 
     Returns the list of iterates w_1..w_T; with ``fit_intercept`` the last coordinate is the weight
@@ -123,8 +135,7 @@ def _l1_weights(n_weights, sigma, fit_intercept):
     return lam
 
 
-def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, coords=None,
-                                 beta="column"):
+def reference_coordinate_descent(X, y, n_steps, *, loss, sigma, fit_intercept, coords=None, beta="column"):
     """Algorithm 1 (coords given) or its greedy version (coords None): g from scratch each step.
 
     beta: "column", sup l'' mean_i x_ij^2 per coordinate, or "uniform", the paper's single
@@ -170,8 +181,11 @@ def reference_smidas_steps(X, y, batches, *, loss, sigma, eta, p, fit_intercept)
         theta = stepped.copy()
         theta[:n] = _soft(stepped[:n], eta * sigma)
         norm = np.sum(np.abs(theta) ** p) ** (1.0 / p)
-        w = np.zeros_like(theta) if norm == 0 else (
-            np.sign(theta) * np.abs(theta) ** (p - 1) / norm ** (p - 2))
+        w = (
+            np.zeros_like(theta)
+            if norm == 0
+            else (np.sign(theta) * np.abs(theta) ** (p - 1) / norm ** (p - 2))
+        )
         yield stepped, theta, w
 
 

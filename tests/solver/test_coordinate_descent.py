@@ -29,11 +29,18 @@ from .reference import reference_coordinate_descent
 def test_scd_matches_algorithm_1(loss, fit_intercept, beta, as_input):
     X, y, rng = l1_problem(loss)
     coords = rng.integers(0, X.shape[1] + fit_intercept, size=300)
-    expected = reference_coordinate_descent(X, y, 300, loss=loss, sigma=0.02, coords=coords,
-                                            fit_intercept=fit_intercept, beta=beta)
+    expected = reference_coordinate_descent(
+        X, y, 300, loss=loss, sigma=0.02, coords=coords, fit_intercept=fit_intercept, beta=beta
+    )
     engine = StochasticCoordinateEngine(
-        as_kernel_data(as_input(X)), y[None, :], loss=LOSSES[loss], epsilon=1.0, sigma=0.02,
-        fit_intercept=fit_intercept, rng=ScriptedDraws(coords), beta=beta,
+        as_kernel_data(as_input(X)),
+        y[None, :],
+        loss=LOSSES[loss],
+        epsilon=1.0,
+        sigma=0.02,
+        fit_intercept=fit_intercept,
+        rng=ScriptedDraws(coords),
+        beta=beta,
     )
     assert rel_err(run_in_chunks(engine, (7, 93, 200)), expected) < 1e-10
     if beta == "column":
@@ -50,18 +57,24 @@ def test_gcd_matches_greedy_reference(loss, fit_intercept, as_input):
 
     def engine():
         return GreedyCoordinateEngine(
-            as_kernel_data(as_input(X)), y[None, :], loss=LOSSES[loss], epsilon=1.0, sigma=0.02,
+            as_kernel_data(as_input(X)),
+            y[None, :],
+            loss=LOSSES[loss],
+            epsilon=1.0,
+            sigma=0.02,
             fit_intercept=fit_intercept,
         )
 
     # 60 steps span several exact recomputations of the maintained gradient (every 12-13 steps).
-    expected = reference_coordinate_descent(X, y, 60, loss=loss, sigma=0.02, coords=None,
-                                            fit_intercept=fit_intercept)
+    expected = reference_coordinate_descent(
+        X, y, 60, loss=loss, sigma=0.02, coords=None, fit_intercept=fit_intercept
+    )
     assert rel_err(run_in_chunks(engine(), (5, 20, 35)), expected) < 1e-12
     # Near the optimum, ties between coordinates are decided by rounding and the reference's gain
     # (a difference of nearly equal terms) stops at gain <= 0, about 1e-8 from the optimum in w.
-    expected = reference_coordinate_descent(X, y, 1000, loss=loss, sigma=0.02, coords=None,
-                                            fit_intercept=fit_intercept)
+    expected = reference_coordinate_descent(
+        X, y, 1000, loss=loss, sigma=0.02, coords=None, fit_intercept=fit_intercept
+    )
     assert rel_err(run_in_chunks(engine(), (1000,)), expected) < 1e-7
 
 
@@ -69,9 +82,16 @@ def test_uniform_beta_is_the_papers_beta_on_data_in_the_unit_box():
     # Eq. (7): beta = sup l'' = 1/4 for the logistic loss when x in [-1, 1]^d reaches +-1.
     X, y, _ = l1_problem("logistic")
     X = X / np.abs(X).max()
-    engine = StochasticCoordinateEngine(as_kernel_data(X), y[None, :], loss=LOSSES["logistic"],
-                                        epsilon=1.0, sigma=0.01, fit_intercept=False, rng=None,
-                                        beta="uniform")
+    engine = StochasticCoordinateEngine(
+        as_kernel_data(X),
+        y[None, :],
+        loss=LOSSES["logistic"],
+        epsilon=1.0,
+        sigma=0.01,
+        fit_intercept=False,
+        rng=None,
+        beta="uniform",
+    )
     betas = engine.coef[:, 0]
     assert betas[3] == 0.0  # the all-zero column is never updated
     assert np.all(np.delete(betas, 3) == 0.25)
@@ -81,9 +101,15 @@ def test_data_accesses_count_the_nonzeros_read():
     X, y, rng = l1_problem("logistic", seed=3)
     Xs = sp.csr_matrix(X)
     coords = rng.integers(0, X.shape[1] + 1, size=50)
-    engine = StochasticCoordinateEngine(as_kernel_data(Xs), y[None, :], loss=LOSSES["logistic"],
-                                        epsilon=1.0, sigma=0.01, fit_intercept=True,
-                                        rng=ScriptedDraws(coords))
+    engine = StochasticCoordinateEngine(
+        as_kernel_data(Xs),
+        y[None, :],
+        loss=LOSSES["logistic"],
+        epsilon=1.0,
+        sigma=0.01,
+        fit_intercept=True,
+        rng=ScriptedDraws(coords),
+    )
     engine.run(50)
     column_nnz = np.r_[np.diff(Xs.tocsc().indptr), X.shape[0]]  # the intercept column is full
     assert engine.data_accesses == column_nnz[coords].sum()
@@ -92,8 +118,10 @@ def test_data_accesses_count_the_nonzeros_read():
 @pytest.mark.parametrize("cls", [SCDClassifier, GCDClassifier])
 def test_coordinate_descent_reaches_the_exact_optimum(cls, heart_l1):
     X, y, fopt, w_opt = heart_l1
-    gaps = [objective_gap(cls(sigma=1e-2, n_iter=n, random_state=0).fit(X, y), X, y, fopt)
-            for n in (100, 400, 3000)]
+    gaps = [
+        objective_gap(cls(sigma=1e-2, n_iter=n, random_state=0).fit(X, y), X, y, fopt)
+        for n in (100, 400, 3000)
+    ]
     assert all(g > -1e-10 for g in gaps)
     assert gaps == sorted(gaps, reverse=True), gaps
     assert gaps[-1] < 1e-9, gaps
@@ -107,8 +135,12 @@ def test_scd_on_a9a_approaches_the_optimum(a9a):
     y = np.where(y > 0, 1.0, -1.0)
     fopt, _ = l1_optimum(X, y, loss="logistic", sigma=1e-3)
     n_weights = X.shape[1] + 1
-    gaps = [objective_gap(SCDClassifier(sigma=1e-3, n_iter=sweeps * n_weights, random_state=0).fit(X, y),
-                 X, y, fopt) for sweeps in (10, 200)]
+    gaps = [
+        objective_gap(
+            SCDClassifier(sigma=1e-3, n_iter=sweeps * n_weights, random_state=0).fit(X, y), X, y, fopt
+        )
+        for sweeps in (10, 200)
+    ]
     assert gaps[1] < gaps[0] / 10 and gaps[1] < 1e-3, gaps
 
 

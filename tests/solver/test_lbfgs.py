@@ -31,8 +31,9 @@ def test_matches_sklearn_logistic_regression_on_a9a(a9a):
     sigma = 1e-3
     est = LBFGSClassifier(sigma=sigma, fit_intercept=False, tol=0.0).fit(X, y)
     # sklearn: C sum_i l + ||w||^2 / 2, which is m C times ours for C = 1 / (sigma m).
-    ref = LogisticRegression(C=1.0 / (sigma * X.shape[0]), fit_intercept=False, tol=1e-14,
-                             max_iter=10000).fit(X, y)
+    ref = LogisticRegression(
+        C=1.0 / (sigma * X.shape[0]), fit_intercept=False, tol=1e-14, max_iter=10000
+    ).fit(X, y)
     # a9a's one-hot groups leave directions of curvature about sigma, along which the optimum is
     # only determined to sqrt(rounding / sigma) by any method that compares objective values.
     ours, theirs = (est._objective(X, y, e.coef_[0]) for e in (est, ref))
@@ -73,11 +74,14 @@ def test_pausing_between_checkpoints_does_not_change_the_run(heart):
     assert [pt.iteration for pt in traced.trace_][:6] == [0, 4, 5, 6, 7, 8]
     # ...and is the same as one scipy call with maxiter=25 on the same function.
     _, objective = exact_optimum(X, y, loss="logistic", p=1.5, sigma=1e-3)
-    direct = scipy.optimize.minimize(objective, np.zeros(X.shape[1] + 1), jac=True,
-                                     method="L-BFGS-B",
-                                     options={"maxiter": 25, "gtol": 0.0, "ftol": 0.0})
-    np.testing.assert_allclose(np.r_[plain.coef_[0], plain.intercept_], direct.x, rtol=1e-7,
-                               atol=1e-10)
+    direct = scipy.optimize.minimize(
+        objective,
+        np.zeros(X.shape[1] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 25, "gtol": 0.0, "ftol": 0.0},
+    )
+    np.testing.assert_allclose(np.r_[plain.coef_[0], plain.intercept_], direct.x, rtol=1e-7, atol=1e-10)
 
 
 def test_trace_is_monotone_and_counts_data_accesses(heart):

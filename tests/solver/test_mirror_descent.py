@@ -35,18 +35,34 @@ def test_mirror_descent_matches_algorithm_3(link, loss, k, fit_intercept, as_inp
     params = dict(loss=loss, sigma=0.01, eta=0.05, fit_intercept=fit_intercept)
     expected = reference_smidas(X, y, batches, p=p, **params)
     engine = MirrorEngine(
-        as_kernel_data(as_input(X)), y[None, :], loss=LOSSES[loss], epsilon=1.0,
-        sigma=0.01, eta=0.05, p=p, batch_size=k, fit_intercept=fit_intercept,
+        as_kernel_data(as_input(X)),
+        y[None, :],
+        loss=LOSSES[loss],
+        epsilon=1.0,
+        sigma=0.01,
+        eta=0.05,
+        p=p,
+        batch_size=k,
+        fit_intercept=fit_intercept,
         rng=ScriptedDraws(batches.ravel()),
     )
     assert rel_err(run_in_chunks(engine, (1, 99, 300)), expected) < 1e-9
-    assert 0 < np.count_nonzero(expected[:X.shape[1]]) < X.shape[1]  # sparse, not trivially so
+    assert 0 < np.count_nonzero(expected[: X.shape[1]]) < X.shape[1]  # sparse, not trivially so
 
 
 def _smidas_engine(X, y, samples, *, sigma, eta, fit_intercept=False):
-    return MirrorEngine(as_kernel_data(X), y[None, :], loss=LOSSES["logistic"], epsilon=1.0,
-                        sigma=sigma, eta=eta, p=dual_exponent(X.shape[1]), batch_size=1,
-                        fit_intercept=fit_intercept, rng=ScriptedDraws(samples))
+    return MirrorEngine(
+        as_kernel_data(X),
+        y[None, :],
+        loss=LOSSES["logistic"],
+        epsilon=1.0,
+        sigma=sigma,
+        eta=eta,
+        p=dual_exponent(X.shape[1]),
+        batch_size=1,
+        fit_intercept=fit_intercept,
+        rng=ScriptedDraws(samples),
+    )
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])
@@ -56,13 +72,19 @@ def test_smidas_matches_algorithm_3_step_by_step(fit_intercept, as_input):
     X, y, rng = l1_problem("logistic", seed=4)
     samples = rng.integers(0, X.shape[0], size=300)
     sigma, eta = 0.05, 0.5
-    engine = _smidas_engine(as_input(X), y, samples, sigma=sigma, eta=eta,
-                            fit_intercept=fit_intercept)
+    engine = _smidas_engine(as_input(X), y, samples, sigma=sigma, eta=eta, fit_intercept=fit_intercept)
     n = X.shape[1]
     zeros_seen = 0
     for stepped, theta, w in reference_smidas_steps(
-            X, y, samples[:, None], loss="logistic", sigma=sigma, eta=eta,
-            p=dual_exponent(n), fit_intercept=fit_intercept):
+        X,
+        y,
+        samples[:, None],
+        loss="logistic",
+        sigma=sigma,
+        eta=eta,
+        p=dual_exponent(n),
+        fit_intercept=fit_intercept,
+    ):
         engine.run(1)
         assert rel_err(engine.output_weights()[0], w) < 1e-9
         kernel_theta = engine.states[0][:, THETA]
@@ -104,9 +126,18 @@ def test_data_accesses_count_the_nonzeros_read():
     X, y, rng = l1_problem("logistic", seed=3)
     Xs = sp.csr_matrix(X)
     samples = rng.integers(0, X.shape[0], size=60)
-    engine = MirrorEngine(as_kernel_data(Xs), y[None, :], loss=LOSSES["logistic"],
-                          epsilon=1.0, sigma=0.01, eta=0.1, p=5, batch_size=2, fit_intercept=True,
-                          rng=ScriptedDraws(samples))
+    engine = MirrorEngine(
+        as_kernel_data(Xs),
+        y[None, :],
+        loss=LOSSES["logistic"],
+        epsilon=1.0,
+        sigma=0.01,
+        eta=0.1,
+        p=5,
+        batch_size=2,
+        fit_intercept=True,
+        rng=ScriptedDraws(samples),
+    )
     engine.run(30)
     assert engine.data_accesses == np.diff(Xs.indptr)[samples].sum()
 
@@ -117,8 +148,12 @@ def test_stochastic_methods_approach_the_optimum_as_eta_shrinks(cls, heart_l1):
     m = X.shape[0]
     # A constant step ends in a neighbourhood of the optimum whose size shrinks with eta
     # (Theorem 3: eta (p-1) rho^2 e / 2 + ||w*||_1^2 / (eta T)); epochs grow like 1 / eta.
-    gaps = [objective_gap(cls(sigma=1e-2, eta=eta, n_iter=int(10 / eta) * m, random_state=0).fit(X, y),
-                 X, y, fopt) for eta in (0.1, 0.01)]
+    gaps = [
+        objective_gap(
+            cls(sigma=1e-2, eta=eta, n_iter=int(10 / eta) * m, random_state=0).fit(X, y), X, y, fopt
+        )
+        for eta in (0.1, 0.01)
+    ]
     assert all(g > -1e-10 for g in gaps)
     assert gaps[1] < gaps[0] / 5 and gaps[1] < 3e-3, gaps
 

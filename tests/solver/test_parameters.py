@@ -61,10 +61,12 @@ class Toy(BaseEstimator):
     done_ : bool
     """
 
-    size: int = param(default=3, allowed=[Interval(Integral, 1, None, closed="left")],
-                      doc="How many.", kw_only=False)
-    mode: str = param(default="fast", allowed=[StrOptions({"fast", "exact"}), None], doc="How.",
-                      details="Exact is slow.")
+    size: int = param(
+        default=3, allowed=[Interval(Integral, 1, None, closed="left")], doc="How many.", kw_only=False
+    )
+    mode: str = param(
+        default="fast", allowed=[StrOptions({"fast", "exact"}), None], doc="How.", details="Exact is slow."
+    )
 
 
 @declare_parameters
@@ -80,7 +82,7 @@ def test_a_subclass_redeclares_a_parameter_in_place():
     assert ExactToy._parameter_constraints["mode"][0].options == {"exact"}
     with pytest.raises(ValueError, match="'mode' parameter of ExactToy must be a str among"):
         ExactToy(mode="fast")._validate_params()
-    assert ExactToy.__doc__.rstrip().endswith('mode : "exact", default=\'exact\'\n        Only exact.')
+    assert ExactToy.__doc__.rstrip().endswith("mode : \"exact\", default='exact'\n        Only exact.")
 
 
 def test_the_generated_section_goes_before_the_attributes():
@@ -91,12 +93,20 @@ def test_the_generated_section_goes_before_the_attributes():
 
 def test_describe_parameters_is_json_schema():
     assert describe_parameters(Toy) == {
-        "size": {"type": "int in [1, inf)", "default": 3, "description": "How many.",
-                 "schema": {"type": "integer", "minimum": 1}},
-        "mode": {"type": '{"exact", "fast"} or None', "default": "fast", "description": "How.",
-                 "schema": {"anyOf": [{"type": "string", "enum": ["exact", "fast"]},
-                                      {"type": "null"}]}},
+        "size": {
+            "type": "int in [1, inf)",
+            "default": 3,
+            "description": "How many.",
+            "schema": {"type": "integer", "minimum": 1},
+        },
+        "mode": {
+            "type": '{"exact", "fast"} or None',
+            "default": "fast",
+            "description": "How.",
+            "schema": {"anyOf": [{"type": "string", "enum": ["exact", "fast"]}, {"type": "null"}]},
+        },
     }
+
 
 # Every family's parameters: the error names the parameter, the allowed values and the value given.
 BAD_PARAMETERS = [
@@ -115,8 +125,7 @@ BAD_PARAMETERS = [
     (GDClassifier, {"eta": 0.0}, ["'eta'", "(0.0, inf)", "'auto'", "0.0"]),
     (SGDClassifier, {"eta": -1.0}, ["'eta'", "-1.0"]),
     (SGDClassifier, {"eta": "big"}, ["'eta'", "'auto'", "big"]),
-    (GDRegressor, {"eta": 2.0, "sigma": 1.0}, ["'eta'", "'sigma'", "at most 1", "eta=2.0",
-                                                         "sigma=1.0"]),
+    (GDRegressor, {"eta": 2.0, "sigma": 1.0}, ["'eta'", "'sigma'", "at most 1", "eta=2.0", "sigma=1.0"]),
     (OGDClassifier, {"t0": -1.0}, ["'t0'", "[0.0, inf)", "-1.0"]),
     (OGDClassifier, {"batch_size": 0}, ["'batch_size'", "[1, inf)", "0"]),
     (SGDRegressor, {"output": "random"}, ["'output'", "average", "last", "random"]),

@@ -45,13 +45,15 @@ def test_link_power_by_square_roots_equals_pow(a, quarters):
 def test_stronger_l1_gives_sparser_models():
     X, y = make_classification(n_samples=400, n_features=30, n_informative=4, random_state=0)
     for cls in (SCDClassifier, GCDClassifier, SMIDASClassifier, TruncGradClassifier):
-        nnz = [np.count_nonzero(cls(sigma=s, random_state=0, n_iter=20000).fit(X, y).coef_)
-               for s in (1e-4, 0.3)]
+        nnz = [
+            np.count_nonzero(cls(sigma=s, random_state=0, n_iter=20000).fit(X, y).coef_) for s in (1e-4, 0.3)
+        ]
         assert nnz[1] < nnz[0], (cls.__name__, nnz)
 
 
-@pytest.mark.parametrize(("x", "tau", "expected"),
-                         [(3.0, 1.0, 2.0), (-3.0, 1.0, -2.0), (0.5, 1.0, 0.0), (-1.0, 1.0, 0.0)])
+@pytest.mark.parametrize(
+    ("x", "tau", "expected"), [(3.0, 1.0, 2.0), (-3.0, 1.0, -2.0), (0.5, 1.0, 0.0), (-1.0, 1.0, 0.0)]
+)
 def test_soft_threshold_is_the_l1_prox(x, tau, expected):
     assert soft_threshold(x, tau) == expected
 

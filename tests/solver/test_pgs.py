@@ -24,13 +24,35 @@ from .reference import grad_r_star, reference_pgs
 SIGMA = 0.05
 
 
-def _run_fast(X, y, batches, *, loss, p, radius, fit_intercept, average=True, t0=1.0, splits=(25,),
-              intercept_scaling=1.0, average_power=0.0):
+def _run_fast(
+    X,
+    y,
+    batches,
+    *,
+    loss,
+    p,
+    radius,
+    fit_intercept,
+    average=True,
+    t0=1.0,
+    splits=(25,),
+    intercept_scaling=1.0,
+    average_power=0.0,
+):
     state = PGSState(
-        as_kernel_data(X), y, loss=LOSSES[loss], p=p, sigma=SIGMA,
-        radius=np.inf if radius is None else radius, fit_intercept=fit_intercept,
-        batch_size=batches.shape[1], t0=t0, epsilon=1.0, average=average,
-        intercept_scaling=intercept_scaling, average_power=average_power,
+        as_kernel_data(X),
+        y,
+        loss=LOSSES[loss],
+        p=p,
+        sigma=SIGMA,
+        radius=np.inf if radius is None else radius,
+        fit_intercept=fit_intercept,
+        batch_size=batches.shape[1],
+        t0=t0,
+        epsilon=1.0,
+        average=average,
+        intercept_scaling=intercept_scaling,
+        average_power=average_power,
     )
     # Several chunks, as the driver runs them: the state must carry over exactly.
     start = 0
@@ -51,8 +73,7 @@ def test_matches_reference(loss, p, k, radius, fit_intercept, as_input):
     iterates = reference_pgs(
         X, y, batches, loss=loss, p=p, sigma=SIGMA, radius=radius, fit_intercept=fit_intercept
     )
-    state = _run_fast(as_input(X), y, batches, loss=loss, p=p, radius=radius,
-                      fit_intercept=fit_intercept)
+    state = _run_fast(as_input(X), y, batches, loss=loss, p=p, radius=radius, fit_intercept=fit_intercept)
     assert rel_err(state.current(), iterates[-1]) < 1e-9
     assert rel_err(state.average(), np.mean(iterates, axis=0)) < 1e-9
 
@@ -63,10 +84,10 @@ def test_every_iterate_matches_and_projection_binds(p):
     X, y, rng = sparse_problem("logistic", seed=1)
     batches = rng.integers(0, X.shape[0], size=(30, 3))
     radius = 0.05
-    iterates = reference_pgs(X, y, batches, loss="logistic", p=p, sigma=SIGMA, radius=radius,
-                             fit_intercept=True)
-    state = _run_fast(X, y, batches[:1], loss="logistic", p=p, radius=radius, fit_intercept=True,
-                      splits=())
+    iterates = reference_pgs(
+        X, y, batches, loss="logistic", p=p, sigma=SIGMA, radius=radius, fit_intercept=True
+    )
+    state = _run_fast(X, y, batches[:1], loss="logistic", p=p, radius=radius, fit_intercept=True, splits=())
     for t in range(1, len(batches)):
         assert rel_err(state.current(), iterates[t - 1]) < 1e-9
         state.run(batches[t])
@@ -78,8 +99,7 @@ def test_t0_generalises_the_paper_offset():
     X, y, rng = sparse_problem("hinge", seed=2)
     batches = rng.integers(0, X.shape[0], size=(40, 2))
     iterates = reference_pgs(X, y, batches, loss="hinge", p=1.8, sigma=SIGMA, t0=25.0)
-    state = _run_fast(X, y, batches, loss="hinge", p=1.8, radius=None, fit_intercept=False,
-                      t0=25.0)
+    state = _run_fast(X, y, batches, loss="hinge", p=1.8, radius=None, fit_intercept=False, t0=25.0)
     assert rel_err(state.current(), iterates[-1]) < 1e-9
 
 
@@ -87,8 +107,7 @@ def test_float32_input_matches_float64():
     X, y, rng = sparse_problem("logistic", seed=3)
     batches = rng.integers(0, X.shape[0], size=(50, 1))
     X32 = X.astype(np.float32)
-    iterates = reference_pgs(X32.astype(np.float64), y, batches, loss="logistic", p=1.5,
-                             sigma=SIGMA)
+    iterates = reference_pgs(X32.astype(np.float64), y, batches, loss="logistic", p=1.5, sigma=SIGMA)
     state = _run_fast(X32, y, batches, loss="logistic", p=1.5, radius=None, fit_intercept=False)
     assert rel_err(state.average(), np.mean(iterates, axis=0)) < 1e-9
 
@@ -100,8 +119,17 @@ def test_long_runs_stay_accurate_for_small_p():
     batches = rng.integers(0, X.shape[0], size=(3000, 1))
     iterates = reference_pgs(X, y, batches, loss="logistic", p=1.05, sigma=1e-3)
     state = PGSState(
-        as_kernel_data(X), y, loss=LOSSES["logistic"], p=1.05, sigma=1e-3,
-        radius=np.inf, fit_intercept=False, batch_size=1, t0=1.0, epsilon=1.0, average=True,
+        as_kernel_data(X),
+        y,
+        loss=LOSSES["logistic"],
+        p=1.05,
+        sigma=1e-3,
+        radius=np.inf,
+        fit_intercept=False,
+        batch_size=1,
+        t0=1.0,
+        epsilon=1.0,
+        average=True,
     )
     state.run(batches.ravel())
     assert rel_err(state.current(), iterates[-1]) < 1e-9
@@ -114,10 +142,12 @@ def test_intercept_scaling_is_a_constant_feature_of_that_value(p):
     s times that column's weight."""
     X, y, rng = sparse_problem("logistic", seed=5)
     batches = rng.integers(0, X.shape[0], size=(60, 2))
-    iterates = reference_pgs(X, y, batches, loss="logistic", p=p, sigma=SIGMA, radius=0.7,
-                             fit_intercept=True, intercept_value=0.3)
-    state = _run_fast(X, y, batches, loss="logistic", p=p, radius=0.7, fit_intercept=True,
-                      intercept_scaling=0.3)
+    iterates = reference_pgs(
+        X, y, batches, loss="logistic", p=p, sigma=SIGMA, radius=0.7, fit_intercept=True, intercept_value=0.3
+    )
+    state = _run_fast(
+        X, y, batches, loss="logistic", p=p, radius=0.7, fit_intercept=True, intercept_scaling=0.3
+    )
     scale = np.ones(X.shape[1] + 1)
     scale[-1] = 0.3
     assert rel_err(state.current(), iterates[-1] * scale) < 1e-9
@@ -133,8 +163,17 @@ def test_weighted_average_matches_reference(p, power):
     n_iter = 3000 if p == 1.05 else 200
     batches = rng.integers(0, X.shape[0], size=(n_iter, 1))
     iterates = reference_pgs(X, y, batches, loss="logistic", p=p, sigma=SIGMA, fit_intercept=True)
-    state = _run_fast(X, y, batches, loss="logistic", p=p, radius=None, fit_intercept=True,
-                      average_power=power, splits=(25, 130))
+    state = _run_fast(
+        X,
+        y,
+        batches,
+        loss="logistic",
+        p=p,
+        radius=None,
+        fit_intercept=True,
+        average_power=power,
+        splits=(25, 130),
+    )
     weights = np.arange(1, n_iter + 1, dtype=np.float64) ** power
     assert rel_err(state.average(), np.average(iterates, axis=0, weights=weights)) < 1e-9
 
@@ -143,8 +182,13 @@ ps = st.sampled_from([1.05, 1.1, 1.25, 1.5, 1.8, 1.9, 2.0]) | st.floats(1.02, 2.
 
 
 @settings(max_examples=60, deadline=None)
-@given(p=ps, seed=st.integers(0, 2**31), radius=st.none() | st.floats(1e-3, 10.0),
-       scale=st.floats(1e-3, 1e3), t0=st.floats(1.0, 1e4))
+@given(
+    p=ps,
+    seed=st.integers(0, 2**31),
+    radius=st.none() | st.floats(1e-3, 10.0),
+    scale=st.floats(1e-3, 1e3),
+    t0=st.floats(1.0, 1e4),
+)
 def test_state_is_grad_r_star_of_lambda(p, seed, radius, scale, t0):
     """w_t = grad r*(lambda / ((t + t0) sigma)) with the projection (Figure 2), the dual-norm
     identities ||w||_p = min(B, (p-1) ||lambda||_q / ((t+t0) sigma)) and Hoelder's equality
@@ -153,9 +197,19 @@ def test_state_is_grad_r_star_of_lambda(p, seed, radius, scale, t0):
     X = rng.normal(size=(20, 6)) * scale * (rng.random((20, 6)) < 0.6)
     y = np.where(rng.random(20) < 0.5, -1.0, 1.0)
     sigma = 0.1
-    state = PGSState(as_kernel_data(X), y, loss=LOSSES["logistic"], p=p, sigma=sigma,
-                     radius=np.inf if radius is None else radius, fit_intercept=True,
-                     batch_size=2, t0=t0, epsilon=1.0, average=False)
+    state = PGSState(
+        as_kernel_data(X),
+        y,
+        loss=LOSSES["logistic"],
+        p=p,
+        sigma=sigma,
+        radius=np.inf if radius is None else radius,
+        fit_intercept=True,
+        batch_size=2,
+        t0=t0,
+        epsilon=1.0,
+        average=False,
+    )
     state.run(rng.integers(0, 20, size=2 * 37))
     lam = state.dual()
     w = state.current()
@@ -177,19 +231,18 @@ def test_state_is_grad_r_star_of_lambda(p, seed, radius, scale, t0):
 def test_permutation_sampling_visits_every_sample_once_per_epoch():
     X, y = binary_problem(n=50)
     clf = PGSClassifier(sampling="permutation", random_state=0)
-    engine = clf._make_engine(*prepare(X), np.where(y == 1, 1.0, -1.0)[None, :],
-                              np.random.default_rng(0))
+    engine = clf._make_engine(*prepare(X), np.where(y == 1, 1.0, -1.0)[None, :], np.random.default_rng(0))
     drawn = np.concatenate([next(engine.sampler.draw(k)).rows for k in (7, 30, 13, 50, 1, 49)])
     for epoch in range(3):
-        assert sorted(drawn[50 * epoch:50 * (epoch + 1)]) == list(range(50))
+        assert sorted(drawn[50 * epoch : 50 * (epoch + 1)]) == list(range(50))
 
 
 def test_permutation_sampling_is_uniform():
     """The lazy Fisher-Yates shuffle: over 6,000 epochs of 4 samples, each of the 24 orders comes
     up about 250 times (chi-square with 23 degrees of freedom; 60 is beyond its 0.9999 quantile)."""
-    engine = PGSClassifier()._make_engine(*prepare(np.eye(4)),
-                                          np.array([[1.0, -1.0, 1.0, -1.0]]),
-                                          np.random.default_rng(0))
+    engine = PGSClassifier()._make_engine(
+        *prepare(np.eye(4)), np.array([[1.0, -1.0, 1.0, -1.0]]), np.random.default_rng(0)
+    )
     draws = [next(engine.sampler.draw(k)).rows for k in [3, 5, 8] * 1000]
     drawn = np.concatenate(draws).reshape(-1, 4)
     orders, counts = np.unique(drawn, axis=0, return_counts=True)
@@ -204,8 +257,9 @@ def _gap(est, X, objective, fopt):
     return (objective(w)[0] - fopt) / fopt
 
 
-@pytest.mark.parametrize(("loss", "p"), [("logistic", 2.0), ("logistic", 1.8), ("squared", 2.0),
-                                         ("squared", 1.8)])
+@pytest.mark.parametrize(
+    ("loss", "p"), [("logistic", 2.0), ("logistic", 1.8), ("squared", 2.0), ("squared", 1.8)]
+)
 def test_gap_to_lbfgs_optimum_shrinks_to_1e3(a9a, loss, p):
     X, y, _, _ = a9a
     y = np.where(y > 0, 1.0, -1.0)

@@ -29,8 +29,11 @@ def test_a_mixed_table_round_trips_without_pickle():
     X = _mixed(rng)
     pre = make_preprocessor(5, categorical=[3], ignore=[0]).fit(X)
     meta, arrays = export_preprocessor(pre)
-    assert meta["ignore"] == [0] and list(numeric_columns(5, meta["categorical"],
-                                                          meta["ignore"])) == [1, 2, 4]
+    assert meta["ignore"] == [0] and list(numeric_columns(5, meta["categorical"], meta["ignore"])) == [
+        1,
+        2,
+        4,
+    ]
     assert all(a.dtype.kind in "fU" for a in arrays.values())
     again = load_preprocessor(meta, arrays)
     np.testing.assert_array_equal(again.transform(X), pre.transform(X))
@@ -72,18 +75,19 @@ def test_the_one_pass_max_abs_scaler_fits_as_scikit_learns():
             for attr in ("max_abs_", "scale_", "n_samples_seen_", "n_features_in_"):
                 np.testing.assert_array_equal(getattr(ours, attr), getattr(theirs, attr))
             assert ours.max_abs_.dtype == theirs.max_abs_.dtype
-        np.testing.assert_array_equal(ours.transform(data).toarray(),
-                                      theirs.transform(data).toarray())
+        np.testing.assert_array_equal(ours.transform(data).toarray(), theirs.transform(data).toarray())
     # Dense input is MaxAbsScaler's own.
-    np.testing.assert_array_equal(OnePassMaxAbsScaler().fit(X.toarray()).max_abs_,
-                                  MaxAbsScaler().fit(X.toarray()).max_abs_)
+    np.testing.assert_array_equal(
+        OnePassMaxAbsScaler().fit(X.toarray()).max_abs_, MaxAbsScaler().fit(X.toarray()).max_abs_
+    )
 
 
 def test_a_wide_sparse_input_is_sliced_not_indexed_column_by_column():
     """2^24 columns: the numeric part reads a slice (a list of 2^24 indices took minutes)."""
     n = 2**24
-    X = sp.csr_matrix((np.array([1.0, -2.0, 3.0]), (np.array([0, 0, 1]), np.array([0, n - 1, 5]))),
-                      shape=(2, n))
+    X = sp.csr_matrix(
+        (np.array([1.0, -2.0, 3.0]), (np.array([0, 0, 1]), np.array([0, n - 1, 5]))), shape=(2, n)
+    )
     pre = make_preprocessor(n, scaling="maxabs", impute=False, sparse=True).fit(X)
     meta, arrays = export_preprocessor(pre)
     assert sum(a.nbytes for a in arrays.values()) < 1000
@@ -95,15 +99,20 @@ def test_in_a_pipeline_with_a_pgs_classifier():
     rng = np.random.default_rng(1)
     X = _mixed(rng, 300)
     y = np.where(X[:, 3] == "red", "a", "b")
-    model = make_pipeline(make_preprocessor(5, categorical=[3], ignore=[0]),
-                          PGSClassifier(loss="logistic", sigma=1e-3, n_iter=3000, random_state=0))
+    model = make_pipeline(
+        make_preprocessor(5, categorical=[3], ignore=[0]),
+        PGSClassifier(loss="logistic", sigma=1e-3, n_iter=3000, random_state=0),
+    )
     assert model.fit(X, y).score(X, y) > 0.95
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    ({"format": 2}, "format"),
-    ({"ignore": [0, 1]}, "must be 2 finite numbers"),
-])
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"format": 2}, "format"),
+        ({"ignore": [0, 1]}, "must be 2 finite numbers"),
+    ],
+)
 def test_load_refuses_what_it_does_not_describe(change: dict, words: str):
     X = _mixed(np.random.default_rng(2))
     meta, arrays = export_preprocessor(make_preprocessor(5, categorical=[3], ignore=[0]).fit(X))

@@ -34,10 +34,12 @@ from solver.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 
 def test_every_l1_solver_is_registered():
-    for name, (clf, reg) in {"scd": (SCDClassifier, SCDRegressor),
-                             "gcd": (GCDClassifier, GCDRegressor),
-                             "smidas": (SMIDASClassifier, SMIDASRegressor),
-                             "truncgrad": (TruncGradClassifier, TruncGradRegressor)}.items():
+    for name, (clf, reg) in {
+        "scd": (SCDClassifier, SCDRegressor),
+        "gcd": (GCDClassifier, GCDRegressor),
+        "smidas": (SMIDASClassifier, SMIDASRegressor),
+        "truncgrad": (TruncGradClassifier, TruncGradRegressor),
+    }.items():
         assert SOLVERS[name].classifier is clf and SOLVERS[name].regressor is reg
 
 

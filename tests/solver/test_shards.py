@@ -41,7 +41,7 @@ def test_open_is_lazy_and_opens_only_the_shard_asked_for():
 
     def open_shard(i):
         opened.append(i)
-        return X[5 * i:5 * i + 5], y[5 * i:5 * i + 5]
+        return X[5 * i : 5 * i + 5], y[5 * i : 5 * i + 5]
 
     sharded = ShardedMatrix(4, [5, 5], open_shard)
     assert opened == []

@@ -42,8 +42,9 @@ def test_canonical_csr_is_used_without_a_copy_and_its_statistics_are_exact(as_in
 def test_unsorted_and_duplicate_indices_are_summed_on_a_copy():
     """Row 0 holds column 2 twice and row 1 is unsorted: the statistics are the matrix's, and the
     caller's matrix is left as it was."""
-    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([2, 2, 3, 1, 0]),
-                       np.array([0, 3, 5])), shape=(2, 4))
+    X = sp.csr_matrix(
+        (np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([2, 2, 3, 1, 0]), np.array([0, 3, 5])), shape=(2, 4)
+    )
     before = X.indices.copy()
     data, stats = prepare(X)
     assert stats.sum_sq == pytest.approx(3.0**2 + 3.0**2 + 4.0**2 + 5.0**2)

@@ -63,8 +63,9 @@ def test_one_shard_fits_as_in_memory_iterate_for_iterate(cls, params):
     np.testing.assert_array_equal(sharded.intercept_, memory.intercept_)
     # The checkpoints: the same iterates (their objective, which streams, to rounding).
     assert [p.iteration for p in sharded.trace_] == [p.iteration for p in memory.trace_]
-    np.testing.assert_allclose([p.objective for p in sharded.trace_],
-                               [p.objective for p in memory.trace_], rtol=1e-12)
+    np.testing.assert_allclose(
+        [p.objective for p in sharded.trace_], [p.objective for p in memory.trace_], rtol=1e-12
+    )
 
 
 def _visit_order(shard_rows, seed, count):
@@ -95,14 +96,33 @@ def test_several_shards_fit_as_in_memory_on_the_rows_in_visit_order(p, batch_siz
     fed the rows in the order the shards were visited, gives the same model."""
     X, y = _problem()
     n_iter = 3 * M // batch_size  # three epochs
-    params = {"p": p, "batch_size": batch_size, "sigma": 1e-2, "t0": 5.0, "radius": None,
-              "intercept_scaling": 1.0, "random_state": 7}
+    params = {
+        "p": p,
+        "batch_size": batch_size,
+        "sigma": 1e-2,
+        "t0": 5.0,
+        "radius": None,
+        "intercept_scaling": 1.0,
+        "random_state": 7,
+    }
     sharded = _fitted(PGSClassifier(n_iter=n_iter, **params), X, y, SHARDS)
 
     data = as_kernel_data(X)
-    state = PGSState(data, np.where(y == 1, 1.0, -1.0), loss=LOSSES["logistic"], p=p, sigma=1e-2,
-                     radius=np.inf, fit_intercept=True, batch_size=batch_size, t0=5.0,
-                     epsilon=1.0, average=True, average_power=1.0, mean_nnz=mean_row_nnz(data))
+    state = PGSState(
+        data,
+        np.where(y == 1, 1.0, -1.0),
+        loss=LOSSES["logistic"],
+        p=p,
+        sigma=1e-2,
+        radius=np.inf,
+        fit_intercept=True,
+        batch_size=batch_size,
+        t0=5.0,
+        epsilon=1.0,
+        average=True,
+        average_power=1.0,
+        mean_nnz=mean_row_nnz(data),
+    )
     state.run(_visit_order(SHARDS, 7, n_iter * batch_size))
     reference = state.average()
     np.testing.assert_allclose(sharded.coef_[0], reference[:-1], rtol=1e-12, atol=1e-15)
@@ -113,8 +133,7 @@ def _sampler_order(shard_rows, window, batch_size, counts, seed=7):
     """The rows an InterleavingSampler draws, read back through a matrix whose row i is the
     indicator of column i, in calls of ``counts`` samples each."""
     m = sum(shard_rows)
-    sharded = ShardedMatrix.from_arrays(sp.identity(m, format="csr"), np.zeros(m), shard_rows,
-                                        window=window)
+    sharded = ShardedMatrix.from_arrays(sp.identity(m, format="csr"), np.zeros(m), shard_rows, window=window)
     rows = TrainingShards(sharded, lambda y: y[None, :], 1)
     sampler = rows.sampler(batch_size, "permutation", np.random.default_rng(seed))
     assert isinstance(sampler, InterleavingSampler)
@@ -136,19 +155,38 @@ def test_a_window_of_shards_is_drawn_row_by_row_interleaved(monkeypatch, window,
     n_iter = 3 * M // batch_size
     order = _sampler_order(SHARDS, window, batch_size, [n_iter * batch_size])
     chunked = _sampler_order(SHARDS, window, batch_size, [batch_size, 5 * batch_size] * 10)
-    np.testing.assert_array_equal(chunked, order[:len(chunked)])  # 60 minibatches of 240 rows
+    np.testing.assert_array_equal(chunked, order[: len(chunked)])  # 60 minibatches of 240 rows
     chunk = 12 // batch_size * batch_size
-    assert len(set(order[:M - chunk].tolist())) == M - chunk
+    assert len(set(order[: M - chunk].tolist())) == M - chunk
     shard_of = np.searchsorted(np.cumsum(SHARDS), order[:M], "right")
     assert np.count_nonzero(np.diff(shard_of)) > 2 * len([r for r in SHARDS if r])
 
-    sharded = PGSClassifier(n_iter=n_iter, p=2.0, batch_size=batch_size, sigma=1e-2, t0=5.0,
-                            radius=None, intercept_scaling=1.0, random_state=7).fit(
-        ShardedMatrix.from_arrays(X, y, SHARDS, window=window), None)
+    sharded = PGSClassifier(
+        n_iter=n_iter,
+        p=2.0,
+        batch_size=batch_size,
+        sigma=1e-2,
+        t0=5.0,
+        radius=None,
+        intercept_scaling=1.0,
+        random_state=7,
+    ).fit(ShardedMatrix.from_arrays(X, y, SHARDS, window=window), None)
     data = as_kernel_data(X)
-    state = PGSState(data, np.where(y == 1, 1.0, -1.0), loss=LOSSES["logistic"], p=2.0,
-                     sigma=1e-2, radius=np.inf, fit_intercept=True, batch_size=batch_size, t0=5.0,
-                     epsilon=1.0, average=True, average_power=1.0, mean_nnz=mean_row_nnz(data))
+    state = PGSState(
+        data,
+        np.where(y == 1, 1.0, -1.0),
+        loss=LOSSES["logistic"],
+        p=2.0,
+        sigma=1e-2,
+        radius=np.inf,
+        fit_intercept=True,
+        batch_size=batch_size,
+        t0=5.0,
+        epsilon=1.0,
+        average=True,
+        average_power=1.0,
+        mean_nnz=mean_row_nnz(data),
+    )
     state.run(order)
     reference = state.average()
     np.testing.assert_allclose(sharded.coef_[0], reference[:-1], rtol=1e-12, atol=1e-15)
@@ -179,10 +217,10 @@ def _recording(X, y, shard_rows, window=1):
 
     def open_shard(i):
         most[0] = max(most[0], sum(ref() is not None for ref in alive.values()))
-        part = X[bounds[i]:bounds[i + 1]].copy()  # its own arrays, to watch them go away
+        part = X[bounds[i] : bounds[i + 1]].copy()  # its own arrays, to watch them go away
         alive[len(opened)] = weakref.ref(part.data)
         opened.append(i)
-        return part, y[bounds[i]:bounds[i + 1]]
+        return part, y[bounds[i] : bounds[i + 1]]
 
     return ShardedMatrix(X.shape[1], shard_rows, open_shard, window), opened, most
 
@@ -194,10 +232,10 @@ def test_every_epoch_visits_each_shard_once_with_at_most_two_resident(sampling):
     PGSClassifier(n_iter=4 * M, batch_size=1, sampling=sampling, random_state=1).fit(sharded, None)
     # The visits after the passes of the fit's set-up (statistics, first block, F(0)).
     filled = [i for i, r in enumerate(SHARDS) if r]
-    visits = opened[-4 * len(filled):]
+    visits = opened[-4 * len(filled) :]
     for epoch in range(4):
-        assert sorted(visits[epoch * 4:(epoch + 1) * 4]) == filled
-    assert len({tuple(visits[e * 4:(e + 1) * 4]) for e in range(4)}) > 1  # the order is drawn
+        assert sorted(visits[epoch * 4 : (epoch + 1) * 4]) == filled
+    assert len({tuple(visits[e * 4 : (e + 1) * 4]) for e in range(4)}) > 1  # the order is drawn
     assert most[0] <= 2
 
 
@@ -210,8 +248,11 @@ def test_evaluation_streams_over_sharded_eval_sets():
     regressor = OGDRegressor(random_state=0, n_iter=200)
     Xr, yr = _problem("squared")
     a = regressor.fit(Xr, yr, eval_set=(Xr, yr)).trace_
-    b = OGDRegressor(random_state=0, n_iter=200).fit(
-        Xr, yr, eval_set=ShardedMatrix.from_arrays(Xr, yr, SHARDS)).trace_
+    b = (
+        OGDRegressor(random_state=0, n_iter=200)
+        .fit(Xr, yr, eval_set=ShardedMatrix.from_arrays(Xr, yr, SHARDS))
+        .trace_
+    )
     np.testing.assert_allclose([p.test_score for p in b], [p.test_score for p in a], rtol=1e-12)
 
 
@@ -219,8 +260,7 @@ def test_a_classifier_learns_its_classes_from_every_shard():
     X, y = _problem()
     labels = np.where(y > 0, "spam", "ham")
     labels[-3:] = "eggs"  # a third class, only in the last shard
-    clf = PGSClassifier(random_state=0, n_iter=300).fit(
-        ShardedMatrix.from_arrays(X, labels, SHARDS), None)
+    clf = PGSClassifier(random_state=0, n_iter=300).fit(ShardedMatrix.from_arrays(X, labels, SHARDS), None)
     assert clf.classes_.tolist() == ["eggs", "ham", "spam"]
     assert clf.coef_.shape == (3, X.shape[1])
     assert set(clf.predict(X)) <= {"eggs", "ham", "spam"}
@@ -280,19 +320,23 @@ def test_a_sampled_objective_is_the_same_sharded_or_in_memory(cls, params):
     make = lambda: cls(random_state=4, n_iter=150, objective_rows=17, **params)  # noqa: E731
     memory = _fitted(make(), X, y, trace=True)
     sharded = _fitted(make(), X, y, [M], trace=True)
-    np.testing.assert_allclose([p.objective for p in sharded.trace_],
-                               [p.objective for p in memory.trace_], rtol=1e-12)
+    np.testing.assert_allclose(
+        [p.objective for p in sharded.trace_], [p.objective for p in memory.trace_], rtol=1e-12
+    )
 
 
 def test_an_untraced_fit_reads_no_objective_sample(monkeypatch):
     """The sample is read at the first checkpoint: a fit without a trace never reads it."""
+
     def refuse(self, rows):
         raise AssertionError("an untraced fit read the objective's sample")
 
     monkeypatch.setattr(TrainingShards, "rows_at", refuse)
     X, y = _problem()
     PGSClassifier(random_state=4, n_iter=150, objective_rows=17).fit(
-        ShardedMatrix.from_arrays(X, y, SHARDS), None)
+        ShardedMatrix.from_arrays(X, y, SHARDS), None
+    )
     with pytest.raises(AssertionError, match="read the objective's sample"):
         PGSClassifier(random_state=4, n_iter=150, objective_rows=17).fit(
-            ShardedMatrix.from_arrays(X, y, SHARDS), None, trace=True)
+            ShardedMatrix.from_arrays(X, y, SHARDS), None, trace=True
+        )

@@ -77,8 +77,7 @@ def _write_shards(root: Path) -> int:
             "indices": cols.astype(np.int32).ravel(),
             "data": rng.random(SHARD_ROWS * ROW_NNZ),
         }
-        X = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
-                          shape=(SHARD_ROWS, N_FEATURES))
+        X = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]), shape=(SHARD_ROWS, N_FEATURES))
         parts["y"] = np.where(X @ w + 0.5 * rng.normal(size=SHARD_ROWS) > 0.0, 1.0, -1.0)
         for name, array in parts.items():
             np.save(root / f"shard-{i:05d}.{name}.npy", array)
@@ -91,9 +90,11 @@ def test_a_fit_from_mmapped_shards_stays_within_a_few_shards_of_memory(tmp_path)
     try:
         shard_bytes = _write_shards(root)
         out = subprocess.run(
-            [sys.executable, "-c", FIT, str(root), json.dumps([SHARD_ROWS] * N_SHARDS),
-             str(N_FEATURES)],
-            capture_output=True, text=True, check=True, env=os.environ.copy(),
+            [sys.executable, "-c", FIT, str(root), json.dumps([SHARD_ROWS] * N_SHARDS), str(N_FEATURES)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ.copy(),
         )
     finally:
         shutil.rmtree(root)

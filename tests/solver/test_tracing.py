@@ -141,12 +141,18 @@ class _ClockedEngine:
 def test_compilation_is_done_before_the_solver_clock_starts(monkeypatch):
     clock = SimpleNamespace(now=0.0)
     monkeypatch.setattr(tracing, "time", SimpleNamespace(perf_counter=lambda: clock.now))
-    result = drive(_ClockedEngine(clock), 50, evaluate=lambda weights: (0.0, None),
-                   schedule=CheckpointSchedule(interval=None, first_samples=10))
+    result = drive(
+        _ClockedEngine(clock),
+        50,
+        evaluate=lambda weights: (0.0, None),
+        schedule=CheckpointSchedule(interval=None, first_samples=10),
+    )
     assert result.compile_seconds == 100.0
     assert result.solver_seconds == 50.0
     assert [(pt.samples_seen, pt.solver_seconds) for pt in result.trace[:3]] == [
-        (0, 0.0), (10, 10.0), (13, 13.0)
+        (0, 0.0),
+        (10, 10.0),
+        (13, 13.0),
     ]
 
 
@@ -168,8 +174,9 @@ def test_after_compile_an_engine_runs_without_compiling(make, as_input):
     X, y = binary_problem(n=60)
     est = make()
     est.n_features_in_ = X.shape[1]  # what fit sets before it makes the engine
-    engine = est._make_engine(*prepare(as_input(X)), np.where(y == 1, 1.0, -1.0)[None, :],
-                              np.random.default_rng(0))
+    engine = est._make_engine(
+        *prepare(as_input(X)), np.where(y == 1, 1.0, -1.0)[None, :], np.random.default_rng(0)
+    )
     engine.compile()
     with install_recorder("numba:compile") as compiles:
         engine.run(5)
@@ -196,8 +203,9 @@ def test_a_fresh_compile_happens_in_compile_not_in_run(tmp_path):
     """With an empty Numba cache, the kernels are compiled by Engine.compile, before the solver
     clock starts, and the iterations compile nothing."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", FRESH_COMPILE], env=env, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", FRESH_COMPILE], env=env, check=True, capture_output=True, text=True
+    )
     events = json.loads(out.stdout.strip().splitlines()[-1])
     assert events["compile"] > 0 and events["run"] == 0
 
@@ -218,20 +226,27 @@ def test_checkpoints_are_at_the_same_samples_seen_whatever_the_size_of_the_data(
     X, y = binary_problem(n=300)
     samples = []
     for copies in (1, 40):
-        clf = PGSClassifier(random_state=0, batch_size=batch_size, n_iter=20_000 // batch_size,
-                            checkpoint_interval=None)
+        clf = PGSClassifier(
+            random_state=0, batch_size=batch_size, n_iter=20_000 // batch_size, checkpoint_interval=None
+        )
         clf.fit(np.tile(X, (copies, 1)), np.tile(y, copies), trace=True)
         samples.append([pt.samples_seen for pt in clf.trace_])
     assert samples[0] == samples[1]
     assert samples[0][1] == FIRST_CHECKPOINT_SAMPLES
 
 
-@pytest.mark.parametrize("make", [
-    lambda rows: PGSRegressor(p=1.8, loss="squared", sigma=1e-3, n_iter=3000, random_state=0,
-                              objective_rows=rows),
-    lambda rows: KernelPGSRegressor(loss="squared", sigma=1e-2, n_iter=300, random_state=0,
-                                    objective_rows=rows),
-], ids=["linear", "kernel"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda rows: PGSRegressor(
+            p=1.8, loss="squared", sigma=1e-3, n_iter=3000, random_state=0, objective_rows=rows
+        ),
+        lambda rows: KernelPGSRegressor(
+            loss="squared", sigma=1e-2, n_iter=300, random_state=0, objective_rows=rows
+        ),
+    ],
+    ids=["linear", "kernel"],
+)
 def test_the_trace_objective_of_a_large_set_is_that_of_an_even_sample_of_its_rows(make):
     """objective_rows=50 of 400 rows: every 8th row. The model is the same as with the objective
     over every row (the sample draws nothing from the solver's stream); the penalty is too, so
@@ -247,7 +262,8 @@ def test_the_trace_objective_of_a_large_set_is_that_of_an_even_sample_of_its_row
     def mean(z, y):
         return mean_loss(loss, z, y, 1.0)
 
-    assert (sampled.trace_[-1].objective - full.trace_[-1].objective
-            == pytest.approx(mean(z[rows], y[rows]) - mean(z, y), rel=1e-9))
+    assert sampled.trace_[-1].objective - full.trace_[-1].objective == pytest.approx(
+        mean(z[rows], y[rows]) - mean(z, y), rel=1e-9
+    )
     # A data set no larger than objective_rows: every row.
     assert make(400).fit(X, y, trace=True).trace_[-1].objective == full.trace_[-1].objective

@@ -41,8 +41,7 @@ print(json.dumps({
 
 def _warm_up_in_new_process(cache_dir) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -71,7 +70,12 @@ def test_warm_up_covers_the_signatures_of_every_input_kind():
         for arr in (Xs.data, Xs.indices, Xs.indptr, Xd):
             arr.flags.writeable = False
         for data in (Xs, Xd, X.astype(dtype)):
-            for est in (GDRegressor(n_iter=3), SGDClassifier(n_iter=3), OGDClassifier(n_iter=3),
-                        KernelPGSClassifier(n_iter=3), KernelPGSRegressor(n_iter=3)):
+            for est in (
+                GDRegressor(n_iter=3),
+                SGDClassifier(n_iter=3),
+                OGDClassifier(n_iter=3),
+                KernelPGSClassifier(n_iter=3),
+                KernelPGSRegressor(n_iter=3),
+            ):
                 est.fit(data, y)
     assert [len(f.signatures) for f in kernels] == before, "a fit compiled a new signature"

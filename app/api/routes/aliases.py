@@ -24,12 +24,13 @@ router = APIRouter(prefix="/v1/aliases", tags=["aliases"])
 _REF = re.compile(r"^(?![0-9]+@)([A-Za-z0-9][A-Za-z0-9_.-]{0,127})@([A-Za-z][A-Za-z0-9_-]{0,63})$")
 
 
-def _parse_ref(ref: Annotated[str, Path(max_length=200,
-                                         description="name@alias")]) -> tuple[str, str]:
+def _parse_ref(ref: Annotated[str, Path(max_length=200, description="name@alias")]) -> tuple[str, str]:
     match = _REF.match(ref)
     if match is None:
-        msg = ("an alias is name@alias: a model name (letters, digits, '_', '.', '-'; not all "
-               "digits) and an alias starting with a letter (letters, digits, '_', '-')")
+        msg = (
+            "an alias is name@alias: a model name (letters, digits, '_', '.', '-'; not all "
+            "digits) and an alias starting with a letter (letters, digits, '_', '-')"
+        )
         raise invalid(msg, [field_error(["path", "ref"], msg)])
     return match.group(1), match.group(2)
 
@@ -37,42 +38,65 @@ def _parse_ref(ref: Annotated[str, Path(max_length=200,
 RefDep = Annotated[tuple[str, str], Depends(_parse_ref)]
 
 
-@router.get("", response_model=AliasList, summary="List aliases (of one model name)",
-            responses=example(200, {"items": [examples.ALIAS]}))
+@router.get(
+    "",
+    response_model=AliasList,
+    summary="List aliases (of one model name)",
+    responses=example(200, {"items": [examples.ALIAS]}),
+)
 def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
     return {"items": registry.list_aliases(session, name)}
 
 
-@router.get("/{ref}", response_model=AliasRead, summary="Where an alias points",
-            responses={**example(200, examples.ALIAS), **problems(404)})
+@router.get(
+    "/{ref}",
+    response_model=AliasRead,
+    summary="Where an alias points",
+    responses={**example(200, examples.ALIAS), **problems(404)},
+)
 def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
     return registry.alias_read(session, registry.get_alias(session, *ref))
 
 
-@router.put("/{ref}", response_model=AliasRead, dependencies=[Depends(require_json)],
-            summary="Set or move an alias to a version of its model name",
-            responses={**example(200, examples.ALIAS),
-                       **problems(*BODY_GUARDS, (404, "No such model"),
-                                  (409, "The model is not a version of that name"),
-                                  (415, "The body is not JSON"))})
-def put_alias(ref: RefDep, body: AliasPut, session: SessionDep,
-              principal: PrincipalDep) -> dict[str, Any]:
+@router.put(
+    "/{ref}",
+    response_model=AliasRead,
+    dependencies=[Depends(require_json)],
+    summary="Set or move an alias to a version of its model name",
+    responses={
+        **example(200, examples.ALIAS),
+        **problems(
+            *BODY_GUARDS,
+            (404, "No such model"),
+            (409, "The model is not a version of that name"),
+            (415, "The body is not JSON"),
+        ),
+    },
+)
+def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
     row = registry.set_alias(session, ref[0], ref[1], body.model_id, principal)
     session.commit()
     return registry.alias_read(session, row)
 
 
-@router.delete("/{ref}", status_code=204, summary="Delete an alias (recorded in its history)",
-               responses=problems(*BODY_GUARDS, 404))
+@router.delete(
+    "/{ref}",
+    status_code=204,
+    summary="Delete an alias (recorded in its history)",
+    responses=problems(*BODY_GUARDS, 404),
+)
 def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> Response:
     registry.delete_alias(session, ref[0], ref[1], principal)
     session.commit()
     return Response(status_code=204)
 
 
-@router.get("/{ref}/history", response_model=AliasHistory,
-            summary="Every change of an alias, oldest first",
-            responses={**example(200, examples.ALIAS_HISTORY), **problems(404)})
+@router.get(
+    "/{ref}/history",
+    response_model=AliasHistory,
+    summary="Every change of an alias, oldest first",
+    responses={**example(200, examples.ALIAS_HISTORY), **problems(404)},
+)
 def alias_history(ref: RefDep, session: SessionDep) -> dict[str, Any]:
     events = registry.history(session, *ref)
     return {"items": [AliasEventRead.model_validate(e) for e in events]}

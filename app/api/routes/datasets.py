@@ -51,8 +51,11 @@ _UPLOAD_DOC: dict[str, Any] = {
                     "type": "object",
                     "required": ["file"],
                     "properties": {
-                        "file": {"type": "string", "format": "binary",
-                                 "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz"},
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz",
+                        },
                         **DatasetOptions.model_json_schema()["properties"],
                     },
                 },
@@ -74,24 +77,38 @@ def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
-    responses={**example(201, examples.DATASET),
-               **problems(*BODY_GUARDS, 409,
-                          (413, "The file is over a size, memory or time limit, or the data set "
-                                "over PGS_MAX_DATASET_BYTES"),
-                          (415, "The body is not multipart/form-data"),
-                          (507, "The store's quota (PGS_STORE_QUOTA_BYTES) or its disk is full"))},
+    responses={
+        **example(201, examples.DATASET),
+        **problems(
+            *BODY_GUARDS,
+            409,
+            (
+                413,
+                "The file is over a size, memory or time limit, or the data set over PGS_MAX_DATASET_BYTES",
+            ),
+            (415, "The body is not multipart/form-data"),
+            (507, "The store's quota (PGS_STORE_QUOTA_BYTES) or its disk is full"),
+        ),
+    },
 )
 async def create_dataset(
-    request: Request, response: Response, settings: SettingsDep, factory: FactoryDep,
-    principal: PrincipalDep, idempotency_key: IdempotencyKeyHeader = None,
+    request: Request,
+    response: Response,
+    settings: SettingsDep,
+    factory: FactoryDep,
+    principal: PrincipalDep,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
     key = shards.new_dataset_key()
     # The file's hash stands for its content: a retry sends the same bytes.
-    idem = idempotency(principal, idempotency_key, "POST /v1/datasets",
-                       {"sha256": upload.sha256, "filename": upload.filename,
-                        "fields": upload.fields})
+    idem = idempotency(
+        principal,
+        idempotency_key,
+        "POST /v1/datasets",
+        {"sha256": upload.sha256, "filename": upload.filename, "fields": upload.fields},
+    )
     try:
         earlier = await run_in_threadpool(_earlier, factory, idem)
         if earlier is not None:  # a retry: nothing to parse or store
@@ -100,14 +117,21 @@ async def create_dataset(
         name = dataset_name(form, upload.filename)
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
         stored = await to_thread.run_sync(
-            parse_file, upload.path, settings, form, upload.filename, key, factory,
+            parse_file,
+            upload.path,
+            settings,
+            form,
+            upload.filename,
+            key,
+            factory,
             limiter=request.app.state.parse_limiter,
         )
     finally:
         upload.path.unlink(missing_ok=True)
     try:
-        ds, replayed = await run_in_threadpool(insert_dataset, factory, form, name, key, stored,
-                                               upload.sha256, upload.size, idem)
+        ds, replayed = await run_in_threadpool(
+            insert_dataset, factory, form, name, key, stored, upload.sha256, upload.size, idem
+        )
     except BaseException:
         # The row is the source of truth: no row, no file.
         shards.delete_dataset(settings.store, key)
@@ -125,10 +149,19 @@ def _created(request: Request, response: Response, ds: Dataset, replayed: bool) 
     return ds
 
 
-@router.get("", response_model=DatasetList, summary="List data sets, newest first",
-            responses=example(200, examples.page(examples.DATASET)))
-def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
-                  limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
+@router.get(
+    "",
+    response_model=DatasetList,
+    summary="List data sets, newest first",
+    responses=example(200, examples.page(examples.DATASET)),
+)
+def list_datasets(
+    session: SessionDep,
+    name: NameQuery = None,
+    tag: TagsQuery = None,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+) -> Any:
     stmt = select(Dataset).where(*registry.tag_filter(Dataset.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Dataset.name == name)
@@ -136,60 +169,88 @@ def list_datasets(session: SessionDep, name: NameQuery = None, tag: TagsQuery = 
     return {"items": items, "next_cursor": next_cursor}
 
 
-@router.get("/{dataset_id}", response_model=DatasetRead, summary="One data set",
-            responses={**example(200, examples.DATASET), **problems(404)})
+@router.get(
+    "/{dataset_id}",
+    response_model=DatasetRead,
+    summary="One data set",
+    responses={**example(200, examples.DATASET), **problems(404)},
+)
 def get_dataset(dataset: DatasetDep) -> Dataset:
     return dataset
 
 
-@router.patch("/{dataset_id}", response_model=DatasetRead, dependencies=[Depends(require_json)],
-              summary="Rename, describe, tag a data set, or correct its task",
-              responses={**example(200, examples.DATASET),
-                         **problems(*BODY_GUARDS, 404,
-                                    (409, "A task change while queued or running jobs "
-                                          "read the data set"),
-                                    (415, "The body is not JSON"))})
-def patch_dataset(dataset: DatasetDep, body: DatasetPatch, session: SessionDep,
-                  settings: SettingsDep) -> Dataset:
+@router.patch(
+    "/{dataset_id}",
+    response_model=DatasetRead,
+    dependencies=[Depends(require_json)],
+    summary="Rename, describe, tag a data set, or correct its task",
+    responses={
+        **example(200, examples.DATASET),
+        **problems(
+            *BODY_GUARDS,
+            404,
+            (409, "A task change while queued or running jobs read the data set"),
+            (415, "The body is not JSON"),
+        ),
+    },
+)
+def patch_dataset(
+    dataset: DatasetDep, body: DatasetPatch, session: SessionDep, settings: SettingsDep
+) -> Dataset:
     changes = body.changes()
     task = changes.pop("task", None)
     if task is not None:
         _change_task(session, settings, dataset, task)
-    registry.apply_changes(dataset, {k: v for k, v in changes.items()
-                                     if k != "name" or v is not None})
+    registry.apply_changes(dataset, {k: v for k, v in changes.items() if k != "name" or v is not None})
     session.commit()
     return dataset
 
 
 def _change_task(session: Any, settings: Settings, dataset: Dataset, task: str) -> None:
-    busy = session.scalars(select(Job.id).where(
-        or_(Job.dataset_id == dataset.id, Job.test_dataset_id == dataset.id),
-        Job.status.in_(JobStatus.ACTIVE))).all()
+    busy = session.scalars(
+        select(Job.id).where(
+            or_(Job.dataset_id == dataset.id, Job.test_dataset_id == dataset.id),
+            Job.status.in_(JobStatus.ACTIVE),
+        )
+    ).all()
     if busy:
-        raise conflict(f"dataset {dataset.id} is read by queued or running job(s) {list(busy)}; "
-                       "change its task once they finished")
+        raise conflict(
+            f"dataset {dataset.id} is read by queued or running job(s) {list(busy)}; "
+            "change its task once they finished"
+        )
     try:
         dataset.task, dataset.classes = task_from_labels(
-            settings.store, dataset.file_name, dataset.label_kind, task)
+            settings.store, dataset.file_name, dataset.label_kind, task
+        )
     except ParseError as exc:
         raise invalid(str(exc), [field_error(["body", "task"], str(exc))]) from exc
     dataset.task_source = "declared"
 
 
-ForceQuery = Annotated[bool, Query(
-    description="Delete even though models or studies come from it (they keep its metadata)")]
+ForceQuery = Annotated[
+    bool, Query(description="Delete even though models or studies come from it (they keep its metadata)")
+]
 
 
 @router.delete(
-    "/{dataset_id}", status_code=204,
+    "/{dataset_id}",
+    status_code=204,
     summary="Delete a data set (409 while models, studies or active jobs use it)",
-    responses=problems(*BODY_GUARDS, 404,
-                       (409, "Models, studies or queued/running jobs use the data set: "
-                             "force=true deletes it under models and studies, never under "
-                             "active jobs"), 507),
+    responses=problems(
+        *BODY_GUARDS,
+        404,
+        (
+            409,
+            "Models, studies or queued/running jobs use the data set: "
+            "force=true deletes it under models and studies, never under "
+            "active jobs",
+        ),
+        507,
+    ),
 )
-def delete_dataset(dataset: DatasetDep, session: SessionDep, settings: SettingsDep,
-                   force: ForceQuery = False) -> Response:
+def delete_dataset(
+    dataset: DatasetDep, session: SessionDep, settings: SettingsDep, force: ForceQuery = False
+) -> Response:
     lineage.check_deletable(session, dataset, force)
     lineage.keep_in_models(session, dataset)
     key = dataset.file_name

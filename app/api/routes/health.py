@@ -50,30 +50,36 @@ async def _store_ok(store: Store) -> tuple[bool, str]:
 @router.get(
     "/readyz",
     summary="Database, store and worker pool usable",
-    responses={**example(200, {"status": "ready",
-                               "checks": {"database": "ok", "store": "ok", "workers": "ok"}}),
-               **problems((503, "Not ready: the problem's detail says which check failed"))},
+    responses={
+        **example(200, {"status": "ready", "checks": {"database": "ok", "store": "ok", "workers": "ok"}}),
+        **problems((503, "Not ready: the problem's detail says which check failed")),
+    },
 )
-async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep,
-                 settings: SettingsDep) -> Any:
+async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep, settings: SettingsDep) -> Any:
     (db_ok, db_msg), (store_ok, store_msg) = await asyncio.gather(
-        run_in_threadpool(_db_ok, factory), _store_ok(settings.store))
+        run_in_threadpool(_db_ok, factory), _store_ok(settings.store)
+    )
     pool_ok, pool_msg = runner.ready()
     checks = {"database": db_msg, "store": store_msg, "workers": pool_msg}
     if db_ok and store_ok and pool_ok:
         return {"status": "ready", "checks": checks}
     return problem_response(
-        request, 503, "; ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok"),
+        request,
+        503,
+        "; ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok"),
         kind="not-ready",
     )
 
 
 @router.get(
-    "/metrics", summary="Prometheus metrics (PGS_METRICS_ACCESS)", response_class=Response,
+    "/metrics",
+    summary="Prometheus metrics (PGS_METRICS_ACCESS)",
+    response_class=Response,
     dependencies=[Depends(metrics_access)],
-    responses={**example(200, "# TYPE pgs_jobs gauge\npgs_jobs{status=\"queued\"} 0.0\n",
-                         media_type="text/plain"),
-               **problems(401, (404, "Metrics are turned off (PGS_METRICS_ACCESS=off)"))},
+    responses={
+        **example(200, '# TYPE pgs_jobs gauge\npgs_jobs{status="queued"} 0.0\n', media_type="text/plain"),
+        **problems(401, (404, "Metrics are turned off (PGS_METRICS_ACCESS=off)")),
+    },
 )
 async def metrics(request: Request) -> Response:
     registry = request.app.state.metrics.registry

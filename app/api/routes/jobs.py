@@ -39,17 +39,23 @@ from app.services.idempotency import idempotency
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
+
 @router.post(
     "",
     status_code=202,
     response_model=JobRead,
     summary="Queue a training job",
     dependencies=[Depends(require_json)],
-    responses={**example(202, examples.QUEUED_JOB),
-               **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
-                          (415, "The body is not JSON"),
-                          (422, "Invalid request, or its model would pass PGS_MAX_MODEL_BYTES"),
-                          (429, "The caller's or the server's queue is full"))},
+    responses={
+        **example(202, examples.QUEUED_JOB),
+        **problems(
+            *BODY_GUARDS,
+            (409, "The Idempotency-Key was used with another body"),
+            (415, "The body is not JSON"),
+            (422, "Invalid request, or its model would pass PGS_MAX_MODEL_BYTES"),
+            (429, "The caller's or the server's queue is full"),
+        ),
+    },
 )
 def create_job(
     body: JobCreate,
@@ -81,8 +87,12 @@ DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained 
 SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
 
 
-@router.get("", response_model=JobList, summary="List jobs, newest first",
-            responses=example(200, examples.page(examples.JOB)))
+@router.get(
+    "",
+    response_model=JobList,
+    summary="List jobs, newest first",
+    responses=example(200, examples.page(examples.JOB)),
+)
 def list_jobs(
     session: SessionDep,
     status: StatusQuery = None,
@@ -113,18 +123,26 @@ WAIT_RECHECK_S = 0.5
 MAX_WAIT_S = 30.0
 
 JobId = Annotated[int, Path(ge=1)]
-WaitQuery = Annotated[float, Query(
-    ge=0, le=MAX_WAIT_S,
-    description="Long poll: answer as soon as the job has ended (succeeded, failed or cancelled), "
-    "or after this many seconds (or when the server begins to stop) with the job as it is then. "
-    "0 answers at once. A client that waits for a job sees its end when it happens instead of "
-    "at its next poll.")]
+WaitQuery = Annotated[
+    float,
+    Query(
+        ge=0,
+        le=MAX_WAIT_S,
+        description="Long poll: answer as soon as the job has ended (succeeded, failed or cancelled), "
+        "or after this many seconds (or when the server begins to stop) with the job as it is then. "
+        "0 answers at once. A client that waits for a job sees its end when it happens instead of "
+        "at its next poll.",
+    ),
+]
 
 
-@router.get("/{job_id}", response_model=JobRead, summary="Status, progress and metrics",
-            responses={**example(200, examples.JOB), **problems(404)})
-async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep,
-                  wait: WaitQuery = 0.0) -> JobRead:
+@router.get(
+    "/{job_id}",
+    response_model=JobRead,
+    summary="Status, progress and metrics",
+    responses={**example(200, examples.JOB), **problems(404)},
+)
+async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep, wait: WaitQuery = 0.0) -> JobRead:
     deadline = time.monotonic() + wait
     ended = _ended_event(runner.future_of(job_id)) if wait > 0 else None
     while True:
@@ -173,10 +191,13 @@ async def _pause(ended: asyncio.Event | None, seconds: float) -> None:
         await asyncio.wait_for(ended.wait(), seconds)
 
 
-@router.patch("/{job_id}", response_model=JobRead, dependencies=[Depends(require_json)],
-              summary="Name, describe or tag a job",
-              responses={**example(200, examples.JOB),
-                         **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))})
+@router.patch(
+    "/{job_id}",
+    response_model=JobRead,
+    dependencies=[Depends(require_json)],
+    summary="Name, describe or tag a job",
+    responses={**example(200, examples.JOB), **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))},
+)
 def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
     registry.apply_changes(job, body.changes())
     session.commit()
@@ -187,10 +208,15 @@ def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
     "/{job_id}/cancel",
     response_model=JobRead,
     summary="Cancel a queued or running job",
-    responses={**example(200, examples.CANCELLED_JOB, "Was queued: cancelled"),
-               **example(202, {**examples.JOB, "status": "running", "cancel_requested": True},
-                         "Running: the worker stops within about a second"),
-               **problems(*BODY_GUARDS, 404, (409, "The job already succeeded or failed"))},
+    responses={
+        **example(200, examples.CANCELLED_JOB, "Was queued: cancelled"),
+        **example(
+            202,
+            {**examples.JOB, "status": "running", "cancel_requested": True},
+            "Running: the worker stops within about a second",
+        ),
+        **problems(*BODY_GUARDS, 404, (409, "The job already succeeded or failed")),
+    },
 )
 def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     job_requests.cancel_job(session, job)
@@ -198,8 +224,12 @@ def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
     return job
 
 
-@router.get("/{job_id}/trace", response_model=TraceRead, summary="Checkpoints of the run",
-            responses={**example(200, examples.TRACE), **problems(404)})
+@router.get(
+    "/{job_id}/trace",
+    response_model=TraceRead,
+    summary="Checkpoints of the run",
+    responses={**example(200, examples.TRACE), **problems(404)},
+)
 def get_trace(job: JobDep, session: SessionDep) -> dict[str, Any]:
     points = job_service.trace_points(session, job.id)
     score_name = next((p.score_name for p in points if p.score_name), None)

@@ -69,19 +69,32 @@ from app.services.predict import (
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
-ExtraFeaturesQuery = Annotated[ExtraFeatures, Query(
-    description="Sparse or svmlight rows with feature indices beyond the model's width: fail "
-    "(422 naming the index and the width) or ignore those features")]
+ExtraFeaturesQuery = Annotated[
+    ExtraFeatures,
+    Query(
+        description="Sparse or svmlight rows with feature indices beyond the model's width: fail "
+        "(422 naming the index and the width) or ignore those features"
+    ),
+]
 
 # Bodies up to this size (a few dozen rows) are parsed and predicted on the event loop: a thread
 # hop would cost more than the work (a sparse dot product); larger ones go to the thread pool.
 INLINE_BYTES = 16 * 1024
 
 
-@router.get("", response_model=ModelList, summary="List models, newest first",
-            responses=example(200, examples.page(examples.MODEL)))
-def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = None,
-                limit: LimitQuery = 50, cursor: CursorQuery = None) -> Any:
+@router.get(
+    "",
+    response_model=ModelList,
+    summary="List models, newest first",
+    responses=example(200, examples.page(examples.MODEL)),
+)
+def list_models(
+    session: SessionDep,
+    name: NameQuery = None,
+    tag: TagsQuery = None,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+) -> Any:
     stmt = select(Model).where(*registry.tag_filter(Model.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Model.name == name)  # the versions of a name
@@ -89,28 +102,43 @@ def list_models(session: SessionDep, name: NameQuery = None, tag: TagsQuery = No
     return {"items": items, "next_cursor": next_cursor}
 
 
-EXPORT_TYPES = {"npz": "application/octet-stream", "json": "application/json",
-                "onnx": "application/octet-stream"}
+EXPORT_TYPES = {
+    "npz": "application/octet-stream",
+    "json": "application/json",
+    "onnx": "application/octet-stream",
+}
 
 
 @router.get(
     "/{model_id}/export",
     summary="Download the model: npz or json (imported back by POST /v1/models), or onnx "
     "(preprocessing and decision in one graph, for onnxruntime)",
-    responses={200: {"content": {"application/octet-stream": {"example": "(the npz or onnx file)"},
-                                 "application/json": {"example": {
-                                     "format": "pgs-model", "version": 1, "model": "...",
-                                     "arrays": "..."}}}},
-               **problems(404, (422, "ONNX export of a model it does not cover (kernel models)"))},
+    responses={
+        200: {
+            "content": {
+                "application/octet-stream": {"example": "(the npz or onnx file)"},
+                "application/json": {
+                    "example": {"format": "pgs-model", "version": 1, "model": "...", "arrays": "..."}
+                },
+            }
+        },
+        **problems(404, (422, "ONNX export of a model it does not cover (kernel models)")),
+    },
 )
 async def export_model(
-    model_id: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep,
+    model_id: ModelRef,
+    settings: SettingsDep,
+    factory: FactoryDep,
+    cache: CacheDep,
     format: Annotated[Literal["npz", "json", "onnx"], Query(description="File format")] = "npz",
 ) -> Response:
     model = await _cached_model(model_id, settings, factory, cache)
     body = await run_in_threadpool(_export, model, format, settings, factory)
-    return Response(body, media_type=EXPORT_TYPES[format], headers={
-        "content-disposition": f'attachment; filename="model-{model.model_id}.{format}"'})
+    return Response(
+        body,
+        media_type=EXPORT_TYPES[format],
+        headers={"content-disposition": f'attachment; filename="model-{model.model_id}.{format}"'},
+    )
 
 
 def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -> bytes:
@@ -133,42 +161,71 @@ def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -
 
 
 @router.post(
-    "", response_model=ModelRead, status_code=201,
+    "",
+    response_model=ModelRead,
+    status_code=201,
     summary="Import a model exported as npz (application/octet-stream) or json "
     "(application/json) by GET /v1/models/{id}/export",
-    openapi_extra={"requestBody": {"required": True, "content": {
-        "application/octet-stream": {"schema": {"type": "string", "format": "binary"},
-                                     "example": "(an npz export)"},
-        "application/json": {"schema": {"type": "object"},
-                             "example": {"format": "pgs-model", "version": 1, "model": "...",
-                                         "arrays": "..."}}}}},
-    responses={**example(201, examples.MODEL),
-               **problems(*BODY_GUARDS, (413, "Over PGS_MAX_UPLOAD_BYTES"),
-                          (415, "Neither application/json nor application/octet-stream"),
-                          (422, "Not a model export, or one that does not rebuild and run"),
-                          507)},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/octet-stream": {
+                    "schema": {"type": "string", "format": "binary"},
+                    "example": "(an npz export)",
+                },
+                "application/json": {
+                    "schema": {"type": "object"},
+                    "example": {"format": "pgs-model", "version": 1, "model": "...", "arrays": "..."},
+                },
+            },
+        }
+    },
+    responses={
+        **example(201, examples.MODEL),
+        **problems(
+            *BODY_GUARDS,
+            (413, "Over PGS_MAX_UPLOAD_BYTES"),
+            (415, "Neither application/json nor application/octet-stream"),
+            (422, "Not a model export, or one that does not rebuild and run"),
+            507,
+        ),
+    },
 )
 async def import_model(request: Request, settings: SettingsDep, factory: FactoryDep) -> Any:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype not in ("application/json", "application/octet-stream"):
-        raise ProblemError(415, "send an npz export as application/octet-stream or a json "
-                           "export as application/json", kind="unsupported-media-type")
+        raise ProblemError(
+            415,
+            "send an npz export as application/octet-stream or a json export as application/json",
+            kind="unsupported-media-type",
+        )
     body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
     return await run_in_threadpool(_import, body, ctype, settings, factory)
 
 
 def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
-    doc, arrays = (from_json(body) if ctype == "application/json"
-                   else from_npz(body, settings.max_decompressed_bytes))
+    doc, arrays = (
+        from_json(body) if ctype == "application/json" else from_npz(body, settings.max_decompressed_bytes)
+    )
     parsed, _ = checked_import(doc, arrays)
     stem, size = save_model_files(settings.store, parsed.files, arrays)
     facts = parsed.model
     with transaction(factory) as s:
         row = Model(
-            job_id=None, dataset_id=None, solver=facts.solver, task=facts.task,
-            estimator=facts.estimator, params=facts.params, n_features=facts.n_features,
-            classes=facts.classes, index_base=facts.index_base, metrics=facts.metrics,
-            file_stem=stem, size_bytes=size, preprocessing=facts.preprocessing,
+            job_id=None,
+            dataset_id=None,
+            solver=facts.solver,
+            task=facts.task,
+            estimator=facts.estimator,
+            params=facts.params,
+            n_features=facts.n_features,
+            classes=facts.classes,
+            index_base=facts.index_base,
+            metrics=facts.metrics,
+            file_stem=stem,
+            size_bytes=size,
+            preprocessing=facts.preprocessing,
             feature_names=facts.feature_names,
         )
         s.add(row)
@@ -177,18 +234,31 @@ def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
     return row
 
 
-@router.get("/{model_id}", response_model=ModelRead, summary="One model (by id or name@alias)",
-            responses={**example(200, examples.MODEL), **problems(404)})
+@router.get(
+    "/{model_id}",
+    response_model=ModelRead,
+    summary="One model (by id or name@alias)",
+    responses={**example(200, examples.MODEL), **problems(404)},
+)
 def get_model(model: ModelRowDep) -> Model:
     return model
 
 
-@router.patch("/{model_id}", response_model=ModelRead, dependencies=[Depends(require_json)],
-              summary="Name (as the next version), describe or tag a model",
-              responses={**example(200, examples.MODEL),
-                         **problems(*BODY_GUARDS, 404,
-                                    (409, "A new name for a model an alias points to"),
-                                    (415, "The body is not JSON"))})
+@router.patch(
+    "/{model_id}",
+    response_model=ModelRead,
+    dependencies=[Depends(require_json)],
+    summary="Name (as the next version), describe or tag a model",
+    responses={
+        **example(200, examples.MODEL),
+        **problems(
+            *BODY_GUARDS,
+            404,
+            (409, "A new name for a model an alias points to"),
+            (415, "The body is not JSON"),
+        ),
+    },
+)
 def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
     changes = body.changes()
     if "name" in changes:
@@ -198,21 +268,22 @@ def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Mo
     return model
 
 
-@router.delete("/{model_id}", status_code=204, summary="Delete a model and its files",
-               responses=problems(*BODY_GUARDS, 404, 409, 507))
-def delete_model(
-    model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep
-) -> Response:
+@router.delete(
+    "/{model_id}",
+    status_code=204,
+    summary="Delete a model and its files",
+    responses=problems(*BODY_GUARDS, 404, 409, 507),
+)
+def delete_model(model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep) -> Response:
     held = registry.aliases_of(session, model.id)
     if held:
-        raise conflict(f"model {model.id} is {', '.join(held)}; move or delete those aliases "
-                       "first")
-    batches = list(session.scalars(select(BatchPrediction)
-                                   .where(BatchPrediction.model_id == model.id)))
+        raise conflict(f"model {model.id} is {', '.join(held)}; move or delete those aliases first")
+    batches = list(session.scalars(select(BatchPrediction).where(BatchPrediction.model_id == model.id)))
     active = [b.id for b in batches if b.status in JobStatus.ACTIVE]
     if active:
-        raise conflict(f"model {model.id} has queued or running batch prediction(s) {active}; "
-                       "cancel them first")
+        raise conflict(
+            f"model {model.id} has queued or running batch prediction(s) {active}; cancel them first"
+        )
     stem = model.file_stem
     session.execute(update(Job).where(Job.model_id == model.id).values(model_id=None))
     for batch in batches:  # their results are reached through the model only
@@ -231,8 +302,9 @@ def _resolve(factory: Any, ref: str) -> int:
         return registry.resolve_ref(s, ref)
 
 
-async def _cached_model(ref: ModelRef, settings: SettingsDep, factory: FactoryDep,
-                        cache: CacheDep) -> LoadedModel:
+async def _cached_model(
+    ref: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep
+) -> LoadedModel:
     # An id hit touches neither the database nor the disk; an alias is looked up on every
     # request (so a moved alias takes effect at once), in the thread pool like a miss.
     if ref.isascii() and ref.isdigit() and len(ref) <= 18:
@@ -243,15 +315,15 @@ async def _cached_model(ref: ModelRef, settings: SettingsDep, factory: FactoryDe
     if hit is not None:
         return hit
     return await run_in_threadpool(
-        ModelCache.get_or_load, cache, model_id,
+        ModelCache.get_or_load,
+        cache,
+        model_id,
         lambda: load_for_prediction(settings.store, factory, model_id),
     )
 
 
-async def _read_body(request: Request, limit: int,
-                     setting: str = "PGS_MAX_PREDICT_BYTES") -> bytes:
-    too_large = ProblemError(413, f"the body exceeds {limit} bytes ({setting})",
-                             kind="payload-too-large")
+async def _read_body(request: Request, limit: int, setting: str = "PGS_MAX_PREDICT_BYTES") -> bytes:
+    too_large = ProblemError(413, f"the body exceeds {limit} bytes ({setting})", kind="payload-too-large")
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise too_large
@@ -277,13 +349,15 @@ def _to_matrix(body: bytes, media_type: str, model: LoadedModel, ignore_extra: b
     except (ValueError, RecursionError) as exc:
         # ValueError: JSONDecodeError, UnicodeDecodeError, and an integer of more than 4300 digits
         # (Python's int_max_str_digits); RecursionError: nesting deeper than the parser's stack.
-        raise invalid(f"the body is not valid JSON: {exc}",
-                      [field_error(["body"], "JSON decode error", "json_invalid")]) from exc
+        raise invalid(
+            f"the body is not valid JSON: {exc}", [field_error(["body"], "JSON decode error", "json_invalid")]
+        ) from exc
     return instances_to_matrix(payload, model, ignore_extra)
 
 
-def _run(body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool,
-         ignore_extra: bool) -> bytes:
+def _run(
+    body: bytes, media_type: str, model: LoadedModel, max_rows: int, as_csv: bool, ignore_extra: bool
+) -> bytes:
     check_row_count(body, media_type, max_rows)
     X = _to_matrix(body, media_type, model, ignore_extra)
     if X.shape[0] > max_rows:
@@ -303,39 +377,69 @@ _PREDICT_DOC: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "content": {
-            "application/json": {"schema": {
-                "type": "object",
-                "required": ["instances"],
-                "properties": {"instances": {"type": "array", "minItems": 1, "items": {"anyOf": [
-                    {"type": "array", "items": {"type": ["number", "string", "null"]},
-                     "description": "dense: n_features values (strings for text columns, null "
-                     "for a missing value the model imputes)"},
-                    {"type": "object", "additionalProperties": {
-                        "type": ["number", "string", "null"]},
-                     "description": "named: keyed by the model's feature_names (an absent "
-                     "feature is missing)"},
-                    {"type": "object", "required": ["indices", "values"], "properties": {
-                        "indices": {"type": "array", "items": {"type": "integer"}},
-                        "values": {"type": "array", "items": {"type": "number"}}},
-                     "description": "sparse, 0-based distinct indices"},
-                ]}}},
-                "description": PredictRequest.__doc__,
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["instances"],
+                    "properties": {
+                        "instances": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {
+                                "anyOf": [
+                                    {
+                                        "type": "array",
+                                        "items": {"type": ["number", "string", "null"]},
+                                        "description": (
+                                            "dense: n_features values (strings for text columns, "
+                                            "null for a missing value the model imputes)"
+                                        ),
+                                    },
+                                    {
+                                        "type": "object",
+                                        "additionalProperties": {"type": ["number", "string", "null"]},
+                                        "description": "named: keyed by the model's feature_names (an absent "
+                                        "feature is missing)",
+                                    },
+                                    {
+                                        "type": "object",
+                                        "required": ["indices", "values"],
+                                        "properties": {
+                                            "indices": {"type": "array", "items": {"type": "integer"}},
+                                            "values": {"type": "array", "items": {"type": "number"}},
+                                        },
+                                        "description": "sparse, 0-based distinct indices",
+                                    },
+                                ]
+                            },
+                        }
+                    },
+                    "description": PredictRequest.__doc__,
+                },
+                "example": {"instances": [[0.1, 0.0, 1.0], {"indices": [0, 2], "values": [0.1, 1]}]},
             },
-            "example": {"instances": [[0.1, 0.0, 1.0], {"indices": [0, 2], "values": [0.1, 1]}]}},
-            "text/csv": {"schema": {"type": "string"},
-                         "description": "A header row, then one row per instance: columns named "
-                         "by the model's feature_names (the label column may be present and is "
-                         "left out; empty cells are missing), or positional without names",
-                         "example": "fLength,fWidth,colour\n28.8,16.0,red\n"},
-            "text/plain": {"schema": {"type": "string"},
-                           "example": "1:0.5 3:1.25\n2:1 7:-0.5"},
+            "text/csv": {
+                "schema": {"type": "string"},
+                "description": "A header row, then one row per instance: columns named "
+                "by the model's feature_names (the label column may be present and is "
+                "left out; empty cells are missing), or positional without names",
+                "example": "fLength,fWidth,colour\n28.8,16.0,red\n",
+            },
+            "text/plain": {"schema": {"type": "string"}, "example": "1:0.5 3:1.25\n2:1 7:-0.5"},
         },
     },
-    "responses": {"200": {"content": {"text/csv": {
-        "schema": {"type": "string"},
-        "description": "With Accept: text/csv: prediction, score (or score_<class>), "
-        "probability_<class> (logistic)",
-        "example": "prediction,score,probability_g,probability_h\ng,-1.2,0.77,0.23\n"}}}},
+    "responses": {
+        "200": {
+            "content": {
+                "text/csv": {
+                    "schema": {"type": "string"},
+                    "description": "With Accept: text/csv: prediction, score (or score_<class>), "
+                    "probability_<class> (logistic)",
+                    "example": "prediction,score,probability_g,probability_h\ng,-1.2,0.77,0.23\n",
+                }
+            }
+        }
+    },
 }
 
 
@@ -345,10 +449,16 @@ _PREDICT_DOC: dict[str, Any] = {
     summary="Predict: JSON rows (lists, objects keyed by feature name, or sparse), CSV with a "
     "header, or svmlight lines; answered as JSON or, with Accept: text/csv, as CSV",
     openapi_extra=_PREDICT_DOC,
-    responses={**example(200, examples.PREDICTION),
-               **problems(*BODY_GUARDS, 404,
-                          (413, "Over PGS_MAX_PREDICT_BYTES or PGS_MAX_PREDICT_ROWS"),
-                          (415, "Not application/json, text/csv or text/plain"), 507)},
+    responses={
+        **example(200, examples.PREDICTION),
+        **problems(
+            *BODY_GUARDS,
+            404,
+            (413, "Over PGS_MAX_PREDICT_BYTES or PGS_MAX_PREDICT_ROWS"),
+            (415, "Not application/json, text/csv or text/plain"),
+            507,
+        ),
+    },
 )
 async def predict_route(
     request: Request,
@@ -365,6 +475,7 @@ async def predict_route(
     if len(body) <= INLINE_BYTES:
         out = _run(body, ctype, model, settings.max_predict_rows, as_csv, ignore_extra)
     else:
-        out = await run_in_threadpool(_run, body, ctype, model, settings.max_predict_rows,
-                                      as_csv, ignore_extra)
+        out = await run_in_threadpool(
+            _run, body, ctype, model, settings.max_predict_rows, as_csv, ignore_extra
+        )
     return Response(out, media_type="text/csv" if as_csv else "application/json")

@@ -24,9 +24,13 @@ router = APIRouter(tags=["plots"])
 FormatQuery = Annotated[Literal["svg", "png"], Query(description="svg (default) or png")]
 _SVG_EXAMPLE = '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="480">...</svg>'
 _IMAGE: dict[int | str, dict[str, Any]] = {
-    200: {"description": "The figure",
-          "content": {"image/svg+xml": {"schema": {"type": "string"}, "example": _SVG_EXAMPLE},
-                      "image/png": {"schema": {"type": "string", "format": "binary"}}}},
+    200: {
+        "description": "The figure",
+        "content": {
+            "image/svg+xml": {"schema": {"type": "string"}, "example": _SVG_EXAMPLE},
+            "image/png": {"schema": {"type": "string", "format": "binary"}},
+        },
+    },
     **problems(404, (503, "matplotlib is not installed, or the database is unavailable")),
 }
 
@@ -37,18 +41,22 @@ def _image(render: Callable[..., bytes], fmt: str, *args: Any) -> Response:
     except plots.PlottingUnavailable as exc:
         raise ProblemError(503, str(exc), kind="plotting-unavailable") from exc
     # A study or job still running gives another figure a moment later.
-    return Response(body, media_type=plots.MEDIA_TYPES[fmt],
-                    headers={"Cache-Control": "no-store"})
+    return Response(body, media_type=plots.MEDIA_TYPES[fmt], headers={"Cache-Control": "no-store"})
 
 
-@router.get("/v1/studies/{study_id}/plot", response_class=Response, responses=_IMAGE,
-            summary="Time to target against training-set size (log-log), per run and target")
+@router.get(
+    "/v1/studies/{study_id}/plot",
+    response_class=Response,
+    responses=_IMAGE,
+    summary="Time to target against training-set size (log-log), per run and target",
+)
 def study_plot(
     study: StudyDep,
     session: SessionDep,
-    y: Annotated[Literal["seconds", "iterations"],
-                 Query(description="solver seconds (Figures 6-8) or iterations (Figure 9)")]
-    = "seconds",
+    y: Annotated[
+        Literal["seconds", "iterations"],
+        Query(description="solver seconds (Figures 6-8) or iterations (Figure 9)"),
+    ] = "seconds",
     format: FormatQuery = "svg",
 ) -> Response:
     counts = study_service.job_counts(session, [study.id])[study.id]
@@ -56,22 +64,30 @@ def study_plot(
     data = plots.StudyFigure(
         title=study.name or f"study {study.id}: time to target",
         score_name="rmse" if study.task == "regression" else "accuracy",
-        sizes=list(study.sizes), targets=list(study.targets),
+        sizes=list(study.sizes),
+        targets=list(study.targets),
         labels=[r["label"] for r in study.runs],
         rows=study_service.study_table(session, study),
-        done=progress["done"], total=progress["total"], succeeded=progress["succeeded"],
+        done=progress["done"],
+        total=progress["total"],
+        succeeded=progress["succeeded"],
     )
     return _image(plots.render_study, format, data, y, format)
 
 
-@router.get("/v1/jobs/{job_id}/plot", response_class=Response, responses=_IMAGE,
-            summary="Test score and objective against solver seconds")
+@router.get(
+    "/v1/jobs/{job_id}/plot",
+    response_class=Response,
+    responses=_IMAGE,
+    summary="Test score and objective against solver seconds",
+)
 def job_plot(job: JobDep, session: SessionDep, format: FormatQuery = "svg") -> Response:
     rows = job_service.trace_points(session, job.id)
     score_name = next((r.score_name for r in rows if r.score_name), None)
     data = plots.TraceFigure(
         title=f"job {job.id}: {job.solver}, {job.status}",
-        score_name=score_name, targets=list(job.targets),
+        score_name=score_name,
+        targets=list(job.targets),
         points=[(r.solver_seconds, r.objective, r.test_score) for r in rows],
     )
     return _image(plots.render_trace, format, data, format)

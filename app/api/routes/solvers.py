@@ -17,14 +17,22 @@ router = APIRouter(prefix="/v1/solvers", tags=["solvers"])
 _SOLVER_EXAMPLE = SolverRead.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
 
 
-@router.get("", response_model=SolverList, summary="Every solver, its losses and parameters",
-            responses=example(200, {"solvers": [_SOLVER_EXAMPLE]}))
+@router.get(
+    "",
+    response_model=SolverList,
+    summary="Every solver, its losses and parameters",
+    responses=example(200, {"solvers": [_SOLVER_EXAMPLE]}),
+)
 def list_solvers() -> dict[str, Any]:
     return {"solvers": list(solver_catalogue().values())}
 
 
-@router.get("/{name}", response_model=SolverRead, summary="One solver, its losses and parameters",
-            responses={**example(200, _SOLVER_EXAMPLE), **problems((404, "No solver of that name"))})
+@router.get(
+    "/{name}",
+    response_model=SolverRead,
+    summary="One solver, its losses and parameters",
+    responses={**example(200, _SOLVER_EXAMPLE), **problems((404, "No solver of that name"))},
+)
 def get_solver(name: Annotated[str, Path(description="As in a job's solver")]) -> dict[str, Any]:
     solver = solver_catalogue().get(name)
     if solver is None:

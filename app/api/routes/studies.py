@@ -38,19 +38,27 @@ router = APIRouter(prefix="/v1/studies", tags=["studies"])
     response_model=StudyRead,
     summary="Start a time-to-accuracy study (runs x sizes x repeats jobs)",
     dependencies=[Depends(require_json)],
-    responses={**example(202, {**examples.STUDY, "status": "queued"}),
-               **problems(*BODY_GUARDS, (409, "The Idempotency-Key was used with another body"),
-                          (415, "The body is not JSON"),
-                          (429, "The caller's or the server's queue cannot take the study's "
-                                "jobs"))},
+    responses={
+        **example(202, {**examples.STUDY, "status": "queued"}),
+        **problems(
+            *BODY_GUARDS,
+            (409, "The Idempotency-Key was used with another body"),
+            (415, "The body is not JSON"),
+            (429, "The caller's or the server's queue cannot take the study's jobs"),
+        ),
+    },
 )
 def create_study(
-    body: StudyCreate, request: Request, response: Response, session: SessionDep,
-    runner: RunnerDep, principal: PrincipalDep, settings: SettingsDep,
+    body: StudyCreate,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    runner: RunnerDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> dict[str, Any]:
-    idem = idempotency(principal, idempotency_key, "POST /v1/studies",
-                       body.model_dump(mode="json"))
+    idem = idempotency(principal, idempotency_key, "POST /v1/studies", body.model_dump(mode="json"))
     study, planned, replayed = study_requests.create_study(session, body, idem, settings)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
@@ -61,29 +69,37 @@ def create_study(
     return study_service.study_read(session, study, with_table=True)
 
 
-@router.get("", response_model=StudyList, summary="List studies, newest first (no tables)",
-            responses=example(200, examples.page({**examples.STUDY, "table": None})))
-def list_studies(
-    session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None
-) -> dict[str, Any]:
+@router.get(
+    "",
+    response_model=StudyList,
+    summary="List studies, newest first (no tables)",
+    responses=example(200, examples.page({**examples.STUDY, "table": None})),
+)
+def list_studies(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> dict[str, Any]:
     items, next_cursor = paginate(session, select(Study), Study.id, limit, cursor)
     counts = study_service.job_counts(session, [s.id for s in items])
     return {
-        "items": [study_service.study_read(session, s, counts[s.id], with_table=False)
-                  for s in items],
+        "items": [study_service.study_read(session, s, counts[s.id], with_table=False) for s in items],
         "next_cursor": next_cursor,
     }
 
 
-@router.get("/{study_id}", response_model=StudyRead,
-            summary="Status, progress and the time-to-target table",
-            responses={**example(200, examples.STUDY), **problems(404)})
+@router.get(
+    "/{study_id}",
+    response_model=StudyRead,
+    summary="Status, progress and the time-to-target table",
+    responses={**example(200, examples.STUDY), **problems(404)},
+)
 def get_study(study: StudyDep, session: SessionDep) -> dict[str, Any]:
     return study_service.study_read(session, study, with_table=True)
 
 
-@router.get("/{study_id}/jobs", response_model=JobList, summary="The study's jobs, newest first",
-            responses={**example(200, examples.page(examples.JOB)), **problems(404)})
+@router.get(
+    "/{study_id}/jobs",
+    response_model=JobList,
+    summary="The study's jobs, newest first",
+    responses={**example(200, examples.page(examples.JOB)), **problems(404)},
+)
 def list_study_jobs(
     study: StudyDep, session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> dict[str, Any]:
@@ -96,11 +112,19 @@ def list_study_jobs(
     "/{study_id}/cancel",
     response_model=StudyRead,
     summary="Cancel every queued or running job of the study",
-    responses={**example(200, {**examples.STUDY, "status": "cancelled", "cancel_requested": True},
-                         "No job was running: all are cancelled"),
-               **example(202, {**examples.STUDY, "cancel_requested": True},
-                         "Some jobs were running: their workers stop within about a second"),
-               **problems(*BODY_GUARDS, 404, (409, "All its jobs had already finished"))},
+    responses={
+        **example(
+            200,
+            {**examples.STUDY, "status": "cancelled", "cancel_requested": True},
+            "No job was running: all are cancelled",
+        ),
+        **example(
+            202,
+            {**examples.STUDY, "cancel_requested": True},
+            "Some jobs were running: their workers stop within about a second",
+        ),
+        **problems(*BODY_GUARDS, 404, (409, "All its jobs had already finished")),
+    },
 )
 def cancel_study(study: StudyDep, session: SessionDep, response: Response) -> dict[str, Any]:
     running = study_requests.cancel_study(session, study)

@@ -69,8 +69,9 @@ def _tus_problems(*statuses: int) -> Responses:
         400: "Bad header (metadata, checksum), or the client left before the body ended",
         404: "No such upload (for this API key)",
         409: "Upload-Offset is not the upload's offset, another request is writing to it, or "
-             "its state does not allow this",
-        410: "The upload expired", 412: "Tus-Resumable is not 1.0.0",
+        "its state does not allow this",
+        410: "The upload expired",
+        412: "Tus-Resumable is not 1.0.0",
         413: "Over the upload's length, PGS_MAX_UPLOAD_BYTES or PGS_UPLOAD_QUOTA_BYTES",
         408: "The body paused or took too long (what arrived is kept)",
         415: "Not the content type this operation reads",
@@ -81,23 +82,39 @@ def _tus_problems(*statuses: int) -> Responses:
 
 def _headers(status: int, description: str, **headers: str) -> Responses:
     """A tus answer: its meaning is in headers, with no body."""
-    return {status: {"description": description, "headers": {
-        name.replace("_", "-"): {"description": text, "schema": {"type": "string"}}
-        for name, text in headers.items()}}}
+    return {
+        status: {
+            "description": description,
+            "headers": {
+                name.replace("_", "-"): {"description": text, "schema": {"type": "string"}}
+                for name, text in headers.items()
+            },
+        }
+    }
 
 
 UPLOAD_EXAMPLE: dict[str, Any] = {
-    "id": "3f2a9c", "state": "parsing", "length": 2_147_483_648, "offset": 2_147_483_648,
-    "filename": "big.svm.gz", "source": None, "created_at": "2026-01-15T09:30:00Z",
-    "expires_at": "2026-01-16T09:30:00Z", "dataset_id": None, "error": None,
+    "id": "3f2a9c",
+    "state": "parsing",
+    "length": 2_147_483_648,
+    "offset": 2_147_483_648,
+    "filename": "big.svm.gz",
+    "source": None,
+    "created_at": "2026-01-15T09:30:00Z",
+    "expires_at": "2026-01-16T09:30:00Z",
+    "dataset_id": None,
+    "error": None,
 }
 
 
 def tus_version(tus_resumable: Annotated[str | None, Header()] = None) -> None:
     if tus_resumable != TUS_VERSION:
-        raise ProblemError(412, f"send 'Tus-Resumable: {TUS_VERSION}' (the tus protocol version "
-                           "this server speaks)", kind="tus-version",
-                           headers={"Tus-Version": TUS_VERSION})
+        raise ProblemError(
+            412,
+            f"send 'Tus-Resumable: {TUS_VERSION}' (the tus protocol version this server speaks)",
+            kind="tus-version",
+            headers={"Tus-Version": TUS_VERSION},
+        )
 
 
 def load_upload(upload_id: str, factory: FactoryDep, principal: PrincipalDep) -> Upload:
@@ -110,8 +127,7 @@ def load_upload(upload_id: str, factory: FactoryDep, principal: PrincipalDep) ->
     if upload is None or upload.owner != principal:
         raise not_found("upload", upload_id)
     if upload.state == UploadState.RECEIVING and upload.expires_at < dt.datetime.now(dt.UTC):
-        raise ProblemError(410, f"upload {upload_id} expired at {upload.expires_at.isoformat()}",
-                           kind="gone")
+        raise ProblemError(410, f"upload {upload_id} expired at {upload.expires_at.isoformat()}", kind="gone")
     return upload
 
 
@@ -123,99 +139,165 @@ def _expires(upload: Upload) -> str:
     return format_datetime(upload.expires_at, usegmt=True)
 
 
-@router.options("", status_code=204, summary="tus discovery: version, extensions, maximum size",
-                responses=_headers(204, "The server's tus support", Tus_Version="1.0.0",
-                                   Tus_Extension=TUS_EXTENSIONS, Tus_Max_Size="bytes",
-                                   Tus_Checksum_Algorithm="sha1,md5,..."))
+@router.options(
+    "",
+    status_code=204,
+    summary="tus discovery: version, extensions, maximum size",
+    responses=_headers(
+        204,
+        "The server's tus support",
+        Tus_Version="1.0.0",
+        Tus_Extension=TUS_EXTENSIONS,
+        Tus_Max_Size="bytes",
+        Tus_Checksum_Algorithm="sha1,md5,...",
+    ),
+)
 def tus_options(settings: SettingsDep) -> Response:
-    return Response(status_code=204, headers={
-        "Tus-Version": TUS_VERSION, "Tus-Extension": TUS_EXTENSIONS,
-        "Tus-Max-Size": str(settings.max_upload_bytes),
-        "Tus-Checksum-Algorithm": ",".join(resumable.CHECKSUM_ALGORITHMS)})
+    return Response(
+        status_code=204,
+        headers={
+            "Tus-Version": TUS_VERSION,
+            "Tus-Extension": TUS_EXTENSIONS,
+            "Tus-Max-Size": str(settings.max_upload_bytes),
+            "Tus-Checksum-Algorithm": ",".join(resumable.CHECKSUM_ALGORITHMS),
+        },
+    )
 
 
-@router.post("", status_code=201, dependencies=[TusDep], response_class=Response,
-             summary="Create a resumable upload (tus creation): Upload-Length bytes",
-             responses={**_headers(201, "Created: PATCH its Location",
-                                   Location="The upload's URL",
-                                   Upload_Expires="When an unfinished upload is deleted"),
-                        **_tus_problems(*BODY_GUARDS, 400, 412, 413)})
+@router.post(
+    "",
+    status_code=201,
+    dependencies=[TusDep],
+    response_class=Response,
+    summary="Create a resumable upload (tus creation): Upload-Length bytes",
+    responses={
+        **_headers(
+            201,
+            "Created: PATCH its Location",
+            Location="The upload's URL",
+            Upload_Expires="When an unfinished upload is deleted",
+        ),
+        **_tus_problems(*BODY_GUARDS, 400, 412, 413),
+    },
+)
 async def create_upload(
-    request: Request, settings: SettingsDep, factory: FactoryDep, principal: PrincipalDep,
+    request: Request,
+    settings: SettingsDep,
+    factory: FactoryDep,
+    principal: PrincipalDep,
     upload_length: Annotated[int, Header(ge=0, description="The file's size in bytes")],
-    upload_metadata: Annotated[str, Header(
-        description="tus metadata: 'filename <base64>' names the data set's file")] = "",
+    upload_metadata: Annotated[
+        str, Header(description="tus metadata: 'filename <base64>' names the data set's file")
+    ] = "",
 ) -> Response:
-    upload = await run_in_threadpool(resumable.create, factory, settings, principal,
-                                     upload_length, upload_metadata)
+    upload = await run_in_threadpool(
+        resumable.create, factory, settings, principal, upload_length, upload_metadata
+    )
     location = request.url_for("head_upload", upload_id=upload.id).path
-    return Response(status_code=201, headers={"Location": location,
-                                              "Upload-Expires": _expires(upload)})
+    return Response(status_code=201, headers={"Location": location, "Upload-Expires": _expires(upload)})
 
 
-@router.head("/{upload_id}", status_code=200, dependencies=[TusDep], response_class=Response,
-             summary="The upload's offset (tus core): where to resume",
-             responses={**_headers(200, "The upload's progress", Upload_Offset="Bytes received",
-                                   Upload_Length="Bytes declared",
-                                   Upload_Expires="When an unfinished upload is deleted"),
-                        **_tus_problems(404, 410, 412)})
+@router.head(
+    "/{upload_id}",
+    status_code=200,
+    dependencies=[TusDep],
+    response_class=Response,
+    summary="The upload's offset (tus core): where to resume",
+    responses={
+        **_headers(
+            200,
+            "The upload's progress",
+            Upload_Offset="Bytes received",
+            Upload_Length="Bytes declared",
+            Upload_Expires="When an unfinished upload is deleted",
+        ),
+        **_tus_problems(404, 410, 412),
+    },
+)
 def head_upload(upload: UploadDep, settings: SettingsDep) -> Response:
-    headers = {"Upload-Offset": str(resumable.offset_of(settings, upload)),
-               "Upload-Length": str(upload.length), "Cache-Control": "no-store",
-               "Upload-Expires": _expires(upload)}
+    headers = {
+        "Upload-Offset": str(resumable.offset_of(settings, upload)),
+        "Upload-Length": str(upload.length),
+        "Cache-Control": "no-store",
+        "Upload-Expires": _expires(upload),
+    }
     if upload.metadata_header:
         headers["Upload-Metadata"] = upload.metadata_header
     return Response(status_code=200, headers=headers)
 
 
-@router.patch("/{upload_id}", status_code=204, dependencies=[TusDep],
-              summary="Append bytes at Upload-Offset (tus core; Upload-Checksum optional)",
-              openapi_extra={"requestBody": {"required": True, "content": {
-                  OFFSET_STREAM: {"schema": {"type": "string", "format": "binary"},
-                                  "example": "(the next bytes of the file)"}}}},
-              responses={**_headers(204, "Appended", Upload_Offset="Bytes received now"),
-                         **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460)})
+@router.patch(
+    "/{upload_id}",
+    status_code=204,
+    dependencies=[TusDep],
+    summary="Append bytes at Upload-Offset (tus core; Upload-Checksum optional)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                OFFSET_STREAM: {
+                    "schema": {"type": "string", "format": "binary"},
+                    "example": "(the next bytes of the file)",
+                }
+            },
+        }
+    },
+    responses={
+        **_headers(204, "Appended", Upload_Offset="Bytes received now"),
+        **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460),
+    },
+)
 async def patch_upload(
-    request: Request, upload: UploadDep, settings: SettingsDep,
+    request: Request,
+    upload: UploadDep,
+    settings: SettingsDep,
     upload_offset: Annotated[int, Header(ge=0)],
     upload_checksum: Annotated[str | None, Header()] = None,
 ) -> Response:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != OFFSET_STREAM:
-        raise ProblemError(415, f"send the bytes as {OFFSET_STREAM}",
-                           kind="unsupported-media-type")
+        raise ProblemError(415, f"send the bytes as {OFFSET_STREAM}", kind="unsupported-media-type")
     if upload.state != UploadState.RECEIVING:
         raise conflict(f"the upload is {upload.state}: it takes no more bytes")
     checksum = resumable.Checksum(upload_checksum) if upload_checksum else None
     with resumable.exclusive(resumable.upload_path(settings, upload.id)) as fh:
         if upload_offset != fh.tell():
-            raise conflict(f"Upload-Offset is {upload_offset} but the upload has "
-                                     f"{fh.tell()} bytes: resume from there")
+            raise conflict(
+                f"Upload-Offset is {upload_offset} but the upload has {fh.tell()} bytes: resume from there"
+            )
         try:
             await resumable.append(fh, request.stream(), upload.length - fh.tell(), checksum)
         except ClientDisconnect:
             # Not a server error: the bytes that arrived are kept, a HEAD tells the client.
             log.info("upload %s: the client left mid-PATCH at offset %d", upload.id, fh.tell())
-            raise ProblemError(400, "the client closed the connection before the body ended",
-                               kind="client-disconnected") from None
+            raise ProblemError(
+                400, "the client closed the connection before the body ended", kind="client-disconnected"
+            ) from None
         offset = fh.tell()
-    return Response(status_code=204, headers={"Upload-Offset": str(offset),
-                                              "Upload-Expires": _expires(upload)})
+    return Response(
+        status_code=204, headers={"Upload-Offset": str(offset), "Upload-Expires": _expires(upload)}
+    )
 
 
-@router.delete("/{upload_id}", status_code=204, dependencies=[TusDep],
-               summary="Delete an upload and its bytes (tus termination)",
-               responses=_tus_problems(*BODY_GUARDS, 404, 409, 410, 412))
+@router.delete(
+    "/{upload_id}",
+    status_code=204,
+    dependencies=[TusDep],
+    summary="Delete an upload and its bytes (tus termination)",
+    responses=_tus_problems(*BODY_GUARDS, 404, 409, 410, 412),
+)
 def delete_upload(upload: UploadDep, settings: SettingsDep, factory: FactoryDep) -> Response:
     if upload.state == UploadState.PARSING:
-        raise conflict("the upload is being parsed; delete it once it is done or "
-                                 "failed")
+        raise conflict("the upload is being parsed; delete it once it is done or failed")
     resumable.remove(factory, settings, upload.id)
     return Response(status_code=204)
 
 
-@router.get("/{upload_id}", response_model=UploadRead,
-            summary="The upload's state: poll it after finishing until done (dataset_id) or "
-            "failed", responses={**example(200, UPLOAD_EXAMPLE), **_tus_problems(404, 410)})
+@router.get(
+    "/{upload_id}",
+    response_model=UploadRead,
+    summary="The upload's state: poll it after finishing until done (dataset_id) or failed",
+    responses={**example(200, UPLOAD_EXAMPLE), **_tus_problems(404, 410)},
+)
 def get_upload(upload: UploadDep, settings: SettingsDep) -> dict[str, Any]:
     return resumable.describe(settings, upload)
 
@@ -229,39 +311,66 @@ def _accepted(request: Request, response: Response, upload_id: str) -> dict[str,
         return resumable.describe(request.app.state.settings, upload)
 
 
-@router.post("/{upload_id}/dataset", status_code=202, response_model=UploadRead,
-             dependencies=[Depends(require_json)],
-             summary="Turn a received upload into a data set (parsed off the request: poll the "
-             "Location)", responses={**example(202, UPLOAD_EXAMPLE),
-                                     **_tus_problems(*BODY_GUARDS, 404, 409, 410, 415)})
-def finish_upload(request: Request, response: Response, upload: UploadDep,
-                  options: DatasetOptions, settings: SettingsDep,
-                  factory: FactoryDep) -> dict[str, Any]:
+@router.post(
+    "/{upload_id}/dataset",
+    status_code=202,
+    response_model=UploadRead,
+    dependencies=[Depends(require_json)],
+    summary="Turn a received upload into a data set (parsed off the request: poll the Location)",
+    responses={**example(202, UPLOAD_EXAMPLE), **_tus_problems(*BODY_GUARDS, 404, 409, 410, 415)},
+)
+def finish_upload(
+    request: Request,
+    response: Response,
+    upload: UploadDep,
+    options: DatasetOptions,
+    settings: SettingsDep,
+    factory: FactoryDep,
+) -> dict[str, Any]:
     options.tag_list()
     ingest.start(factory, settings, upload, options)
     return _accepted(request, response, upload.id)
 
 
 class ImportRequest(DatasetOptions):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"source": "/srv/data/big.svm.gz", "name": "big", "task": "classification"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"source": "/srv/data/big.svm.gz", "name": "big", "task": "classification"}]
+        },
+    )
 
-    source: str = Field(max_length=4096, description="An absolute path, a file:// URL or an "
-                        "http(s) URL under one of the operator's PGS_IMPORT_ROOTS")
+    source: str = Field(
+        max_length=4096,
+        description="An absolute path, a file:// URL or an "
+        "http(s) URL under one of the operator's PGS_IMPORT_ROOTS",
+    )
 
 
 @import_router.post(
-    "/import", status_code=202, response_model=UploadRead, dependencies=[Depends(require_json)],
+    "/import",
+    status_code=202,
+    response_model=UploadRead,
+    dependencies=[Depends(require_json)],
     summary="Import a data set from a path or URL the operator allows (PGS_IMPORT_ROOTS)",
-    responses={**example(202, {**UPLOAD_EXAMPLE, "source": "/srv/data/big.svm.gz",
-                               "length": 0, "offset": 0}),
-               **problems(*BODY_GUARDS,
-                          (403, "Imports are off, or the source is outside the roots"),
-                          (413, "Over PGS_UPLOAD_QUOTA_BYTES"),
-                          (415, "The body is not JSON"))})
-def import_dataset(request: Request, response: Response, body: ImportRequest,
-                   settings: SettingsDep, factory: FactoryDep,
-                   principal: PrincipalDep) -> dict[str, Any]:
+    responses={
+        **example(202, {**UPLOAD_EXAMPLE, "source": "/srv/data/big.svm.gz", "length": 0, "offset": 0}),
+        **problems(
+            *BODY_GUARDS,
+            (403, "Imports are off, or the source is outside the roots"),
+            (413, "Over PGS_UPLOAD_QUOTA_BYTES"),
+            (415, "The body is not JSON"),
+        ),
+    },
+)
+def import_dataset(
+    request: Request,
+    response: Response,
+    body: ImportRequest,
+    settings: SettingsDep,
+    factory: FactoryDep,
+    principal: PrincipalDep,
+) -> dict[str, Any]:
     body.tag_list()
     source = imports.check_source(settings, body.source)
     # A URL's bytes land in the uploads area: the import reserves the room it may fill (its
@@ -272,12 +381,16 @@ def import_dataset(request: Request, response: Response, body: ImportRequest,
             left = settings.upload_quota_bytes - resumable.reserved_bytes(s, principal)
         length = min(settings.max_upload_bytes, left)
         if length <= 0:
-            raise ProblemError(413, "this API key's unfinished uploads fill its upload quota "
-                               "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first",
-                               kind="quota-exceeded")
+            raise ProblemError(
+                413,
+                "this API key's unfinished uploads fill its upload quota "
+                "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first",
+                kind="quota-exceeded",
+            )
     name = source.rstrip("/").rsplit("/", 1)[-1]
-    upload = resumable.create(factory, settings, principal, length,
-                              resumable.metadata_header({"filename": name}), source=source)
+    upload = resumable.create(
+        factory, settings, principal, length, resumable.metadata_header({"filename": name}), source=source
+    )
     options = DatasetOptions.model_validate(body.model_dump(exclude={"source"}))
     ingest.start(factory, settings, upload, options)
     return _accepted(request, response, upload.id)

@@ -23,14 +23,14 @@ depends_on: str | Sequence[str] | None = None
 def _labels(table: str) -> None:
     """description and tags; every labelled resource has both."""
     op.add_column(table, sa.Column("description", sa.Text(), nullable=True))
-    op.add_column(table, sa.Column("tags", sa.JSON(), nullable=False,
-                                   server_default=sa.text("'[]'")))
+    op.add_column(table, sa.Column("tags", sa.JSON(), nullable=False, server_default=sa.text("'[]'")))
 
 
 def upgrade() -> None:
     _labels("datasets")
-    op.add_column("datasets", sa.Column("task_source", sa.String(length=16), nullable=False,
-                                        server_default="guessed"))
+    op.add_column(
+        "datasets", sa.Column("task_source", sa.String(length=16), nullable=False, server_default="guessed")
+    )
     _labels("jobs")
     op.add_column("jobs", sa.Column("name", sa.String(length=255), nullable=True))
     op.add_column("jobs", sa.Column("model_name", sa.String(length=255), nullable=True))
@@ -65,10 +65,10 @@ def upgrade() -> None:
     op.create_table(
         "batch_predictions",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("model_id", sa.Integer(),
-                  sa.ForeignKey("models.id", ondelete="SET NULL"), nullable=True),
-        sa.Column("dataset_id", sa.Integer(),
-                  sa.ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True),
+        sa.Column("model_id", sa.Integer(), sa.ForeignKey("models.id", ondelete="SET NULL"), nullable=True),
+        sa.Column(
+            "dataset_id", sa.Integer(), sa.ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
+        ),
         sa.Column("extra_features", sa.String(length=16), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),

@@ -21,10 +21,12 @@ def upgrade() -> None:
         batch.alter_column("job_id", existing_type=sa.Integer(), nullable=True)
         batch.add_column(sa.Column("dataset_id", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("study_id", sa.Integer(), nullable=True))
-        batch.create_foreign_key("fk_idempotency_keys_dataset_id", "datasets", ["dataset_id"],
-                                 ["id"], ondelete="CASCADE")
-        batch.create_foreign_key("fk_idempotency_keys_study_id", "studies", ["study_id"], ["id"],
-                                 ondelete="CASCADE")
+        batch.create_foreign_key(
+            "fk_idempotency_keys_dataset_id", "datasets", ["dataset_id"], ["id"], ondelete="CASCADE"
+        )
+        batch.create_foreign_key(
+            "fk_idempotency_keys_study_id", "studies", ["study_id"], ["id"], ondelete="CASCADE"
+        )
 
 
 def downgrade() -> None:

@@ -24,8 +24,7 @@ def upgrade() -> None:
     op.add_column("datasets", sa.Column("feature_names", sa.JSON(), nullable=True))
     op.add_column("datasets", sa.Column("label_name", sa.String(255), nullable=True))
     op.add_column("datasets", sa.Column("text_columns", sa.JSON(), nullable=True))
-    op.add_column("datasets", sa.Column("n_missing", sa.Integer(), nullable=False,
-                                        server_default="0"))
+    op.add_column("datasets", sa.Column("n_missing", sa.Integer(), nullable=False, server_default="0"))
     op.add_column("jobs", sa.Column("preprocessing", sa.JSON(), nullable=True))
     op.add_column("models", sa.Column("preprocessing", sa.JSON(), nullable=True))
     op.add_column("models", sa.Column("feature_names", sa.JSON(), nullable=True))

@@ -16,15 +16,18 @@ from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.resources.jobs import score_text
 from pgs_client.resources.models import Prediction
 
-app = typer.Typer(help="Train and serve models on a PGS service.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, rich_markup_mode=None,
-                  add_completion=False)
+app = typer.Typer(
+    help="Train and serve models on a PGS service.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    add_completion=False,
+)
 datasets = typer.Typer(help="Upload, list, show and delete data sets.", no_args_is_help=True)
 jobs = typer.Typer(help="Start, follow and inspect training jobs.", no_args_is_help=True)
 models = typer.Typer(help="List, show and delete models.", no_args_is_help=True)
 studies = typer.Typer(help="Time-to-accuracy studies.", no_args_is_help=True)
-for group, name in ((datasets, "datasets"), (jobs, "jobs"), (models, "models"),
-                    (studies, "studies")):
+for group, name in ((datasets, "datasets"), (jobs, "jobs"), (models, "models"), (studies, "studies")):
     app.add_typer(group, name=name)
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -34,21 +37,21 @@ DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "classes", "
 JOB_COLUMNS = ["id", "status", "solver", "dataset_id", "model_id", "score", "created_at"]
 MODEL_COLUMNS = ["id", "solver", "task", "estimator", "job_id", "score", "created_at"]
 STUDY_COLUMNS = ["id", "name", "status", "task", "dataset_id", "sizes", "repeats", "created_at"]
-TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "test_score",
-                 "nnz_weights"]
-STUDY_ROW_COLUMNS = ["label", "m", "target", "repeats", "reached", "median_seconds",
-                     "median_iterations"]
+TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "test_score", "nnz_weights"]
+STUDY_ROW_COLUMNS = ["label", "m", "target", "repeats", "reached", "median_seconds", "median_iterations"]
 
 
 @app.callback()
 def connect(
     ctx: typer.Context,
-    url: Annotated[str | None, typer.Option(envvar="PGS_URL", show_envvar=True,
-                                            help="The service [default: http://127.0.0.1:8000]")]
-    = None,
-    api_key: Annotated[str | None, typer.Option(envvar="PGS_API_KEY", show_envvar=True,
-                                                help="Bearer key, if the service has keys")]
-    = None,
+    url: Annotated[
+        str | None,
+        typer.Option(envvar="PGS_URL", show_envvar=True, help="The service [default: http://127.0.0.1:8000]"),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="PGS_API_KEY", show_envvar=True, help="Bearer key, if the service has keys"),
+    ] = None,
 ) -> None:
     """Train and serve models on a PGS service (see `pgs COMMAND --help`)."""
     ctx.obj = ctx.with_resource(Client(url, api_key))
@@ -70,41 +73,56 @@ def _scored(items: list[Any], as_json: bool) -> list[Any]:
 
 
 @app.command("solvers")
-def solvers_cmd(ctx: typer.Context,
-                name: Annotated[str | None, typer.Argument(help="One solver in full")] = None,
-                as_json: Json = False) -> None:
+def solvers_cmd(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="One solver in full")] = None,
+    as_json: Json = False,
+) -> None:
     """The solvers the service runs: tasks, losses and parameters."""
     c = _client(ctx)
     if name is None:
         solvers = c.solvers()
-        output.show(solvers if as_json else [_solver_row(s) for s in solvers], as_json,
-                    ["name", "title", "losses", "paper"])
+        output.show(
+            solvers if as_json else [_solver_row(s) for s in solvers],
+            as_json,
+            ["name", "title", "losses", "paper"],
+        )
         return
     solver = c.solvers.get(name)
     if as_json:
         output.emit_json(solver)
         return
     for task in solver.tasks:
-        output.table([_param_row(p) for p in task.params],
-                     ["name", "type", "default", "range", "choices", "description"],
-                     title=f"{solver.name} ({task.task}, {task.estimator}): {solver.title}; "
-                           f"{solver.paper}, {solver.algorithm}")
+        output.table(
+            [_param_row(p) for p in task.params],
+            ["name", "type", "default", "range", "choices", "description"],
+            title=f"{solver.name} ({task.task}, {task.estimator}): {solver.title}; "
+            f"{solver.paper}, {solver.algorithm}",
+        )
 
 
 def _solver_row(solver: Any) -> dict[str, Any]:
-    return {"name": solver.name, "title": solver.title,
-            "losses": {t.task: t.losses for t in solver.tasks},
-            "paper": f"{solver.paper}, {solver.algorithm}"}
+    return {
+        "name": solver.name,
+        "title": solver.title,
+        "losses": {t.task: t.losses for t in solver.tasks},
+        "paper": f"{solver.paper}, {solver.algorithm}",
+    }
 
 
 def _param_row(param: Any) -> dict[str, Any]:
     """A parameter for the table: its range as an interval, "or null" when null is accepted."""
     r = param.range
-    interval = None if r is None else (
-        f"{'[' if r.min_inclusive else '('}{r.min:.12g}, {r.max:.12g}"
-        f"{']' if r.max_inclusive else ')'}")
-    return {**output.plain(param), "range": interval,
-            "type": param.type + (" or null" if param.nullable else "")}
+    interval = (
+        None
+        if r is None
+        else (f"{'[' if r.min_inclusive else '('}{r.min:.12g}, {r.max:.12g}{']' if r.max_inclusive else ')'}")
+    )
+    return {
+        **output.plain(param),
+        "range": interval,
+        "type": param.type + (" or null" if param.nullable else ""),
+    }
 
 
 # -- datasets ------------------------------------------------------------------------------------
@@ -113,29 +131,42 @@ def _param_row(param: Any) -> dict[str, Any]:
 @datasets.command("upload")
 def datasets_upload(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False,
-                                         help="svmlight/LIBSVM or CSV, plain or gzip")],
+    file: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="svmlight/LIBSVM or CSV, plain or gzip")
+    ],
     name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
     format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
     label_column: Annotated[str | None, typer.Option(help="CSV: number or header name")] = None,
     task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
     compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
-    resumable: Annotated[bool | None, typer.Option(
-        help="Send in chunks that survive a dropped connection (running the command again "
-        "resumes); default: for files of 64 MiB and more")] = None,
+    resumable: Annotated[
+        bool | None,
+        typer.Option(
+            help="Send in chunks that survive a dropped connection (running the command again "
+            "resumes); default: for files of 64 MiB and more"
+        ),
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Upload a data set (a progress bar for big files)."""
-    ds = _client(ctx).datasets.upload(file, name, format=format, label_column=label_column,
-                                      task=task, compress=compress, resumable=resumable)
+    ds = _client(ctx).datasets.upload(
+        file,
+        name,
+        format=format,
+        label_column=label_column,
+        task=task,
+        compress=compress,
+        resumable=resumable,
+    )
     output.show(ds, as_json, title=f"dataset {ds.id}")
 
 
 @datasets.command("import")
 def datasets_import(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(
-        help="A path, file:// or http(s) URL under the service's PGS_IMPORT_ROOTS")],
+    source: Annotated[
+        str, typer.Argument(help="A path, file:// or http(s) URL under the service's PGS_IMPORT_ROOTS")
+    ],
     name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
     format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
     task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
@@ -194,23 +225,31 @@ def jobs_create(
     ctx: typer.Context,
     dataset: Annotated[int, typer.Option(help="Training data set id")],
     solver: Annotated[str, typer.Option(help="See `pgs solvers`")] = "pgs",
-    param: Annotated[list[str] | None, typer.Option(
-        metavar="NAME=VALUE", help="Solver parameter (repeat it), e.g. --param sigma=1e-5")]
-    = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(metavar="NAME=VALUE", help="Solver parameter (repeat it), e.g. --param sigma=1e-5"),
+    ] = None,
     test_dataset: Annotated[int | None, typer.Option(help="Evaluation data set id")] = None,
     test_fraction: Annotated[float | None, typer.Option(help="Hold out this fraction")] = None,
-    target: Annotated[list[float] | None, typer.Option(
-        metavar="SCORE", help="Test score whose time-to-target is recorded (repeat it)")] = None,
-    time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver s")]
-    = None,
+    target: Annotated[
+        list[float] | None,
+        typer.Option(metavar="SCORE", help="Test score whose time-to-target is recorded (repeat it)"),
+    ] = None,
+    time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver s")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job."""
     c = _client(ctx)
-    job = c.jobs.create(dataset, solver=solver, params=dict(map(_param, param or [])),
-                        test_dataset=test_dataset, test_fraction=test_fraction,
-                        targets=target or [], time_budget_s=time_budget)
+    job = c.jobs.create(
+        dataset,
+        solver=solver,
+        params=dict(map(_param, param or [])),
+        test_dataset=test_dataset,
+        test_fraction=test_fraction,
+        targets=target or [],
+        time_budget_s=time_budget,
+    )
     if wait:
         _wait_job(c, job.id, as_json)
     else:
@@ -218,12 +257,14 @@ def jobs_create(
 
 
 @jobs.command("ls")
-def jobs_ls(ctx: typer.Context,
-            status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")]
-            = None,
-            dataset: Annotated[int | None, typer.Option(help="Only jobs on this data set")] = None,
-            solver: Annotated[str | None, typer.Option(help="Only jobs of this solver")] = None,
-            limit: Limit = 20, as_json: Json = False) -> None:
+def jobs_ls(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")] = None,
+    dataset: Annotated[int | None, typer.Option(help="Only jobs on this data set")] = None,
+    solver: Annotated[str | None, typer.Option(help="Only jobs of this solver")] = None,
+    limit: Limit = 20,
+    as_json: Json = False,
+) -> None:
     """List jobs, newest first."""
     items = list(_client(ctx).jobs.list(limit, status=status, dataset=dataset, solver=solver))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
@@ -302,8 +343,9 @@ def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
 def predict_cmd(
     ctx: typer.Context,
     model_id: Annotated[int, typer.Argument(metavar="MODEL")],
-    file: Annotated[str, typer.Argument(help="svmlight lines (labels ignored) or a CSV of "
-                                        "feature columns; - reads stdin")],
+    file: Annotated[
+        str, typer.Argument(help="svmlight lines (labels ignored) or a CSV of feature columns; - reads stdin")
+    ],
     format: Annotated[str, typer.Option(help="auto (by extension) | svmlight | csv")] = "auto",
     as_json: Json = False,
 ) -> None:
@@ -315,8 +357,7 @@ def predict_cmd(
     else:
         pred = c.models.predict_svmlight(model_id, lines)
     if as_json:
-        output.emit_json({k: (v.tolist() if hasattr(v, "tolist") else v)
-                          for k, v in vars(pred).items()})
+        output.emit_json({k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in vars(pred).items()})
     else:
         _write_predictions(pred, c.models.get(model_id).classes)
 
@@ -327,8 +368,7 @@ def predict_cmd(
 @studies.command("create")
 def studies_create(
     ctx: typer.Context,
-    spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False,
-                                         help="JSON body of POST /v1/studies")],
+    spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON body of POST /v1/studies")],
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
@@ -336,8 +376,9 @@ def studies_create(
     body = json.loads(spec.read_text())
     c = _client(ctx)
     try:
-        study = c.studies.create(body.pop("dataset_id"),
-                                 test_dataset=body.pop("test_dataset_id", None), **body)
+        study = c.studies.create(
+            body.pop("dataset_id"), test_dataset=body.pop("test_dataset_id", None), **body
+        )
     except (KeyError, TypeError) as exc:
         raise typer.BadParameter(f"{spec}: not a study request ({exc})") from exc
     if wait:
@@ -377,8 +418,7 @@ def studies_watch(ctx: typer.Context, study_id: int, as_json: Json = False) -> N
 
 
 @studies.command("jobs")
-def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100,
-                 as_json: Json = False) -> None:
+def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100, as_json: Json = False) -> None:
     """The study's jobs."""
     items = list(_client(ctx).studies.jobs(study_id, limit))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)

@@ -65,8 +65,7 @@ def record(item: Any, title: str | None = None) -> None:
     stdout.print(out)
 
 
-def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None,
-         title: str | None = None) -> None:
+def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None, title: str | None = None) -> None:
     """``--json``: the object as JSON; else a table (a list) or a record (one object)."""
     if as_json:
         emit_json(obj)

@@ -16,8 +16,7 @@ class Aliases:
 
     def set(self, ref: str, model: int | ModelRead) -> AliasRead:
         """Point ``name@alias`` to ``model`` (a version of ``name``); moves it if it exists."""
-        response = self._t.request("PUT", f"/v1/aliases/{ref}", safe=True,
-                                   json={"model_id": ident(model)})
+        response = self._t.request("PUT", f"/v1/aliases/{ref}", safe=True, json={"model_id": ident(model)})
         return from_json(AliasRead, response.json())
 
     def get(self, ref: str) -> AliasRead:
@@ -33,5 +32,4 @@ class Aliases:
 
     def history(self, ref: str) -> list[AliasEventRead]:
         """Every change of the alias, oldest first (``model_id`` None: deleted)."""
-        return [from_json(AliasEventRead, e)
-                for e in self._t.get(f"/v1/aliases/{ref}/history")["items"]]
+        return [from_json(AliasEventRead, e) for e in self._t.get(f"/v1/aliases/{ref}/history")["items"]]

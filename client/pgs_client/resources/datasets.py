@@ -102,15 +102,16 @@ class Datasets:
             size = path.stat().st_size
             if resumable if resumable is not None else size >= RESUMABLE_BYTES:
                 return self._send_resumable(path, filename, fields, progress)
-            return self._send(path, filename, fields, progress,
-                              idempotency_key or str(uuid.uuid4()))
+            return self._send(path, filename, fields, progress, idempotency_key or str(uuid.uuid4()))
 
-    def _send_resumable(self, path: Path, filename: str, fields: dict[str, str],
-                        progress: bool | None) -> DatasetRead:
+    def _send_resumable(
+        self, path: Path, filename: str, fields: dict[str, str], progress: bool | None
+    ) -> DatasetRead:
         size = path.stat().st_size
         uploader = Uploader(self._t)
-        with bar(f"upload {filename}", size, enabled=wanted(progress, size >= BIG_FILE_BYTES),
-                 in_bytes=True) as bar_:
+        with bar(
+            f"upload {filename}", size, enabled=wanted(progress, size >= BIG_FILE_BYTES), in_bytes=True
+        ) as bar_:
             location = uploader.send(path, filename, bar_)
         upload = uploader.finish(location, fields)
         uploader.forget(path)
@@ -133,8 +134,9 @@ class Datasets:
         upload = Uploader(self._t).wait(r.headers["Location"])
         return self.get(upload["dataset_id"])
 
-    def _send(self, path: Path, filename: str, fields: dict[str, str],
-              progress: bool | None, idempotency_key: str) -> DatasetRead:
+    def _send(
+        self, path: Path, filename: str, fields: dict[str, str], progress: bool | None, idempotency_key: str
+    ) -> DatasetRead:
         size = path.stat().st_size
         show = wanted(progress, size >= BIG_FILE_BYTES)
         with ExitStack() as stack:
@@ -145,27 +147,40 @@ class Datasets:
                 file = stack.enter_context(path.open("rb"))
                 return {"files": {"file": (filename, _Reading(file, bar_))}, "data": fields}
 
-            response = self._t.request("POST", "/v1/datasets", safe=False,
-                                       idempotency_key=idempotency_key, build=body)
+            response = self._t.request(
+                "POST", "/v1/datasets", safe=False, idempotency_key=idempotency_key, build=body
+            )
         return from_json(DatasetRead, response.json())
 
     def get(self, dataset: int | DatasetRead) -> DatasetRead:
         return from_json(DatasetRead, self._t.get(f"/v1/datasets/{ident(dataset)}"))
 
-    def list(self, limit: int | None = None, *, name: str | None = None,
-             tag: str | Sequence[str] | None = None, page_size: int = 100) -> Iterator[DatasetRead]:
+    def list(
+        self,
+        limit: int | None = None,
+        *,
+        name: str | None = None,
+        tag: str | Sequence[str] | None = None,
+        page_size: int = 100,
+    ) -> Iterator[DatasetRead]:
         """Data sets, newest first, fetched a page at a time (all of them, or ``limit``); only
         those named ``name`` and with every tag of ``tag`` when given."""
-        return self._t.pages("/v1/datasets", lambda d: from_json(DatasetRead, d), limit,
-                             page_size, name=name, tag=tag)
+        return self._t.pages(
+            "/v1/datasets", lambda d: from_json(DatasetRead, d), limit, page_size, name=name, tag=tag
+        )
 
-    def update(self, dataset: int | DatasetRead, *, name: str | None = None,
-               description: str | None = None, tags: Sequence[str] | None = None,
-               task: str | None = None) -> DatasetRead:
+    def update(
+        self,
+        dataset: int | DatasetRead,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        task: str | None = None,
+    ) -> DatasetRead:
         """Rename, describe, tag, or correct the task ("classification" or "regression")."""
         body = labels(description, tags, name=name, task=task)
-        response = self._t.request("PATCH", f"/v1/datasets/{ident(dataset)}", safe=True,
-                                   json=body)
+        response = self._t.request("PATCH", f"/v1/datasets/{ident(dataset)}", safe=True, json=body)
         return from_json(DatasetRead, response.json())
 
     def delete(self, dataset: int | DatasetRead, *, force: bool = False) -> None:

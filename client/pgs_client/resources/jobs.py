@@ -69,8 +69,11 @@ class Jobs:
         Pass your own key to make a retry from another process safe too. ``model_name``:
         the model is registered as the next version of that name."""
         body: dict[str, Any] = {
-            "dataset_id": ident(dataset), "solver": solver, "params": dict(params or {}),
-            "split_seed": split_seed, "targets": list(targets),
+            "dataset_id": ident(dataset),
+            "solver": solver,
+            "params": dict(params or {}),
+            "split_seed": split_seed,
+            "targets": list(targets),
             **labels(description, tags, name=name, model_name=model_name),
         }
         if test_dataset is not None:
@@ -86,21 +89,43 @@ class Jobs:
     def get(self, job: int | JobRead) -> JobRead:
         return from_json(JobRead, self._t.get(f"/v1/jobs/{ident(job)}"))
 
-    def list(self, limit: int | None = None, *, status: str | None = None,
-             dataset: int | DatasetRead | None = None, solver: str | None = None,
-             name: str | None = None, tag: str | Sequence[str] | None = None,
-             page_size: int = 100) -> Iterator[JobRead]:
+    def list(
+        self,
+        limit: int | None = None,
+        *,
+        status: str | None = None,
+        dataset: int | DatasetRead | None = None,
+        solver: str | None = None,
+        name: str | None = None,
+        tag: str | Sequence[str] | None = None,
+        page_size: int = 100,
+    ) -> Iterator[JobRead]:
         """Jobs, newest first, a page at a time; only those in ``status``, trained on
         ``dataset``, of ``solver``, named ``name``, with every tag of ``tag`` when given (the
         service filters)."""
-        return self._t.pages("/v1/jobs", lambda j: from_json(JobRead, j), limit, page_size,
-                             status=status, dataset_id=None if dataset is None else ident(dataset),
-                             solver=solver, name=name, tag=tag)
+        return self._t.pages(
+            "/v1/jobs",
+            lambda j: from_json(JobRead, j),
+            limit,
+            page_size,
+            status=status,
+            dataset_id=None if dataset is None else ident(dataset),
+            solver=solver,
+            name=name,
+            tag=tag,
+        )
 
-    def update(self, job: int | JobRead, *, name: str | None = None,
-               description: str | None = None, tags: Sequence[str] | None = None) -> JobRead:
-        response = self._t.request("PATCH", f"/v1/jobs/{ident(job)}", safe=True,
-                                   json=labels(description, tags, name=name))
+    def update(
+        self,
+        job: int | JobRead,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> JobRead:
+        response = self._t.request(
+            "PATCH", f"/v1/jobs/{ident(job)}", safe=True, json=labels(description, tags, name=name)
+        )
         return from_json(JobRead, response.json())
 
     def cancel(self, job: int | JobRead) -> JobRead:
@@ -108,8 +133,9 @@ class Jobs:
         response = self._t.request("POST", f"/v1/jobs/{ident(job)}/cancel", safe=True)
         return from_json(JobRead, response.json())
 
-    def wait(self, job: int | JobRead, *, progress: bool = False, timeout: float | None = None,
-             poll_s: float = 1.0) -> JobRead:
+    def wait(
+        self, job: int | JobRead, *, progress: bool = False, timeout: float | None = None, poll_s: float = 1.0
+    ) -> JobRead:
         """Wait until the job ends; returns it if it succeeded.
 
         Each request is a long poll (``GET /v1/jobs/{id}?wait=``): the service answers as soon
@@ -131,10 +157,8 @@ class Jobs:
                         wait = min(wait, deadline - time.monotonic())
                         if wait <= 0:
                             raise TimeoutError(f"job {job_id} not finished after {timeout} s")
-                    final = from_json(JobRead, self._t.get(f"/v1/jobs/{job_id}",
-                                                           params={"wait": wait}))
-                    bar_.update(final.progress.fraction or 0.0,
-                                f"{final.status} {score_text(final.metrics)}")
+                    final = from_json(JobRead, self._t.get(f"/v1/jobs/{job_id}", params={"wait": wait}))
+                    bar_.update(final.progress.fraction or 0.0, f"{final.status} {score_text(final.metrics)}")
         if final.status == "failed":
             raise JobFailed(final)
         if final.status == "cancelled":
@@ -150,5 +174,6 @@ class Jobs:
 
     def plot(self, job: int | JobRead, format: str = "svg") -> bytes:
         """The trace as a figure (SVG or PNG bytes)."""
-        return self._t.request("GET", f"/v1/jobs/{ident(job)}/plot", safe=True,
-                               params={"format": format}).content
+        return self._t.request(
+            "GET", f"/v1/jobs/{ident(job)}/plot", safe=True, params={"format": format}
+        ).content

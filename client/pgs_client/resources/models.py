@@ -43,9 +43,11 @@ class Prediction:
 
 
 def _arrays(parts: list[dict[str, Any]]) -> Prediction:
-    columns = {key: [v for part in parts for v in part[key]]
-               for key in ("predictions", "scores", "probabilities")
-               if all(part.get(key) is not None for part in parts)}
+    columns = {
+        key: [v for part in parts for v in part[key]]
+        for key in ("predictions", "scores", "probabilities")
+        if all(part.get(key) is not None for part in parts)
+    }
     try:
         import numpy as np
     except ModuleNotFoundError:
@@ -67,29 +69,43 @@ class Models:
     def get(self, model: ModelRef) -> ModelRead:
         return from_json(ModelRead, self._t.get(f"/v1/models/{model_ref(model)}"))
 
-    def list(self, limit: int | None = None, *, name: str | None = None,
-             tag: str | Sequence[str] | None = None, page_size: int = 100) -> Iterator[ModelRead]:
+    def list(
+        self,
+        limit: int | None = None,
+        *,
+        name: str | None = None,
+        tag: str | Sequence[str] | None = None,
+        page_size: int = 100,
+    ) -> Iterator[ModelRead]:
         """Models, newest first, a page at a time: the versions of ``name``, those with every
         tag of ``tag``, when given."""
-        return self._t.pages("/v1/models", lambda m: from_json(ModelRead, m), limit, page_size,
-                             name=name, tag=tag)
+        return self._t.pages(
+            "/v1/models", lambda m: from_json(ModelRead, m), limit, page_size, name=name, tag=tag
+        )
 
-    def update(self, model: ModelRef, *, name: str | None = None,
-               description: str | None = None, tags: Sequence[str] | None = None) -> ModelRead:
+    def update(
+        self,
+        model: ModelRef,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> ModelRead:
         """Describe or tag a model; ``name`` registers it as the next version of that name."""
-        response = self._t.request("PATCH", f"/v1/models/{model_ref(model)}", safe=True,
-                                   json=labels(description, tags, name=name))
+        response = self._t.request(
+            "PATCH", f"/v1/models/{model_ref(model)}", safe=True, json=labels(description, tags, name=name)
+        )
         return from_json(ModelRead, response.json())
 
     def delete(self, model: ModelRef) -> None:
         self._t.request("DELETE", f"/v1/models/{model_ref(model)}", safe=True)
 
-    def export(self, model: ModelRef, format: Literal["npz", "json", "onnx"],
-               path: str | Path) -> Path:
+    def export(self, model: ModelRef, format: Literal["npz", "json", "onnx"], path: str | Path) -> Path:
         """Download the model to ``path``: npz or json (for :meth:`import_file` in another
         installation) or onnx (its preprocessing and decision, for onnxruntime)."""
-        response = self._t.request("GET", f"/v1/models/{model_ref(model)}/export", safe=True,
-                                   params={"format": format})
+        response = self._t.request(
+            "GET", f"/v1/models/{model_ref(model)}/export", safe=True, params={"format": format}
+        )
         target = Path(path)
         target.write_bytes(response.content)
         return target
@@ -97,62 +113,95 @@ class Models:
     def import_file(self, path: str | Path) -> ModelRead:
         """Create a model from an npz or json file written by :meth:`export`."""
         target = Path(path)
-        content_type = ("application/json" if target.suffix.lower() == ".json"
-                        else "application/octet-stream")
-        response = self._t.request("POST", "/v1/models", safe=False, content=target.read_bytes(),
-                                   headers={"Content-Type": content_type})
+        content_type = "application/json" if target.suffix.lower() == ".json" else "application/octet-stream"
+        response = self._t.request(
+            "POST",
+            "/v1/models",
+            safe=False,
+            content=target.read_bytes(),
+            headers={"Content-Type": content_type},
+        )
         return from_json(ModelRead, response.json())
 
     # -- batch predictions of a stored data set -------------------------------------------------
 
-    def predict_dataset(self, model: ModelRef, dataset: int | DatasetRead, *,
-                        extra_features: str = "fail") -> BatchPredictionRead:
+    def predict_dataset(
+        self, model: ModelRef, dataset: int | DatasetRead, *, extra_features: str = "fail"
+    ) -> BatchPredictionRead:
         """Start predicting every row of ``dataset`` in the background (no body limit)."""
         response = self._t.request(
-            "POST", f"/v1/models/{model_ref(model)}/predictions", safe=False,
-            json={"dataset_id": ident(dataset), "extra_features": extra_features})
+            "POST",
+            f"/v1/models/{model_ref(model)}/predictions",
+            safe=False,
+            json={"dataset_id": ident(dataset), "extra_features": extra_features},
+        )
         return from_json(BatchPredictionRead, response.json())
 
     def batch(self, model: ModelRef, batch: int | BatchPredictionRead) -> BatchPredictionRead:
-        return from_json(BatchPredictionRead,
-                         self._t.get(f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}"))
+        return from_json(
+            BatchPredictionRead, self._t.get(f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}")
+        )
 
-    def wait_batch(self, model: ModelRef, batch: int | BatchPredictionRead, *,
-                   timeout: float | None = None, poll_s: float = 1.0) -> BatchPredictionRead:
+    def wait_batch(
+        self,
+        model: ModelRef,
+        batch: int | BatchPredictionRead,
+        *,
+        timeout: float | None = None,
+        poll_s: float = 1.0,
+    ) -> BatchPredictionRead:
         """Poll until the batch prediction ends; returns it (whatever its status)."""
-        return poll(lambda: self.batch(model, batch),
-                    lambda b: b.status in ("succeeded", "failed", "cancelled"), timeout, poll_s,
-                    f"batch prediction {ident(batch)}")
+        return poll(
+            lambda: self.batch(model, batch),
+            lambda b: b.status in ("succeeded", "failed", "cancelled"),
+            timeout,
+            poll_s,
+            f"batch prediction {ident(batch)}",
+        )
 
-    def download_batch(self, model: ModelRef, batch: int | BatchPredictionRead,
-                       target: str | os.PathLike[str], *, format: str = "csv",
-                       output: str = "predictions") -> Path:
+    def download_batch(
+        self,
+        model: ModelRef,
+        batch: int | BatchPredictionRead,
+        target: str | os.PathLike[str],
+        *,
+        format: str = "csv",
+        output: str = "predictions",
+    ) -> Path:
         """Save the result to ``target`` as it streams in: ``csv``, ``jsonl``, or ``npy`` (one
         ``output``: predictions, scores or probabilities)."""
         return self._t.download(
-            f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}/result", Path(target),
-            params={"format": format, "output": output})
+            f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}/result",
+            Path(target),
+            params={"format": format, "output": output},
+        )
 
     # -- predictions of rows sent in the request ------------------------------------------------
 
-    def predict(self, model: ModelRef, X: Any, *, batch_rows: int = BATCH_ROWS,
-                batch_bytes: int = BATCH_BYTES) -> Prediction:
+    def predict(
+        self, model: ModelRef, X: Any, *, batch_rows: int = BATCH_ROWS, batch_bytes: int = BATCH_BYTES
+    ) -> Prediction:
         """Predict every row of ``X``: a NumPy 2-D array, a SciPy sparse matrix, a pandas
         DataFrame, a list of dense rows or a list of sparse dicts (``{index: value}``, 0-based).
         Sent as JSON in batches of at most ``batch_rows`` rows and about ``batch_bytes``."""
         batches = data.batches(X, batch_rows, batch_bytes)
         return self._predict(model_ref(model), batches, data.predict_body, "application/json")
 
-    def predict_svmlight(self, model: ModelRef, lines: Iterable[str], *,
-                         batch_rows: int = BATCH_ROWS) -> Prediction:
+    def predict_svmlight(
+        self, model: ModelRef, lines: Iterable[str], *, batch_rows: int = BATCH_ROWS
+    ) -> Prediction:
         """Predict svmlight/LIBSVM lines (a leading label is ignored; feature indices as in the
         model's training file), sent as ``text/plain`` in batches."""
         encoded = (line.strip().encode() for line in lines if line.strip())
-        return self._predict(model_ref(model), _chunks(encoded, batch_rows), b"\n".join,
-                             "text/plain")
+        return self._predict(model_ref(model), _chunks(encoded, batch_rows), b"\n".join, "text/plain")
 
-    def _predict(self, model_id: str, batches: Iterable[builtins.list[bytes]],
-                 join: Callable[[builtins.list[bytes]], bytes], content_type: str) -> Prediction:
+    def _predict(
+        self,
+        model_id: str,
+        batches: Iterable[builtins.list[bytes]],
+        join: Callable[[builtins.list[bytes]], bytes],
+        content_type: str,
+    ) -> Prediction:
         parts: builtins.list[dict[str, Any]] = []
         for batch in batches:
             parts.extend(self._post(model_id, batch, join, content_type))
@@ -160,16 +209,26 @@ class Models:
             raise ValueError("nothing to predict: X has no rows")
         return _arrays(parts)
 
-    def _post(self, model_id: str, rows: builtins.list[bytes], join: Callable[[builtins.list[bytes]], bytes],
-              content_type: str) -> builtins.list[dict[str, Any]]:
+    def _post(
+        self,
+        model_id: str,
+        rows: builtins.list[bytes],
+        join: Callable[[builtins.list[bytes]], bytes],
+        content_type: str,
+    ) -> builtins.list[dict[str, Any]]:
         try:
             response = self._t.request(
-                "POST", f"/v1/models/{model_id}/predict", safe=True, content=join(rows),
-                headers={"Content-Type": content_type})
+                "POST",
+                f"/v1/models/{model_id}/predict",
+                safe=True,
+                content=join(rows),
+                headers={"Content-Type": content_type},
+            )
         except PayloadTooLarge:
             if len(rows) == 1:
                 raise
             half = len(rows) // 2
-            return (self._post(model_id, rows[:half], join, content_type)
-                    + self._post(model_id, rows[half:], join, content_type))
+            return self._post(model_id, rows[:half], join, content_type) + self._post(
+                model_id, rows[half:], join, content_type
+            )
         return [response.json()]

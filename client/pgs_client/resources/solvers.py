@@ -11,8 +11,9 @@ from pgs_client.transport import Transport
 
 
 def _explained(exc: NotFound) -> NotFound:
-    detail = (f"this service does not offer GET /v1/solvers ({exc.detail}); it is older than "
-              "the solver catalogue")
+    detail = (
+        f"this service does not offer GET /v1/solvers ({exc.detail}); it is older than the solver catalogue"
+    )
     return NotFound(exc.status, {**exc.problem, "detail": detail}, exc.headers)
 
 

@@ -39,16 +39,23 @@ class Studies:
         ``test_fraction``. The request carries an ``Idempotency-Key`` (a fresh one unless given):
         a retry after a lost connection returns the first study instead of starting a second."""
         body: dict[str, Any] = {
-            "dataset_id": ident(dataset), "runs": [dict(r) for r in runs], "sizes": list(sizes),
-            "targets": list(targets), "repeats": repeats, "seed": seed,
+            "dataset_id": ident(dataset),
+            "runs": [dict(r) for r in runs],
+            "sizes": list(sizes),
+            "targets": list(targets),
+            "repeats": repeats,
+            "seed": seed,
         }
-        optional = {"test_dataset_id": None if test_dataset is None else ident(test_dataset),
-                    "test_fraction": test_fraction, "name": name, "time_budget_s": time_budget_s,
-                    "select_sigma": select_sigma}
+        optional = {
+            "test_dataset_id": None if test_dataset is None else ident(test_dataset),
+            "test_fraction": test_fraction,
+            "name": name,
+            "time_budget_s": time_budget_s,
+            "select_sigma": select_sigma,
+        }
         body.update({k: v for k, v in optional.items() if v is not None})
         key = idempotency_key or str(uuid.uuid4())
-        response = self._t.request("POST", "/v1/studies", safe=False, idempotency_key=key,
-                                   json=body)
+        response = self._t.request("POST", "/v1/studies", safe=False, idempotency_key=key, json=body)
         return from_json(StudyRead, response.json())
 
     def get(self, study: int | StudyRead) -> StudyRead:
@@ -59,19 +66,27 @@ class Studies:
         """Studies, newest first, without their tables."""
         return self._t.pages("/v1/studies", lambda s: from_json(StudyRead, s), limit, page_size)
 
-    def jobs(self, study: int | StudyRead, limit: int | None = None, *,
-             page_size: int = 100) -> Iterator[JobRead]:
+    def jobs(
+        self, study: int | StudyRead, limit: int | None = None, *, page_size: int = 100
+    ) -> Iterator[JobRead]:
         """The study's jobs, newest first."""
-        return self._t.pages(f"/v1/studies/{ident(study)}/jobs", lambda j: from_json(JobRead, j),
-                             limit, page_size)
+        return self._t.pages(
+            f"/v1/studies/{ident(study)}/jobs", lambda j: from_json(JobRead, j), limit, page_size
+        )
 
     def cancel(self, study: int | StudyRead) -> StudyRead:
         """Cancel every queued or running job of the study."""
         response = self._t.request("POST", f"/v1/studies/{ident(study)}/cancel", safe=True)
         return from_json(StudyRead, response.json())
 
-    def wait(self, study: int | StudyRead, *, progress: bool = False,
-             timeout: float | None = None, poll_s: float = 2.0) -> StudyRead:
+    def wait(
+        self,
+        study: int | StudyRead,
+        *,
+        progress: bool = False,
+        timeout: float | None = None,
+        poll_s: float = 2.0,
+    ) -> StudyRead:
         """Poll until every job of the study has ended; returns the study with its table
         (whatever its status: a study whose jobs failed still has a table)."""
         study_id = ident(study)
@@ -83,10 +98,13 @@ class Studies:
         if done(current):
             return current
         with bar(f"study {study_id}", 1.0, enabled=wanted(progress, True)) as bar_:
+
             def fetch() -> StudyRead:
                 s = self.get(study_id)
-                bar_.update(s.progress.fraction,
-                            f"{s.progress.done}/{s.progress.total} jobs, {s.progress.failed} failed")
+                bar_.update(
+                    s.progress.fraction,
+                    f"{s.progress.done}/{s.progress.total} jobs, {s.progress.failed} failed",
+                )
                 return s
 
             return poll(fetch, done, timeout, poll_s, f"study {study_id}")
@@ -94,5 +112,6 @@ class Studies:
     def plot(self, study: int | StudyRead, *, y: str = "seconds", format: str = "svg") -> bytes:
         """Time to target against training-set size (SVG or PNG bytes); ``y`` is ``seconds``
         or ``iterations``."""
-        return self._t.request("GET", f"/v1/studies/{ident(study)}/plot", safe=True,
-                               params={"y": y, "format": format}).content
+        return self._t.request(
+            "GET", f"/v1/studies/{ident(study)}/plot", safe=True, params={"y": y, "format": format}
+        ).content

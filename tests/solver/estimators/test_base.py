@@ -91,7 +91,10 @@ def test_predict_proba_only_for_logistic(loss):
 def test_batch_size_above_the_sample_count_is_refused(cls):
     """Every minibatch solver: each iteration draws k indices, so k = 1e20 must be refused."""
     X, y = binary_problem(n=50)
-    with pytest.raises(ValueError, match=r"'batch_size'.*at most the number of training samples "
-                                         r"\(50\)\. Got 100000000000000000000"):
+    with pytest.raises(
+        ValueError,
+        match=r"'batch_size'.*at most the number of training samples "
+        r"\(50\)\. Got 100000000000000000000",
+    ):
         cls(batch_size=10**20).fit(X, y)
     cls(batch_size=50, n_iter=3).fit(X, y)

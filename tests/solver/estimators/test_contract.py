@@ -26,8 +26,9 @@ from solver import (
 
 from ..problems import binary_problem, saved_and_loaded
 
-SOLVER_OF = {cls: spec for spec in SOLVERS.values() for cls in (spec.classifier, spec.regressor)
-             if cls is not None}
+SOLVER_OF = {
+    cls: spec for spec in SOLVERS.values() for cls in (spec.classifier, spec.regressor) if cls is not None
+}
 ESTIMATORS = list(SOLVER_OF)
 CLASSIFIERS = {spec.classifier for spec in SOLVERS.values()}
 
@@ -67,10 +68,10 @@ def test_export_and_load_without_pickle(cls, as_input):
     assert type(loaded) is cls
     if classifier:
         np.testing.assert_array_equal(loaded.predict(X), est.predict(as_input(X)))
-        np.testing.assert_allclose(loaded.decision_function(X), est.decision_function(as_input(X)),
-                                   rtol=1e-12)
-        np.testing.assert_allclose(loaded.predict_proba(X), est.predict_proba(as_input(X)),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            loaded.decision_function(X), est.decision_function(as_input(X)), rtol=1e-12
+        )
+        np.testing.assert_allclose(loaded.predict_proba(X), est.predict_proba(as_input(X)), rtol=1e-12)
     else:  # dense and CSR products sum in different orders
         np.testing.assert_allclose(loaded.predict(X), est.predict(as_input(X)), rtol=1e-12)
     assert hasattr(loaded, "coef_") == hasattr(est, "coef_")
@@ -100,16 +101,38 @@ def test_sparse_weights_are_exported_as_their_non_zeros():
 # values, which differ between the layouts; coordinate descent and L-BFGS sum in other orders).
 _OUTPUTS = ("average", "last")
 DENSE_CSR = {
-    "pgs": ([dict(p=p, output=output, random_state=3, sigma=1e-3)
-             for p in (1.3, 2.0) for output in (*_OUTPUTS, "random")], 1e-10, 1e-13),
-    "gd": ([dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
-           1e-12, 1e-15),
-    "sgd": ([dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
-            1e-12, 1e-15),
-    "ogd": ([dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
-            1e-12, 1e-15),
-    "kernel_pgs": ([dict(kernel=kernel, sigma=1e-3, random_state=3, n_iter=800, gamma=0.3)
-                    for kernel in ("rbf", "poly", "linear")], 1e-12, 1e-15),
+    "pgs": (
+        [
+            dict(p=p, output=output, random_state=3, sigma=1e-3)
+            for p in (1.3, 2.0)
+            for output in (*_OUTPUTS, "random")
+        ],
+        1e-10,
+        1e-13,
+    ),
+    "gd": (
+        [dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
+        1e-12,
+        1e-15,
+    ),
+    "sgd": (
+        [dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
+        1e-12,
+        1e-15,
+    ),
+    "ogd": (
+        [dict(output=output, random_state=3, sigma=1e-3, n_iter=500) for output in _OUTPUTS],
+        1e-12,
+        1e-15,
+    ),
+    "kernel_pgs": (
+        [
+            dict(kernel=kernel, sigma=1e-3, random_state=3, n_iter=800, gamma=0.3)
+            for kernel in ("rbf", "poly", "linear")
+        ],
+        1e-12,
+        1e-15,
+    ),
     "scd": ([dict(sigma=1e-2, random_state=3, n_iter=2000)], 1e-10, 1e-13),
     "gcd": ([dict(sigma=1e-2, random_state=3, n_iter=2000)], 1e-10, 1e-13),
     "smidas": ([dict(sigma=1e-2, random_state=3, n_iter=2000)], 1e-10, 1e-13),
@@ -119,9 +142,9 @@ DENSE_CSR = {
 
 
 DENSE_CSR_CASES = [
-    pytest.param(cls, params, DENSE_CSR[spec.name][1], DENSE_CSR[spec.name][2],
-                 id=f"{cls.__name__}-{params}")
-    for cls, spec in SOLVER_OF.items() for params in DENSE_CSR[spec.name][0]
+    pytest.param(cls, params, DENSE_CSR[spec.name][1], DENSE_CSR[spec.name][2], id=f"{cls.__name__}-{params}")
+    for cls, spec in SOLVER_OF.items()
+    for params in DENSE_CSR[spec.name][0]
 ]
 
 
@@ -139,8 +162,7 @@ def test_dense_and_sparse_give_the_same_model(cls, params, rtol, atol):
         np.testing.assert_allclose(array, sparse_arrays[name], rtol=rtol, atol=atol, err_msg=name)
     weights = next(dense_arrays[k] for k in ("dual_coef", "coef", "coef_values") if k in dense_arrays)
     assert weights.any()
-    np.testing.assert_allclose(dense.predict(X), sparse.predict(sp.csr_matrix(X)), rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose(dense.predict(X), sparse.predict(sp.csr_matrix(X)), rtol=1e-10, atol=1e-12)
 
 
 def test_every_registered_solver_declares_its_dense_csr_case():

@@ -42,8 +42,7 @@ def test_export_and_load_without_pickle(cls, kernel, as_input):
         np.testing.assert_allclose(loaded.predict(X), est.predict(as_input(X)), rtol=1e-12)
     else:
         np.testing.assert_array_equal(loaded.predict(X), est.predict(as_input(X)))
-        np.testing.assert_allclose(loaded.predict_proba(X), est.predict_proba(as_input(X)),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(loaded.predict_proba(X), est.predict_proba(as_input(X)), rtol=1e-12)
     assert hasattr(loaded, "coef_") == hasattr(est, "coef_") == (kernel == "linear")
 
 

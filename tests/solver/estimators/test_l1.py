@@ -30,10 +30,14 @@ def test_multiclass_one_vs_rest(cls, as_input):
 
 @pytest.mark.parametrize("cls", REGRESSORS)
 def test_regressors_learn_a_sparse_linear_function(cls):
-    X, y, w = make_regression(n_samples=300, n_features=10, n_informative=3, coef=True,
-                              noise=0.01, random_state=0)
+    X, y, w = make_regression(
+        n_samples=300, n_features=10, n_informative=3, coef=True, noise=0.01, random_state=0
+    )
     y = y / y.std()
-    reg = cls(sigma=1e-3, random_state=0, n_iter=30000, eta=0.01) if "eta" in cls().get_params() \
+    reg = (
+        cls(sigma=1e-3, random_state=0, n_iter=30000, eta=0.01)
+        if "eta" in cls().get_params()
         else cls(sigma=1e-3, random_state=0, n_iter=3000)
+    )
     reg.fit(X, y)
     assert reg.score(X, y) > 0.99

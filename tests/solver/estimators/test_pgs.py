@@ -107,8 +107,7 @@ def test_a_finite_but_exploding_iterate_is_divergence_too():
     X = rng.normal(size=(2000, 50)) * (rng.random((2000, 50)) < 0.3)
     y = X @ rng.normal(size=50)
     with pytest.raises(FloatingPointError, match="margins near 1e100"):
-        PGSRegressor(p=1.3, sigma=1e-3, t0=1.0, radius=None, n_iter=10**4, random_state=0).fit(
-            X, y / y.std())
+        PGSRegressor(p=1.3, sigma=1e-3, t0=1.0, radius=None, n_iter=10**4, random_state=0).fit(X, y / y.std())
 
 
 def test_random_output_is_the_paper_line_9():
@@ -141,7 +140,8 @@ def test_intercept_scaling_auto_is_the_rms_of_the_non_zero_values(as_input):
     assert PGSClassifier(n_iter=1).fit(as_input(binary), y).intercept_scaling_ == 1.0
     text_like = 0.1 * binary
     assert PGSClassifier(n_iter=1).fit(as_input(text_like), y).intercept_scaling_ == (
-        pytest.approx(0.1, rel=1e-12))
+        pytest.approx(0.1, rel=1e-12)
+    )
     assert PGSClassifier(n_iter=1, fit_intercept=False).fit(X, y).intercept_scaling_ == 0.0
     assert PGSClassifier(n_iter=1, intercept_scaling=0.5).fit(X, y).intercept_scaling_ == 0.5
 
