@@ -32,25 +32,20 @@ from app.background.pool_supervisor import PoolSupervisor
 from app.background.upload_service import UploadService
 from app.console import install_console
 from app.core.config import Settings, get_settings
-from app.core.db import (
-    install_db_error_handlers,
-    make_engine,
-    make_session_factory,
-    run_migrations,
-)
 from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.errors import install_error_handlers
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import NetworkGuardMiddleware, require_api_key
-from app.core.store import install_storage_error_handler
+from app.core.storage.base import install_storage_error_handler
+from app.db.engine import install_db_error_handlers, make_engine, make_session_factory, run_migrations
 from app.docs_ui import install_docs
-from app.runner import JobRunner
-from app.services import jobs as job_service
-from app.services.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
-from app.services.model_store import ModelCache, load_for_prediction
-from app.services.parse_process import start_parser_server
-from app.services.shard_migration import convert_npz_datasets
+from app.services.datasets.parse_process import start_parser_server
+from app.services.datasets.shard_migration import convert_npz_datasets
+from app.services.jobs import state as job_service
+from app.services.model_registry.artifacts import ModelCache, load_for_prediction
+from app.services.model_registry.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
+from app.training.runner import JobRunner
 
 log = logging.getLogger("app")
 

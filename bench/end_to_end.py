@@ -118,8 +118,8 @@ def timed(f: Callable[[], Any]) -> tuple[float, Any]:
 
 def read_stored(store: Any, key: str, n_features: int) -> tuple[sp.csr_matrix, np.ndarray]:
     """One read of a stored data set, as the worker reads one: its shards into one CSR."""
-    from app.services.job_rows import RowSelection
-    from app.services.shards import open_dataset
+    from app.services.datasets.shards import open_dataset
+    from app.services.jobs.rows import RowSelection
 
     return RowSelection(open_dataset(store, key), n_features).in_memory()
 
@@ -138,10 +138,10 @@ def median_steps(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def profile_worker(settings: Any, job_id: int) -> dict[str, float]:
-    """The worker's steps for job ``job_id`` (app/worker.py, app/training.py), replayed and timed
-    one by one in this process; the model files go to a scratch store."""
-    from app import training
+    """The worker's steps for job ``job_id`` (app/training/worker.py, app/training/steps.py),
+    replayed and timed one by one in this process; the model files go to a scratch store."""
     from app.core.config import Settings
+    from app.training import steps as training
 
     steps: dict[str, float] = {}
     steps["load_job"], job = timed(lambda: training.load_job(session_factory(settings), job_id))
@@ -190,14 +190,14 @@ def one_repeat(
 
 
 def session_factory(settings: Any) -> Any:
-    from app.core.db import make_engine, make_session_factory
+    from app.db.engine import make_engine, make_session_factory
 
     return make_session_factory(make_engine(settings.database_url, 5.0))
 
 
 def train_key(settings: Any, job_id: int) -> str:
     """The store key of the data set job ``job_id`` trained on."""
-    from app import training
+    from app.training import steps as training
 
     return training.load_job(session_factory(settings), job_id).data.train_key
 
@@ -211,7 +211,7 @@ def measure(
     dataset_id: int,
     n_features: int,
 ) -> None:
-    from app.solvers import EstimatorSpec
+    from app.services.solvers import EstimatorSpec
 
     def body(case: dict[str, Any]) -> dict[str, Any]:
         return job_body(dataset_id, case["p"], n_iter, case["preprocessing"])

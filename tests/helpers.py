@@ -14,7 +14,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
-from app.core.store import Store
+from app.core.storage.base import Store
 
 REPO = Path(__file__).resolve().parents[1]
 # Worker processes inherit this: compiled kernels are loaded, not rebuilt, in every test app.
@@ -91,8 +91,8 @@ def assert_problem(response: Any, status: int, field: str | None = None) -> dict
 
 def stored_rows(store: Store, key: str) -> tuple[Any, Any]:
     """A stored data set's rows as one CSR matrix and its labels (read through the shards)."""
-    from app.services.job_rows import RowSelection
-    from app.services.shards import open_dataset
+    from app.services.datasets.shards import open_dataset
+    from app.services.jobs.rows import RowSelection
 
     data = open_dataset(store, key)
     return RowSelection(data, data.manifest.n_features).in_memory()
@@ -103,9 +103,9 @@ def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: 
     summary's fields plus ``X``, ``y`` and ``manifest``."""
     from types import SimpleNamespace
 
-    from app.core.store import LocalDirStore
-    from app.services.parsing import ParseOptions, parse_upload
-    from app.services.shards import ShardWriter, new_dataset_key
+    from app.core.storage.local import LocalDirStore
+    from app.services.datasets.parsing import ParseOptions, parse_upload
+    from app.services.datasets.shards import ShardWriter, new_dataset_key
 
     store, key = LocalDirStore(store_root), new_dataset_key()
     writer = ShardWriter(store, key, shard_bytes=shard_bytes, max_bytes=2**62, over_limit=OverflowError)
@@ -117,10 +117,10 @@ def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: 
 
 def one_shard_split(n: int, fraction: float, seed: int) -> tuple[Any, Any]:
     """(training rows, held-out rows) of the service's seeded split of a data set stored in one
-    shard (app.services.datasets.ShardSplit), as sorted indices."""
+    shard (app.services.datasets.splits.ShardSplit), as sorted indices."""
     import numpy as np
 
-    from app.services.datasets import ShardSplit
+    from app.services.datasets.splits import ShardSplit
 
     held_out = ShardSplit([n], fraction, seed).held_out_mask(0)
     return np.flatnonzero(~held_out), np.flatnonzero(held_out)

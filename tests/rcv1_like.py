@@ -1,5 +1,5 @@
 """An RCV1-like data set written straight to shards in a store, for the tests that train on data
-larger than a worker's memory budget (tests/app/test_larger_than_memory.py on the local store and
+larger than a worker's memory budget (tests/app/training/test_larger_than_memory.py on the local store and
 process pool, tests/cluster/test_cluster_s3.py on the S3 store and Dask).
 
 40 non-zeros a row, a seeded sparse linear rule with label noise, generated block by block and
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from app.core.db import SessionFactory
-from app.core.store import Store
-from app.models import Dataset
-from app.services.job_rows import split
-from app.services.shards import Manifest, ShardWriter, open_dataset
+from app.core.storage.base import Store
+from app.db.engine import SessionFactory
+from app.db.tables import Dataset
+from app.services.datasets.shards import Manifest, ShardWriter, open_dataset
+from app.services.jobs.rows import split
 from solver import PGSClassifier
 
 N_FEATURES = 2**16

@@ -16,13 +16,13 @@ from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
-from app.core.db import SessionFactory
 from app.core.errors import ProblemError, not_found
 from app.core.security import require_api_key
-from app.models import Dataset, Job, Model, Study
-from app.runner import JobRunner
-from app.services.model_store import ModelCache
-from app.services.registry import resolve_ref
+from app.db.engine import SessionFactory
+from app.db.tables import Dataset, Job, Model, Study
+from app.services.model_registry.artifacts import ModelCache
+from app.services.model_registry.versions import resolve_ref
+from app.training.runner import JobRunner
 
 Row = TypeVar("Row", Dataset, Job, Study)
 
@@ -78,7 +78,7 @@ ModelRef = Annotated[str, Path(alias="model_id", max_length=400, description="Th
 
 
 def load_model_row(ref: ModelRef, session: SessionDep) -> Model:
-    """The model a path names by id or by ``name@alias`` (services/registry.py), or 404."""
+    """The model a path names by id or by ``name@alias`` (services/model_registry/versions.py), or 404."""
     ident = resolve_ref(session, ref)
     row = session.get(Model, ident)
     if row is None:

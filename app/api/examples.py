@@ -1,4 +1,4 @@
-"""Example responses of the OpenAPI document, one per resource (tests/app/test_contract.py
+"""Example responses of the OpenAPI document, one per resource (tests/app/api/test_contract.py
 validates each against its operation's response model, so they cannot drift from it)."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
 
 from app.core.errors import PROBLEM_MEDIA_TYPE, TYPE_PREFIX
-from app.schemas import Problem, ValidationProblem
+from app.schemas.errors import Problem, ValidationProblem
 
 Responses = dict[int | str, dict[str, Any]]
 _COMPONENTS = "#/components/schemas/"

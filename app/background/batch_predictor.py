@@ -2,7 +2,7 @@
 
 Every ``sweep_interval_s`` (or at once when a request wakes it) one pass takes back running
 batch predictions whose heartbeat stopped, then claims queued ones while a thread is free
-(services/batch_predictions.py says why threads, not the training pool). Claims are conditional
+(services/model_registry/batch_predictions.py says why threads, not the training pool). Claims are conditional
 updates, so several API processes share the queue without handing anything to each other.
 """
 
@@ -12,10 +12,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from app.core.config import Settings
-from app.core.db import SessionFactory
 from app.core.loop import LoopService
-from app.services import batch_predictions
-from app.services.batch_predictions import ModelLoader
+from app.db.engine import SessionFactory
+from app.services.model_registry import batch_predictions
+from app.services.model_registry.batch_predictions import ModelLoader
 
 
 class BatchPredictor(LoopService):

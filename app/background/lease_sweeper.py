@@ -1,5 +1,5 @@
 """The lease sweeper: every ``sweep_interval_s``, find the jobs no live process holds and
-dispatch them (services/leases.py says how the leases work).
+dispatch them (services/jobs/leases.py says how the leases work).
 
 One pass (:meth:`LeaseSweeper.run_once`) refreshes the dispatch mark of the queued jobs this
 process holds, settles running jobs whose heartbeat stopped, and submits the jobs that need a
@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 
 from app.core.config import Settings
-from app.core.db import SessionFactory
 from app.core.loop import LoopService
-from app.runner import JobRunner
-from app.services import leases
+from app.db.engine import SessionFactory
+from app.services.jobs import leases
+from app.training.runner import JobRunner
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The pool supervisor: settles training futures that end in an error, replaces a broken pool.
 
-A future of :func:`app.worker.run_job` normally ends with the job's status, which the worker has
+A future of :func:`app.training.worker.run_job` normally ends with the job's status, which the worker has
 already written. An error means the job's run ended outside the worker's hands, and the database
 must say so: a local worker process died (the pool is broken), Dask gave up on the task, the
 dispatch itself was lost, or the call around ``run_job`` failed (e.g. pickling).
@@ -13,11 +13,11 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 
 from app.core.config import Settings
-from app.core.db import SessionFactory, is_unavailable
 from app.core.loop import LoopService, log_failure
-from app.executors import is_lost_dispatch
-from app.runner import JobRunner
-from app.services import jobs
+from app.db.engine import SessionFactory, is_unavailable
+from app.services.jobs import state as jobs
+from app.training.executors import is_lost_dispatch
+from app.training.runner import JobRunner
 
 log = logging.getLogger(__name__)
 

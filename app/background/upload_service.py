@@ -1,4 +1,4 @@
-"""The upload service: runs the parses of finished uploads and imports (services/ingest.py) in
+"""The upload service: runs the parses of finished uploads and imports (services/datasets/finish.py) in
 its own threads, and every ``sweep_interval_s`` refreshes their heartbeats, takes over the
 parses of dead processes (and of this one before a restart) and deletes expired uploads."""
 
@@ -8,9 +8,9 @@ import logging
 import threading
 
 from app.core.config import Settings
-from app.core.db import SessionFactory
 from app.core.loop import LoopService, log_failure
-from app.services import ingest, resumable
+from app.db.engine import SessionFactory
+from app.services.datasets import finish, resumable
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class UploadService(LoopService):
     def _run(self, upload_id: str) -> None:
         try:
             with self._slots:
-                ingest.run(self.factory, self.settings, upload_id)
+                finish.run(self.factory, self.settings, upload_id)
         except Exception as exc:
             # A database outage: the heartbeat stops, and a later pass takes the parse over.
             log_failure(f"upload {upload_id}: parse", exc)
@@ -51,8 +51,8 @@ class UploadService(LoopService):
         with self._lock:
             held = set(self._held)
         if held:
-            ingest.refresh(self.factory, held)
-        for upload_id in ingest.claim_stale(self.factory, self.settings.lease_s):
+            finish.refresh(self.factory, held)
+        for upload_id in finish.claim_stale(self.factory, self.settings.lease_s):
             log.warning("upload %s: parsing again (no live process was parsing it)", upload_id)
             self.submit(upload_id)
         resumable.sweep_expired(self.factory, self.settings)

@@ -10,7 +10,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.core.store import Store, open_store
+from app.core.storage.base import Store
+from app.core.storage.local import open_store
 
 MIB = 1024 * 1024
 
@@ -33,7 +34,7 @@ class Settings(BaseSettings):
     # Dask distributed scheduler). Workers on other hosts share the store: a remote store_url,
     # or the data dir mounted at the same path.
     executor: str = "local"
-    # Where data sets, models and batch results live (app/core/store.py): empty for the data dir,
+    # Where data sets, models and batch results live (app/core/storage/): empty for the data dir,
     # or an fsspec URL such as s3://bucket/prefix, shared by hosts without a shared file system.
     # S3 credentials come from the usual AWS_* variables (or ~/.aws, an instance role);
     # s3_endpoint_url names an S3-compatible server (MinIO, moto), empty for AWS itself.
@@ -77,7 +78,7 @@ class Settings(BaseSettings):
     parse_timeout_s: float = Field(default=300.0, gt=0)
     max_concurrent_parses: int = Field(default=2, ge=1)
     # Data sets are stored as CSR shards cut at whole rows once their arrays reach shard_bytes
-    # (app/services/shards.py): what a parse holds while it writes and a worker maps at a time.
+    # (app/services/datasets/shards.py): what a parse holds while it writes and a worker maps at a time.
     shard_bytes: int = Field(default=64 * MIB, ge=1024)
     # Disk quotas of the store: what one data set may take (its shards: 12 bytes per non-zero,
     # 8 per row, plus its labels) and what all data sets together may take (0: no quota). An

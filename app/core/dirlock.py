@@ -1,7 +1,7 @@
 """The data dir's owner lock: one server process per data dir with SQLite.
 
 With SQLite (the one-host deployment) the server is the database's sole owner: its start-up
-recovery takes every job still ``running`` for lost (services/leases.py). A second server
+recovery takes every job still ``running`` for lost (services/jobs/leases.py). A second server
 started on the same data dir would re-queue the first one's running jobs, so it must stop before
 any recovery. With PostgreSQL several API processes share the database and the data dir on
 purpose (their recovery only settles expired leases), and no lock is taken.

@@ -1,7 +1,7 @@
 """A background loop as a small service: a daemon thread that calls ``run_once`` every
 ``interval_s`` (or sooner when woken) until stopped.
 
-The server's loops (app/background/) and a worker's lease heartbeat (services/leases.py) are
+The server's loops (app/background/) and a worker's lease heartbeat (services/jobs/leases.py) are
 such services: each one's work is one ``run_once``, which a test can also call directly. A failing
 pass is logged and the loop goes on: a database outage must not end a loop that outlives it.
 """
@@ -12,7 +12,7 @@ import logging
 import threading
 from types import TracebackType
 
-from app.core.db import is_unavailable
+from app.db.engine import is_unavailable
 
 log = logging.getLogger(__name__)
 

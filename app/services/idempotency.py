@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import conflict
-from app.models import Dataset, IdempotencyKey, Job, Study
+from app.db.tables import Dataset, IdempotencyKey, Job, Study
 
 Resource = TypeVar("Resource", Job, Dataset, Study)
 

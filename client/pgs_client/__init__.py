@@ -27,31 +27,15 @@ from pgs_client.errors import (
     ServiceUnavailable,
     ValidationError,
 )
-from pgs_client.models import (
-    DatasetRead as Dataset,
-)
-from pgs_client.models import (
-    JobRead as Job,
-)
-from pgs_client.models import (
-    ModelRead as Model,
-)
-from pgs_client.models import (
-    SolverParamRead as SolverParam,
-)
-from pgs_client.models import (
-    SolverRead as Solver,
-)
-from pgs_client.models import (
-    SolverTaskRead as SolverTask,
-)
-from pgs_client.models import (
-    StudyRead as Study,
-)
-from pgs_client.models import (
-    TracePointRead as TracePoint,
-)
 from pgs_client.resources.models import Prediction
+from pgs_client.schemas import DatasetRead as Dataset
+from pgs_client.schemas import JobRead as Job
+from pgs_client.schemas import ModelRead as Model
+from pgs_client.schemas import SolverParamRead as SolverParam
+from pgs_client.schemas import SolverRead as Solver
+from pgs_client.schemas import SolverTaskRead as SolverTask
+from pgs_client.schemas import StudyRead as Study
+from pgs_client.schemas import TracePointRead as TracePoint
 from pgs_client.transport import RetryPolicy
 
 __version__ = version("pgs-client")

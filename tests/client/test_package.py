@@ -13,7 +13,7 @@ from pgs_client import Job
 from pgs_client.convert import from_json
 
 REPO = Path(__file__).resolve().parents[2]
-TOOL = REPO / "client" / "tools" / "generate_models.py"
+TOOL = REPO / "client" / "tools" / "generate_schemas.py"
 
 
 def test_the_core_depends_on_httpx_only_and_imports_nothing_heavy():
@@ -30,19 +30,19 @@ def test_the_core_depends_on_httpx_only_and_imports_nothing_heavy():
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("generate_models", TOOL)
+    spec = importlib.util.spec_from_file_location("generate_schemas", TOOL)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_models_match_the_apps_openapi_document():
+def test_schemas_match_the_apps_openapi_document():
     tool = _generator()
     fresh = tool.generate(tool.openapi_from_app())
     # Compared as syntax trees: a formatter's version may move line breaks, not classes/fields.
-    assert ast.dump(ast.parse(fresh)) == ast.dump(ast.parse(tool.MODELS.read_text())), (
-        f"pgs_client/models.py is out of date with the API: run {sys.executable} {TOOL}"
+    assert ast.dump(ast.parse(fresh)) == ast.dump(ast.parse(tool.SCHEMAS.read_text())), (
+        f"pgs_client/schemas.py is out of date with the API: run {sys.executable} {TOOL}"
     )
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from app.core.db import make_engine, make_session_factory, run_migrations, transaction
-from app.models import Job, utcnow
-from app.services import jobs, leases
+from app.db.engine import make_engine, make_session_factory, run_migrations, transaction
+from app.db.tables import Job, utcnow
+from app.services.jobs import leases
+from app.services.jobs import state as jobs
 
 from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight
 

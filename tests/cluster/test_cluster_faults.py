@@ -1,6 +1,6 @@
 """Faults on the cluster path (PostgreSQL + Dask): each ends with nothing lost and nothing stuck.
 
-The local-pool twins live in tests/app/test_runner.py (a worker process SIGKILLed mid-job, the
+The local-pool twins live in tests/app/training/test_runner.py (a worker process SIGKILLed mid-job, the
 server SIGKILLed with a queued and a running job, graceful restarts); they are not repeated here.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import create_engine, text
 
-from app.core.store import LocalDirStore
-from app.services.shards import open_dataset
+from app.core.storage.local import LocalDirStore
+from app.services.datasets.shards import open_dataset
 
 from .harness import ApiServer, DaskCluster, cluster_env, poll_job, tiny_svmlight, wait_until
 

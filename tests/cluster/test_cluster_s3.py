@@ -4,7 +4,7 @@ the bucket holds data sets and models. Jobs train, a worker killed mid-job does 
 from ending, and models load from the store in an API process that wrote none of them.
 
 And a Dask worker keeps within PGS_WORKER_MEMORY_BYTES on a data set twice that size, streamed
-from the bucket through its own cache. (tests/app/test_larger_than_memory.py trains on three times
+from the bucket through its own cache. (tests/app/training/test_larger_than_memory.py trains on three times
 the budget on the local pool; twice is enough here to tell streaming from holding the set whole,
 or from keeping every shard's pages mapped, and each GiB through moto costs about a minute.)
 """
@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.db import make_engine, make_session_factory
-from app.core.store import open_store
-from app.services.shards import new_dataset_key
+from app.core.storage.local import open_store
+from app.db.engine import make_engine, make_session_factory
+from app.services.datasets.shards import new_dataset_key
 from bench.procs import reset_peak, status_bytes
 from tests.rcv1_like import in_memory_accuracy, insert_dataset, rows_for, write_rcv1_like
 from tests.s3 import S3Server

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.store import InvalidKey, LocalDirStore
+from app.core.storage.base import InvalidKey
+from app.core.storage.local import LocalDirStore
 from app.main import create_app
 from tests.cluster.harness import tiny_svmlight
 from tests.helpers import REPO, assert_problem, make_settings, wait_for

@@ -1,7 +1,7 @@
 """/v1/aliases: model aliases ``name@alias`` (set, move, delete, list) and their history.
 
 An alias points to a version of its model name; callers use it in place of a model id
-(``/v1/models/news-classifier@production/predict``). services/registry.py has the rules.
+(``/v1/models/news-classifier@production/predict``). services/model_registry/versions.py has the rules.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from app.api.deps import PrincipalDep, SessionDep, require_json
 from app.api.filters import NameQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.core.errors import field_error, invalid
-from app.schemas import AliasEventRead, AliasHistory, AliasList, AliasPut, AliasRead
-from app.services import registry
+from app.schemas.aliases import AliasEventRead, AliasHistory, AliasList, AliasPut, AliasRead
+from app.services.model_registry import versions
 
 router = APIRouter(prefix="/v1/aliases", tags=["aliases"])
 
@@ -45,7 +45,7 @@ RefDep = Annotated[tuple[str, str], Depends(_parse_ref)]
     responses=example(200, {"items": [examples.ALIAS]}),
 )
 def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
-    return {"items": registry.list_aliases(session, name)}
+    return {"items": versions.list_aliases(session, name)}
 
 
 @router.get(
@@ -55,7 +55,7 @@ def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
     responses={**example(200, examples.ALIAS), **problems(404)},
 )
 def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
-    return registry.alias_read(session, registry.get_alias(session, *ref))
+    return versions.alias_read(session, versions.get_alias(session, *ref))
 
 
 @router.put(
@@ -74,9 +74,9 @@ def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
     },
 )
 def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
-    row = registry.set_alias(session, ref[0], ref[1], body.model_id, principal)
+    row = versions.set_alias(session, ref[0], ref[1], body.model_id, principal)
     session.commit()
-    return registry.alias_read(session, row)
+    return versions.alias_read(session, row)
 
 
 @router.delete(
@@ -86,7 +86,7 @@ def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, principal: Princ
     responses=problems(*BODY_GUARDS, 404),
 )
 def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> Response:
-    registry.delete_alias(session, ref[0], ref[1], principal)
+    versions.delete_alias(session, ref[0], ref[1], principal)
     session.commit()
     return Response(status_code=204)
 
@@ -98,5 +98,5 @@ def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> R
     responses={**example(200, examples.ALIAS_HISTORY), **problems(404)},
 )
 def alias_history(ref: RefDep, session: SessionDep) -> dict[str, Any]:
-    events = registry.history(session, *ref)
+    events = versions.history(session, *ref)
     return {"items": [AliasEventRead.model_validate(e) for e in events]}

@@ -1,7 +1,7 @@
 """/v1/models/{model_id}/predictions: batch predictions of a stored data set (create, list,
 read, cancel, delete) and their result, streamed as CSV, JSON lines or .npy.
 
-The work runs in the background (services/batch_predictions.py); the data set may be far larger
+The work runs in the background (services/model_registry/batch_predictions.py); the data set may be far larger
 than a /predict body may be.
 """
 
@@ -18,10 +18,10 @@ from app.api.deps import ModelRowDep, SessionDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.errors import ProblemError, conflict, field_error, invalid
-from app.models import BatchPrediction, Dataset, JobStatus
-from app.schemas import BatchPredictionCreate, BatchPredictionList, BatchPredictionRead
-from app.services import batch_predictions, batch_results
-from app.services.batch_results import MEDIA_TYPES, ResultFormat
+from app.db.tables import BatchPrediction, Dataset, JobStatus
+from app.schemas.batch_predictions import BatchPredictionCreate, BatchPredictionList, BatchPredictionRead
+from app.services.model_registry import batch_predictions, batch_results
+from app.services.model_registry.batch_results import MEDIA_TYPES, ResultFormat
 
 router = APIRouter(prefix="/v1/models", tags=["batch predictions"])
 

@@ -24,20 +24,21 @@ from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
-from app.models import Dataset, Job, JobStatus
-from app.schemas import DatasetList, DatasetPatch, DatasetRead
-from app.services import lineage, registry, shards
-from app.services.datasets import task_from_labels
-from app.services.idempotency import Idempotency, idempotency, replay
-from app.services.intake import (
+from app.db.tables import Dataset, Job, JobStatus
+from app.schemas.datasets import DatasetList, DatasetPatch, DatasetRead
+from app.services import labels
+from app.services.datasets import lineage, shards
+from app.services.datasets.create import (
     DatasetOptions,
     dataset_name,
     insert_dataset,
     parse_file,
     validate_options,
 )
-from app.services.parsing import ParseError
-from app.services.uploads import receive_upload
+from app.services.datasets.multipart import receive_upload
+from app.services.datasets.parsing import ParseError
+from app.services.datasets.splits import task_from_labels
+from app.services.idempotency import Idempotency, idempotency, replay
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
@@ -162,7 +163,7 @@ def list_datasets(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
-    stmt = select(Dataset).where(*registry.tag_filter(Dataset.tags, tag or []))
+    stmt = select(Dataset).where(*labels.tag_filter(Dataset.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Dataset.name == name)
     items, next_cursor = paginate(session, stmt, Dataset.id, limit, cursor)
@@ -201,7 +202,7 @@ def patch_dataset(
     task = changes.pop("task", None)
     if task is not None:
         _change_task(session, settings, dataset, task)
-    registry.apply_changes(dataset, {k: v for k, v in changes.items() if k != "name" or v is not None})
+    labels.apply_changes(dataset, {k: v for k, v in changes.items() if k != "name" or v is not None})
     session.commit()
     return dataset
 

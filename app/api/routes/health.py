@@ -14,7 +14,7 @@ from app.api.deps import FactoryDep, RunnerDep, SettingsDep
 from app.api.openapi import example, problems
 from app.core.errors import problem_response
 from app.core.security import metrics_access
-from app.core.store import Store
+from app.core.storage.base import Store
 
 router = APIRouter(tags=["health"])
 

@@ -27,15 +27,16 @@ from app.api.deps import (
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
-from app.core.db import SessionFactory
 from app.core.errors import not_found
 from app.core.server import SHUTTING_DOWN
-from app.models import Job, JobStatus
-from app.runner import JobRunner
-from app.schemas import JobCreate, JobList, JobPatch, JobRead, TraceRead
-from app.services import job_requests, registry
-from app.services import jobs as job_service
+from app.db.engine import SessionFactory
+from app.db.tables import Job, JobStatus
+from app.schemas.jobs import JobCreate, JobList, JobPatch, JobRead, TraceRead
+from app.services import labels
 from app.services.idempotency import idempotency
+from app.services.jobs import requests as job_requests
+from app.services.jobs import state as job_service
+from app.training.runner import JobRunner
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -103,7 +104,7 @@ def list_jobs(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    stmt = select(Job).where(*registry.tag_filter(Job.tags, tag or []))
+    stmt = select(Job).where(*labels.tag_filter(Job.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Job.name == name)
     if status is not None:
@@ -199,7 +200,7 @@ async def _pause(ended: asyncio.Event | None, seconds: float) -> None:
     responses={**example(200, examples.JOB), **problems(*BODY_GUARDS, 404, (415, "The body is not JSON"))},
 )
 def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
-    registry.apply_changes(job, body.changes())
+    labels.apply_changes(job, body.changes())
     session.commit()
     return job
 

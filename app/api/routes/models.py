@@ -1,6 +1,6 @@
 """/v1/models: list, read, edit, delete, and predict (JSON dense/sparse rows or svmlight text).
 
-A path's ``{model_id}`` is a model id or an alias ``name@alias`` (services/registry.py)."""
+A path's ``{model_id}`` is a model id or an alias ``name@alias`` (services/model_registry/versions.py)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
-from app.core.db import transaction
 from app.core.errors import ProblemError, conflict, field_error, invalid, not_found
-from app.models import BatchPrediction, Job, JobStatus, Model
-from app.schemas import (
+from app.db.engine import transaction
+from app.db.tables import BatchPrediction, Job, JobStatus, Model
+from app.schemas.models import (
     ExtraFeatures,
     ModelList,
     ModelPatch,
@@ -36,9 +36,19 @@ from app.schemas import (
     PredictRequest,
     PredictResponse,
 )
-from app.services import registry
-from app.services.batch_predictions import delete_result
-from app.services.model_export import (
+from app.services import labels
+from app.services.model_registry import versions
+from app.services.model_registry.artifacts import (
+    LoadedModel,
+    ModelCache,
+    delete_model_files,
+    load_for_prediction,
+    load_model_files,
+    save_model_files,
+)
+from app.services.model_registry.batch_predictions import delete_result
+from app.services.model_registry.onnx_graph import NotExportable, to_onnx
+from app.services.model_registry.portable import (
     checked_import,
     document,
     facts_of,
@@ -47,16 +57,7 @@ from app.services.model_export import (
     to_json,
     to_npz,
 )
-from app.services.model_store import (
-    LoadedModel,
-    ModelCache,
-    delete_model_files,
-    load_for_prediction,
-    load_model_files,
-    save_model_files,
-)
-from app.services.onnx_export import NotExportable, to_onnx
-from app.services.predict import (
+from app.services.model_registry.predict import (
     check_row_count,
     csv_to_payload,
     instances_to_matrix,
@@ -95,7 +96,7 @@ def list_models(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
-    stmt = select(Model).where(*registry.tag_filter(Model.tags, tag or []))
+    stmt = select(Model).where(*labels.tag_filter(Model.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Model.name == name)  # the versions of a name
     items, next_cursor = paginate(session, stmt, Model.id, limit, cursor)
@@ -262,8 +263,8 @@ def get_model(model: ModelRowDep) -> Model:
 def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Model:
     changes = body.changes()
     if "name" in changes:
-        registry.rename_model(session, model, changes.pop("name"))
-    registry.apply_changes(model, changes)
+        versions.rename_model(session, model, changes.pop("name"))
+    labels.apply_changes(model, changes)
     session.commit()
     return model
 
@@ -275,7 +276,7 @@ def patch_model(model: ModelRowDep, body: ModelPatch, session: SessionDep) -> Mo
     responses=problems(*BODY_GUARDS, 404, 409, 507),
 )
 def delete_model(model: ModelRowDep, session: SessionDep, settings: SettingsDep, cache: CacheDep) -> Response:
-    held = registry.aliases_of(session, model.id)
+    held = versions.aliases_of(session, model.id)
     if held:
         raise conflict(f"model {model.id} is {', '.join(held)}; move or delete those aliases first")
     batches = list(session.scalars(select(BatchPrediction).where(BatchPrediction.model_id == model.id)))
@@ -299,7 +300,7 @@ def delete_model(model: ModelRowDep, session: SessionDep, settings: SettingsDep,
 
 def _resolve(factory: Any, ref: str) -> int:
     with factory() as s:
-        return registry.resolve_ref(s, ref)
+        return versions.resolve_ref(s, ref)
 
 
 async def _cached_model(

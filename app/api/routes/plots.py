@@ -15,9 +15,9 @@ from fastapi import APIRouter, Query, Response
 from app.api.deps import JobDep, SessionDep, StudyDep
 from app.api.openapi import problems
 from app.core.errors import ProblemError
-from app.services import jobs as job_service
 from app.services import plots
-from app.services import studies as study_service
+from app.services.jobs import state as job_service
+from app.services.studies import state as study_service
 
 router = APIRouter(tags=["plots"])
 

@@ -1,4 +1,4 @@
-"""/v1/solvers: the solvers a job can name, their tasks, losses and parameters (app/solvers.py)."""
+"""/v1/solvers: the solvers a job can name, their tasks, losses and parameters (app/services/solvers.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from fastapi import APIRouter, Path
 
 from app.api.openapi import example, problems
 from app.core.errors import not_found
-from app.schemas import SolverList, SolverRead
-from app.solvers import solver_catalogue
+from app.schemas.solvers import SolverList, SolverRead
+from app.services.solvers import solver_catalogue
 
 router = APIRouter(prefix="/v1/solvers", tags=["solvers"])
 
-# The schema's own example (app/schemas.py), shown as the answer's.
+# The schema's own example (app/schemas/), shown as the answer's.
 _SOLVER_EXAMPLE = SolverRead.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
 
 

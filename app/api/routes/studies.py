@@ -1,7 +1,7 @@
 """/v1/studies: time-to-accuracy studies (create, list, read with the table, its jobs, cancel).
 
 The plot lives in ``routes/plots.py``. A study is only a request plus ordinary jobs; see
-``app.services.studies``.
+``app.services.studies.state``.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from app.api.deps import (
 )
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
-from app.models import Job, Study
-from app.schemas import JobList, StudyCreate, StudyList, StudyRead
-from app.services import studies as study_service
-from app.services import study_requests
+from app.db.tables import Job, Study
+from app.schemas.jobs import JobList
+from app.schemas.studies import StudyCreate, StudyList, StudyRead
 from app.services.idempotency import idempotency
+from app.services.studies import requests as study_requests
+from app.services.studies import state as study_service
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 

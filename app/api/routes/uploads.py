@@ -30,10 +30,10 @@ from starlette.requests import ClientDisconnect
 from app.api.deps import FactoryDep, PrincipalDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, Responses, example, problems
 from app.core.errors import ProblemError, conflict, not_found
-from app.models import Upload, UploadState
-from app.schemas import UploadRead
-from app.services import imports, ingest, resumable
-from app.services.intake import DatasetOptions
+from app.db.tables import Upload, UploadState
+from app.schemas.uploads import UploadRead
+from app.services.datasets import finish, imports, resumable
+from app.services.datasets.create import DatasetOptions
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ def finish_upload(
     factory: FactoryDep,
 ) -> dict[str, Any]:
     options.tag_list()
-    ingest.start(factory, settings, upload, options)
+    finish.start(factory, settings, upload, options)
     return _accepted(request, response, upload.id)
 
 
@@ -392,5 +392,5 @@ def import_dataset(
         factory, settings, principal, length, resumable.metadata_header({"filename": name}), source=source
     )
     options = DatasetOptions.model_validate(body.model_dump(exclude={"source"}))
-    ingest.start(factory, settings, upload, options)
+    finish.start(factory, settings, upload, options)
     return _accepted(request, response, upload.id)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pgs_client.convert import from_json
-from pgs_client.models import AliasEventRead, AliasRead, ModelRead
 from pgs_client.resources import ident
+from pgs_client.schemas import AliasEventRead, AliasRead, ModelRead
 from pgs_client.transport import Transport
 
 

@@ -12,10 +12,10 @@ from typing import Any, BinaryIO
 
 from pgs_client import data
 from pgs_client.convert import from_json
-from pgs_client.models import DatasetRead
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
 from pgs_client.resumable import RESUMABLE_BYTES, Uploader
+from pgs_client.schemas import DatasetRead
 from pgs_client.transport import Transport
 
 # Files at least this big get a progress bar by default (on a terminal, with rich installed).

@@ -9,9 +9,9 @@ from typing import Any
 
 from pgs_client.convert import from_json, to_frame
 from pgs_client.errors import JobCancelled, JobFailed
-from pgs_client.models import DatasetRead, JobRead, TracePointRead, TraceRead
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident, labels
+from pgs_client.schemas import DatasetRead, JobRead, TracePointRead, TraceRead
 from pgs_client.transport import Transport
 
 FINAL = ("succeeded", "failed", "cancelled")

@@ -15,9 +15,9 @@ from typing import Any, Literal
 from pgs_client import data
 from pgs_client.convert import from_json
 from pgs_client.errors import PayloadTooLarge
-from pgs_client.models import BatchPredictionRead, DatasetRead, ModelRead
 from pgs_client.resources import ident, labels, model_ref
 from pgs_client.resources.jobs import poll
+from pgs_client.schemas import BatchPredictionRead, DatasetRead, ModelRead
 from pgs_client.transport import Transport
 
 ModelRef = int | str | ModelRead

@@ -6,7 +6,7 @@ from typing import Any
 
 from pgs_client.convert import from_json
 from pgs_client.errors import NotFound
-from pgs_client.models import SolverRead
+from pgs_client.schemas import SolverRead
 from pgs_client.transport import Transport
 
 

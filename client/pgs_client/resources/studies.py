@@ -7,10 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pgs_client.convert import from_json
-from pgs_client.models import DatasetRead, JobRead, StudyRead
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident
 from pgs_client.resources.jobs import poll
+from pgs_client.schemas import DatasetRead, JobRead, StudyRead
 from pgs_client.transport import Transport
 
 

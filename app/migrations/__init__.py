@@ -1,6 +1,0 @@
-"""Alembic migrations, run programmatically at start-up by :func:`app.core.db.run_migrations`.
-
-New revision: ``.venv/bin/python -c "from app.core.db import alembic_config, make_engine;
-from alembic import command; command.revision(alembic_config(make_engine('sqlite:///var/pgs.db')),
-'message', autogenerate=True)"``.
-"""

@@ -1,0 +1,91 @@
+"""Data sets (``/v1/datasets``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+)
+
+from app.schemas.common import Label, LabelsPatch, PrintableName, Task
+
+
+class DatasetRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    format: Literal["svmlight", "csv"]
+    compressed: bool
+    n_samples: int
+    n_features: int
+    nnz: int
+    task: Task
+    classes: list[Label] | None = Field(description="Sorted distinct labels (classification)")
+    index_base: int = Field(description="1 if svmlight feature indices in the file were 1-based")
+    sha256: str = Field(description="SHA-256 of the file as uploaded")
+    size_bytes: int = Field(description="Size of the file as uploaded")
+    created_at: dt.datetime
+    feature_names: list[str] | None = Field(
+        default=None, description="The CSV header's feature columns (null without a header)"
+    )
+    label_name: str | None = Field(default=None, description="The CSV header's label column")
+    text_columns: list[int] | None = Field(
+        default=None,
+        description="0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)",
+    )
+    n_missing: int = Field(
+        default=0, description="Empty numeric CSV cells (imputed by a job's preprocessing)"
+    )
+    description: str | None = None
+    tags: list[str] = []
+    task_source: Literal["guessed", "declared"] = Field(
+        description="Whether the task was guessed from the labels or declared (upload or PATCH)"
+    )
+
+    @computed_field(description="How the task was chosen, and how to change it")
+    def task_note(self) -> str:
+        change = f'PATCH /v1/datasets/{self.id} with {{"task": "%s"}} if they are %s'
+        if self.task_source == "declared":
+            return f"{self.task}, as declared"
+        if self.task == "regression":
+            return (
+                "regression, guessed: the labels are not all integers, or there are more "
+                "than 20 distinct ones; " + change % ("classification", "classes")
+            )
+        return f"{self.task}, guessed from {len(self.classes or [])} distinct label(s); " + change % (
+            "regression",
+            "values to regress",
+        )
+
+    @computed_field(description="What the data set cannot be used for (stored all the same)")
+    def warnings(self) -> list[str]:
+        if self.task != "regression" and len(self.classes or []) < 2:
+            # Kept: it can still evaluate a model (test_dataset_id), but no job can train on it.
+            return [
+                f"the data set has a single class ({(self.classes or ['?'])[0]!r}): no "
+                "classifier can be trained on it; it can serve as evaluation data"
+            ]
+        return []
+
+
+class DatasetPatch(LabelsPatch):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"name": "heart", "tags": ["medical"], "task": "classification"}]},
+    )
+
+    name: PrintableName | None = None
+    task: Literal["classification", "regression"] | None = Field(
+        default=None, description="Correct a guessed task; classes are derived from the labels"
+    )
+
+
+class DatasetList(BaseModel):
+    items: list[DatasetRead]
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end")

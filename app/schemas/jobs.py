@@ -1,0 +1,204 @@
+"""Training jobs (``/v1/jobs``): the request, its preprocessing, the answer and its trace."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from app.schemas.common import Description, LabelsPatch, ModelName, PrintableName, Tags, Task
+
+
+class Preprocessing(BaseModel):
+    """Learned on the training rows only (never the held-out split), stored with the model and
+    applied at prediction, so callers always send raw features."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scaling: Literal["auto", "standard", "maxabs", "none"] = Field(
+        default="auto",
+        description="auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps "
+        "sparsity) for svmlight data",
+    )
+    impute: bool = Field(default=True, description="Missing numeric CSV values become the training mean")
+    ignore: list[int | str] = Field(
+        default_factory=list,
+        max_length=10_000,
+        description="Columns left out (an id column): CSV header names or 0-based feature indices",
+    )
+
+
+class JobCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "dataset_id": 1,
+                    "test_fraction": 0.25,
+                    "solver": "pgs",
+                    "params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 20000, "random_state": 0},
+                    "targets": [0.8, 0.84],
+                }
+            ]
+        },
+    )
+
+    dataset_id: int = Field(description="Training data set")
+    test_dataset_id: int | None = Field(default=None, description="Evaluation data set")
+    test_fraction: float | None = Field(
+        default=None, gt=0.0, lt=1.0, description="Hold out this fraction of the training set"
+    )
+    split_seed: int = Field(default=0, ge=0, description="Seed of the test_fraction split")
+    solver: str = Field(default="pgs", description="Training algorithm (see the registry)")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing",
+    )
+    targets: list[float] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
+    )
+    time_budget_s: float | None = Field(
+        default=None,
+        gt=0.0,
+        le=7 * 86400,
+        description="Stop after this many solver seconds, or as many seconds of wall-clock time",
+    )
+    preprocessing: Preprocessing | None = Field(
+        default_factory=Preprocessing,
+        description="Scaling, imputation, one-hot encoding of text columns and ignored columns, "
+        "fitted on the training rows; null: the raw features as they are",
+    )
+    name: PrintableName | None = None
+    description: Description | None = None
+    tags: Tags = []
+    model_name: ModelName | None = Field(
+        default=None, description="Register the trained model as the next version of this name"
+    )
+
+    @field_validator("targets")
+    @classmethod
+    def _finite_targets(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(t) for t in v):
+            raise ValueError("targets must be finite numbers")
+        return v
+
+    @model_validator(mode="after")
+    def _one_evaluation_source(self) -> JobCreate:
+        if self.test_dataset_id is not None and self.test_fraction is not None:
+            raise ValueError("give test_dataset_id or test_fraction, not both")
+        return self
+
+
+class JobProgress(BaseModel):
+    iteration: int | None
+    n_iter: int | None
+    fraction: float | None = Field(description="iteration / n_iter")
+    samples_seen: int | None
+
+
+class JobRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    solver: str
+    task: Task
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    split_seed: int
+    params: dict[str, Any]
+    targets: list[float]
+    time_budget_s: float | None
+    preprocessing: dict[str, Any] | None = Field(
+        default=None,
+        description="The resolved preprocessing: scaling, impute, categorical "
+        "(one-hot encoded columns), ignore (column indices), sparse; null: raw features",
+    )
+    progress: JobProgress
+    metrics: dict[str, Any] | None = Field(
+        description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
+        "clock started), objective, test_accuracy (classification) or test_rmse "
+        "(regression), time_to_target: {target: solver seconds or null}; for a job that "
+        "trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many "
+        "shards the sampler kept open and interleaved"
+    )
+    time_limit_s: float | None = Field(
+        default=None,
+        description="Wall-clock seconds the run may take: time_budget_s, or the server's "
+        "PGS_MAX_JOB_SECONDS when the job gave none",
+    )
+    stop_reason: str | None = Field(
+        description="completed | converged | target_score | time_budget (the job's own budget "
+        "ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) "
+        "| cancelled"
+    )
+    error: str | None
+    model_id: int | None
+    attempts: int
+    cancel_requested: bool
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    waiting_reason: str | None = Field(
+        default=None,
+        description="Why a queued job has not started: the worker processes are starting, or "
+        "every worker is busy (null once it runs)",
+    )
+    finished_at: dt.datetime | None
+    # Set for the jobs of a study (null otherwise); see StudyCreate.
+    study_id: int | None = None
+    study_run: int | None = Field(default=None, description="Index of the study's run")
+    study_repeat: int | None = None
+    train_size: int | None = Field(
+        default=None, description="Trained on a seeded subsample of this many training rows"
+    )
+    subsample_seed: int | None = None
+    select_sigma: dict[str, Any] | None = Field(
+        default=None, description="Sigma grid searched on a validation split of the training rows"
+    )
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+    model_name: str | None = None
+
+
+class JobPatch(LabelsPatch):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"name": "heart baseline", "tags": ["nightly"]}]}
+    )
+
+    name: PrintableName | None = None
+
+
+class JobList(BaseModel):
+    items: list[JobRead]
+    next_cursor: str | None
+
+
+class TracePointRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    iteration: int
+    samples_seen: int
+    solver_seconds: float
+    objective: float | None
+    test_score: float | None
+    nnz_weights: int | None = None
+    data_accesses: int | None = None
+
+
+class TraceRead(BaseModel):
+    job_id: int
+    score_name: Literal["accuracy", "rmse"] | None
+    points: list[TracePointRead]

@@ -1,0 +1,148 @@
+"""A finished upload or an import becomes a data set: fetch (a URL), checksum, parse, record.
+
+This runs off the request (a multi-GiB file takes minutes to parse): the finish or import
+request marks the upload "parsing" and answers 202; the upload service (app/background/
+upload_service.py) runs :func:`run` in a thread, refreshes the heartbeat of what it runs, and
+takes over a parse whose process died (its heartbeat older than ``lease_s``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+
+from app.core.config import Settings
+from app.core.errors import ProblemError, conflict
+from app.core.files import remove_quietly
+from app.core.storage.base import STORAGE_ERRNOS
+from app.db.engine import SessionFactory, transaction
+from app.db.tables import Upload, UploadState, utcnow
+from app.services.datasets import imports, resumable
+from app.services.datasets.create import DatasetOptions, store_dataset
+
+log = logging.getLogger(__name__)
+
+
+def start(factory: SessionFactory, settings: Settings, upload: Upload, options: DatasetOptions) -> None:
+    """Mark a received (or failed) upload "parsing" with these options; 409 unless complete."""
+    if upload.state not in (UploadState.RECEIVING, UploadState.FAILED):
+        raise conflict(f"the upload is {upload.state}; only a received upload can be finished")
+    if upload.source is not None and upload.state == UploadState.FAILED:
+        raise conflict("a failed import keeps no bytes: import the source again")
+    offset = resumable.offset_of(settings, upload)
+    if upload.source is None and offset != upload.length:
+        raise conflict(
+            f"the upload has {offset} of its {upload.length} bytes; send the rest "
+            "first (HEAD it for the offset)"
+        )
+    with transaction(factory) as s:
+        changed = s.execute(
+            update(Upload)
+            .where(Upload.id == upload.id, Upload.state == upload.state)
+            .values(
+                state=UploadState.PARSING,
+                options=options.model_dump(exclude_none=True),
+                error=None,
+                heartbeat_at=utcnow(),
+            )
+        ).rowcount  # type: ignore[attr-defined]
+    if not changed:
+        raise conflict("the upload changed meanwhile (finished by another request?)")
+
+
+def run(factory: SessionFactory, settings: Settings, upload_id: str) -> None:
+    """Turn the upload into a data set, or record why not (state "failed", error)."""
+    with factory() as s:
+        upload = s.get(Upload, upload_id)
+        if upload is None or upload.state != UploadState.PARSING:
+            return
+        s.expunge(upload)
+    try:
+        path, size = _bytes_of(settings, upload)
+        sha256 = resumable.sha256_of(path)
+        options = DatasetOptions.model_validate(upload.options or {})
+        dataset = store_dataset(factory, settings, path, options, upload.filename, sha256, size)
+    except ProblemError as exc:
+        _fail(factory, settings, upload, exc.status, exc.detail)
+        return
+    except OSError as exc:
+        if exc.errno not in STORAGE_ERRNOS:
+            raise
+        _fail(factory, settings, upload, 507, f"the server cannot store the data set ({exc})")
+        return
+    except Exception:
+        log.exception("upload %s: the parse failed", upload_id)
+        _fail(factory, settings, upload, 500, "internal error; see the server log")
+        return
+    with transaction(factory) as s:
+        s.execute(
+            update(Upload)
+            .where(Upload.id == upload_id)
+            .values(state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None)
+        )
+    # The data set has its own copy now; the row stays (with its dataset_id) until it expires.
+    remove_quietly(resumable.upload_path(settings, upload_id))
+    log.info("upload %s: data set %d (%d bytes)", upload_id, dataset.id, size)
+
+
+def _bytes_of(settings: Settings, upload: Upload) -> tuple[Path, int]:
+    """The file to parse and its size: an imported path as it is, a URL fetched first."""
+    target = resumable.upload_path(settings, upload.id)
+    if upload.source is None:
+        return target, target.stat().st_size
+    if imports.is_url(upload.source):
+        return target, imports.fetch(settings, upload.source, target, upload.length)
+    path = Path(imports.check_source(settings, upload.source))  # the roots may have changed
+    return path, path.stat().st_size
+
+
+def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: int, detail: str) -> None:
+    """Record why. An upload keeps its bytes (it can be finished again with other options); an
+    import keeps none and reserves nothing (it is retried by importing again)."""
+    log.info("upload %s: failed (%d) %s", upload.id, status, detail)
+    values: dict[str, Any] = {
+        "state": UploadState.FAILED,
+        "heartbeat_at": None,
+        "error": {"status": status, "detail": detail},
+    }
+    if upload.source is not None:
+        values["length"] = 0
+        remove_quietly(resumable.upload_path(settings, upload.id))
+    with transaction(factory) as s:
+        s.execute(update(Upload).where(Upload.id == upload.id).values(**values))
+
+
+def refresh(factory: SessionFactory, upload_ids: set[str]) -> None:
+    with transaction(factory) as s:
+        s.execute(
+            update(Upload)
+            .where(Upload.id.in_(upload_ids), Upload.state == UploadState.PARSING)
+            .values(heartbeat_at=utcnow())
+        )
+
+
+def claim_stale(factory: SessionFactory, lease_s: float) -> list[str]:
+    """Parses no live process runs (heartbeat older than ``lease_s``), now this process's."""
+    cutoff = utcnow() - dt.timedelta(seconds=lease_s)
+    claimed = []
+    with factory() as s:
+        stale = s.scalars(
+            select(Upload.id).where(Upload.state == UploadState.PARSING, Upload.heartbeat_at < cutoff)
+        ).all()
+    for upload_id in stale:
+        with transaction(factory) as s:
+            # Conditional: of several processes sweeping at once, one wins.
+            won = s.execute(
+                update(Upload)
+                .where(
+                    Upload.id == upload_id, Upload.state == UploadState.PARSING, Upload.heartbeat_at < cutoff
+                )
+                .values(heartbeat_at=utcnow())
+            ).rowcount  # type: ignore[attr-defined]
+        if won:
+            claimed.append(upload_id)
+    return claimed

@@ -1,0 +1,202 @@
+"""The rules of a job request, checked before anything is queued, and the requests that change a
+job: create (idempotent) and cancel. Errors are problem+json (app.core.errors).
+
+A request is checked against its data sets (they exist, the test set fits the training set), its
+evaluation (scores to reach need evaluation data) and its estimator, built once from the request
+as the worker will build it (:class:`app.training.steps.EstimatorSpec`); the one parameter that must
+fit the data, the batch size, is checked against the rows the fit will get. A study checks each
+of its runs with the same rules (app/services/studies/requests.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.core.config import Settings
+from app.core.errors import conflict, field_error, invalid
+from app.db.tables import Dataset, Job, JobStatus
+from app.schemas.jobs import JobCreate
+from app.services.datasets.splits import held_out_rows
+from app.services.idempotency import Idempotency, commit_created, replay
+from app.services.jobs import limits as job_limits
+from app.services.jobs import state as jobs
+from app.services.jobs.preprocessing import resolve as resolve_preprocessing
+from app.services.solvers import EstimatorSpec, InvalidParams
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator."""
+
+    task: str
+    n_train: int
+    estimator: Any
+    preprocessing: dict[str, Any] | None
+
+
+def check_job_request(
+    session: Session, body: JobCreate, settings: Settings, in_memory: bool = False
+) -> JobPlan:
+    """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
+    selection)."""
+    train = _dataset(session, body.dataset_id, "dataset_id")
+    task = train.task
+    if task != "regression" and len(train.classes or []) < 2:
+        msg = f"dataset {train.id} has a single class; a classifier needs two or more"
+        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    datasets = [train]
+    if body.test_dataset_id is not None:
+        datasets.append(_dataset(session, body.test_dataset_id, "test_dataset_id"))
+        _check_test_dataset(train, datasets[-1])
+    has_test = body.test_dataset_id is not None or body.test_fraction is not None
+    check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
+    n_train = train.n_samples
+    if body.test_fraction is not None:
+        n_train -= _held_out(train.n_samples, body.test_fraction)
+    estimator = checked_estimator(EstimatorSpec(body.solver, task, body.params, body.time_budget_s))
+    check_batch_fits(estimator, n_train, "training rows")
+    job_limits.check_model_size(estimator, train, settings.max_model_bytes)
+    job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
+    target_score = getattr(estimator, "target_score", None)
+    if target_score is not None:
+        check_test_scores(
+            [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
+        )
+    return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
+
+
+def _dataset(session: Session, ident: int, field: str) -> Dataset:
+    ds = session.get(Dataset, ident)
+    if ds is None:
+        msg = f"dataset {ident} does not exist"
+        raise invalid(msg, [field_error(["body", field], msg)])
+    return ds
+
+
+def _check_test_dataset(train: Dataset, test: Dataset) -> None:
+    loc = ["body", "test_dataset_id"]
+    if train.task == "regression":
+        compatible = test.label_kind == "numeric"
+    else:
+        compatible = test.task != "regression" and test.label_kind == train.label_kind
+    if not compatible:
+        msg = (
+            f"test dataset {test.id} ({test.task}, {test.label_kind} labels) does not fit "
+            f"the training set ({train.task}, {train.label_kind} labels)"
+        )
+        raise invalid(msg, [field_error(loc, msg)])
+    if (test.text_columns or []) != (train.text_columns or []):
+        msg = (
+            f"test dataset {test.id} has text columns {test.text_columns or []}, the training "
+            f"set {train.text_columns or []}"
+        )
+        raise invalid(msg, [field_error(loc, msg)])
+    if test.n_features != train.n_features:
+        # A sparse test file may lack the training set's last features: then it says so by
+        # its width at upload (n_features); a narrower one is more likely other data.
+        msg = (
+            f"test dataset {test.id} ({test.n_samples} rows x {test.n_features} features) "
+            f"does not have the features of training dataset {train.id} ({train.n_samples} "
+            f"rows x {train.n_features} features); if its columns are the same, upload it "
+            f"with n_features={train.n_features}"
+        )
+        raise invalid(msg, [field_error(loc, msg)])
+
+
+def _held_out(n: int, test_fraction: float) -> int:
+    try:
+        return held_out_rows(n, test_fraction)
+    except ValueError as exc:
+        msg = f"test_fraction leaves no training or no test rows of {n}"
+        raise invalid(msg, [field_error(["body", "test_fraction"], msg)]) from exc
+
+
+def check_test_scores(
+    values: Sequence[float], name: str, task: str, has_test: bool, loc: list[str | int]
+) -> None:
+    """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
+    evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
+    if values and not has_test:
+        msg = f"{name} can only be checked on evaluation data: give test_dataset_id or test_fraction"
+    elif task != "regression" and any(not 0.0 <= t <= 1.0 for t in values):
+        msg = f"classification {name} are accuracies in [0, 1]"
+    elif task == "regression" and any(t < 0 for t in values):
+        msg = f"regression {name} are RMSEs (>= 0)"
+    else:
+        return
+    raise invalid(msg, [field_error(loc, msg)])
+
+
+def checked_estimator(spec: EstimatorSpec) -> Any:
+    """The estimator of ``spec``, or a 422 naming the solver or parameter it refuses."""
+    try:
+        return spec.build()
+    except InvalidParams as exc:
+        raise invalid(str(exc), exc.errors) from exc
+
+
+def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
+    """The one parameter that must fit the data: every minibatch solver refuses a batch larger
+    than the rows it fits on at fit time; saying so now is a 422 instead of a failed job."""
+    batch_size = getattr(estimator, "batch_size", None)
+    if isinstance(batch_size, int) and batch_size > n_rows:
+        msg = f"batch_size {batch_size} is larger than the {n_rows} {rows}"
+        raise invalid(msg, [field_error(["body", "params", "batch_size"], msg)])
+
+
+# -- create and cancel ---------------------------------------------------------------------------
+
+
+def create_job(session: Session, body: JobCreate, idem: Idempotency, settings: Settings) -> tuple[Job, bool]:
+    """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
+    caller used before with the same body, that request's job. True when it is the earlier one.
+    A request that would pass the queue quotas is a 429 (app/services/jobs/limits.py)."""
+    existing = replay(session, idem, Job)
+    if existing is not None:
+        return existing, True
+    plan = check_job_request(session, body, settings)
+    job = Job(
+        status=JobStatus.QUEUED,
+        solver=body.solver,
+        task=plan.task,
+        dataset_id=body.dataset_id,
+        test_dataset_id=body.test_dataset_id,
+        test_fraction=body.test_fraction,
+        split_seed=body.split_seed,
+        params=body.params,
+        targets=body.targets,
+        time_budget_s=body.time_budget_s,
+        preprocessing=plan.preprocessing,
+        owner=idem.principal,
+        time_limit_s=time_limit(body.time_budget_s, settings),
+        name=body.name,
+        description=body.description,
+        tags=body.tags,
+        model_name=body.model_name,
+    )
+    with job_limits.queue_lock:
+        job_limits.check_queue_room(
+            session, idem.principal, 1, settings.max_queued_jobs_per_key, settings.max_queued_jobs
+        )
+        session.add(job)
+        session.flush()
+        winner = commit_created(session, idem, job)
+    return (winner, True) if winner is not None else (job, False)
+
+
+def time_limit(time_budget_s: float | None, settings: Settings) -> float:
+    """The wall-clock seconds a job's run may take: its own budget, else the server's limit."""
+    return time_budget_s if time_budget_s is not None else settings.max_job_seconds
+
+
+def cancel_job(session: Session, job: Job) -> None:
+    """Cancel a queued or running job (again: no change); 409 once it succeeded or failed."""
+    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        raise conflict(f"job {job.id} already {job.status}")
+    if job.status in JobStatus.ACTIVE:
+        jobs.request_cancel(session, job)
+        session.commit()

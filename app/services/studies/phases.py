@@ -1,0 +1,120 @@
+"""What a study adds to a job inside the worker: the seeded subsample and the sigma selection.
+
+Both are plain functions of arrays, called by ``app.training.worker`` after the evaluation split, so the
+evaluation rows are out of reach by construction:
+
+- :func:`subsample_rows`: the job trains on ``train_size`` rows of its training part, drawn with
+  ``subsample_seed`` (from the study seed and the repeat index, :func:`subsample_seed`). For one
+  repeat the subsamples of the different sizes are nested (the first m of one permutation), so a
+  curve over m compares like with like; different repeats draw different permutations.
+- :func:`select_sigma`: the m rows are split again into an inner-train and a validation part;
+  every sigma of the grid is fitted on the inner-train part and scored on the validation part; the
+  best one is used for the real fit on all m rows. The PGS paper picked sigma on the test data and
+  says so; this is the sound version of that step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.services.datasets.splits import split_indices
+
+
+def subsample_seed(seed: int, repeat: int) -> int:
+    """The subsample seed of one repeat: independent streams for (seed, repeat), below 2**31 (a
+    signed 32-bit column on every database)."""
+    state = np.random.SeedSequence([seed, repeat]).generate_state(1, dtype=np.uint32)[0]
+    return int(state >> 1)
+
+
+def subsample_rows(n: int, m: int, seed: int) -> np.ndarray:
+    """Sorted indices of ``m`` of ``n`` rows; nested in ``m`` for a fixed ``seed``."""
+    if not 1 <= m <= n:
+        raise ValueError(f"cannot draw a subsample of {m} rows from {n}")
+    return np.sort(np.random.default_rng(seed).permutation(n)[:m])
+
+
+@dataclass
+class SigmaSelection:
+    sigma: float
+    score_name: str
+    n_fit: int
+    n_validation: int
+    grid: list[dict[str, float | None]] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, Any]:
+        """What the job records in its metrics (the selection is part of its result)."""
+        return {
+            "selected_sigma": self.sigma,
+            "sigma_selection": {
+                "score_name": self.score_name,
+                "n_fit": self.n_fit,
+                "n_validation": self.n_validation,
+                "solver_seconds": float(sum(g["solver_seconds"] or 0.0 for g in self.grid)),
+                "grid": self.grid,
+            },
+        }
+
+
+def select_sigma(
+    build: Callable[[float], Any],
+    X: Any,
+    y: np.ndarray,
+    *,
+    classification: bool,
+    grid: Sequence[float],
+    validation_fraction: float,
+    seed: int,
+    callback: Callable[[Any], bool | None] | None = None,
+    stopped: Callable[[], bool] = lambda: False,
+) -> SigmaSelection | None:
+    """Fit ``build(sigma)`` for each sigma on an inner-train part of (X, y), score each on the
+    validation part, and return the best (accuracy up, RMSE down; ties go to the larger sigma,
+    the simpler model). ``None`` when ``stopped()`` turned true (cancel, shutdown) on the way.
+
+    ``y`` holds the labels the estimator is fitted with (class codes for classification).
+    """
+    fit_rows, val_rows = split_indices(X.shape[0], validation_fraction, seed)
+    X_fit, y_fit, X_val, y_val = X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
+    if classification and np.unique(y_fit).shape[0] < 2:
+        raise ValueError(
+            f"sigma selection: the inner training part ({len(fit_rows)} of {X.shape[0]} rows) "
+            "has a single class; use larger sizes or a smaller validation_fraction"
+        )
+    selection = SigmaSelection(
+        sigma=float("nan"),
+        score_name="accuracy" if classification else "rmse",
+        n_fit=len(fit_rows),
+        n_validation=len(val_rows),
+    )
+    best: tuple[float, float] | None = None
+    for sigma in grid:
+        est = build(float(sigma))
+        est.fit(X_fit, y_fit, callback=callback, trace=False)
+        if stopped():
+            return None
+        pred = est.predict(X_val)
+        if classification:
+            score = float(np.mean(pred == y_val))
+            key = (score, float(sigma))
+        else:
+            score = float(np.sqrt(np.mean((pred - y_val) ** 2)))
+            key = (-score, float(sigma))
+        if not np.isfinite(score):  # a diverged fit: never chosen over a finite one
+            key = (-np.inf, float(sigma))
+        selection.grid.append(
+            {
+                "sigma": float(sigma),
+                "score": score if np.isfinite(score) else None,
+                "solver_seconds": float(est.solver_seconds_),
+            }
+        )
+        if best is None or key > best:
+            best = key
+    assert best is not None  # the grid is never empty (validated by the API)
+    selection.sigma = best[1]
+    return selection

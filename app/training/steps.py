@@ -1,0 +1,610 @@
+"""The training path of one job, as small steps a worker runs top to bottom.
+
+1. :func:`load_job` reads the job and its data sets into a :class:`TrainingJob`; its estimator is
+   an :class:`app.services.solvers.EstimatorSpec`, the one typed form of a job's ``params`` from the
+   request to the fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
+2. :func:`load_data` selects the rows (the evaluation split or the test set, a study's
+   subsample; :mod:`app.services.jobs.rows`) and encodes the labels. A solver that streams gets
+   them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
+3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
+   the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.
+4. :func:`package_model` exports the fitted estimator; :func:`final_metrics` and
+   :func:`final_progress` are the job's result; :func:`store_model` writes the model files.
+
+:func:`train` joins 2-4. Everything here is independent of the process it runs in: the worker
+(app/training/worker.py) claims the job, supplies how to notice a shutdown, and writes the outcome.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.core.storage.base import Store
+from app.db.engine import SessionFactory, is_unavailable, transaction
+from app.db.tables import Dataset, Job, Model
+from app.services.datasets.parsing import json_label
+from app.services.datasets.shards import open_dataset
+from app.services.jobs import state as jobs
+from app.services.jobs.limits import data_bytes
+from app.services.jobs.preprocessing import raw_matrix
+from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
+from app.services.jobs.trace_thinning import ThinnedTrace
+from app.services.model_registry.artifacts import save_model_files
+from app.services.solvers import EstimatorSpec
+from app.services.studies.phases import select_sigma, subsample_rows
+from solver import SOLVERS, ShardedMatrix
+
+log = logging.getLogger(__name__)
+
+
+# -- the job, typed ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where a job's rows come from (store keys) and which of them it trains on."""
+
+    train_key: str
+    test_key: str | None
+    test_fraction: float | None
+    split_seed: int
+    n_features: int
+    # A study's job: a seeded subsample of the training part (app/services/studies/phases.py).
+    train_size: int | None = None
+    subsample_seed: int | None = None
+    # What its data sets take in memory as CSR matrices (app/services/jobs/limits.data_bytes).
+    data_bytes: int = 0
+    # The resolved preprocessing (app/services/jobs/preprocessing.py), None for raw features, and
+    # the data set's text columns (their values are stored beside X).
+    preprocessing: dict[str, Any] | None = None
+    text_columns: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SigmaSearch:
+    """A study's sigma selection on a validation split of the job's own training rows."""
+
+    grid: list[float]
+    validation_fraction: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    job_id: int
+    dataset_id: int
+    index_base: int
+    estimator: EstimatorSpec
+    data: DataSpec
+    targets: list[float]
+    sigma_search: SigmaSearch | None = None
+    feature_names: list[str] | None = None
+    label_name: str | None = None
+    # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
+    time_limit_s: float | None = None
+
+
+def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
+    with transaction(factory) as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        train = s.get(Dataset, job.dataset_id) if job.dataset_id is not None else None
+        test = s.get(Dataset, job.test_dataset_id) if job.test_dataset_id is not None else None
+        if train is None or (job.test_dataset_id is not None and test is None):
+            raise RuntimeError("the job's data set was deleted before the job ran")
+        search = None
+        if job.select_sigma is not None:
+            seed = job.subsample_seed if job.subsample_seed is not None else job.split_seed
+            search = SigmaSearch(
+                grid=list(job.select_sigma["grid"]),
+                validation_fraction=job.select_sigma["validation_fraction"],
+                seed=seed,
+            )
+        return TrainingJob(
+            job_id=job.id,
+            dataset_id=train.id,
+            index_base=train.index_base,
+            estimator=EstimatorSpec(job.solver, job.task, dict(job.params), job.time_budget_s),
+            data=DataSpec(
+                train_key=train.file_name,
+                test_key=test.file_name if test is not None else None,
+                test_fraction=job.test_fraction,
+                split_seed=job.split_seed,
+                n_features=train.n_features,
+                train_size=job.train_size,
+                subsample_seed=job.subsample_seed,
+                preprocessing=job.preprocessing,
+                text_columns=list(train.text_columns or []),
+                data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
+            ),
+            targets=list(job.targets),
+            sigma_search=search,
+            feature_names=train.feature_names,
+            label_name=train.label_name,
+            time_limit_s=job.time_limit_s,
+        )
+
+
+# -- the data ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The rows a fit gets: for a solver that streams, ShardedMatrix objects whose shards carry
+    the encoded labels (``y`` and ``y_eval`` are None); for the others, a CSR matrix and ``y``
+    as the estimator takes it (class codes for classification), the evaluation rows likewise.
+    ``classes`` are the labels the codes stand for."""
+
+    X: Any
+    y: np.ndarray | None
+    X_eval: Any | None
+    y_eval: np.ndarray | None
+    classes: np.ndarray | None
+    # The fitted preprocessing X and X_eval went through (None: raw features).
+    preprocessor: Any = None
+
+    @property
+    def eval_set(self) -> Any:
+        if isinstance(self.X_eval, ShardedMatrix):
+            return self.X_eval
+        return None if self.X_eval is None or self.y_eval is None else (self.X_eval, self.y_eval)
+
+
+def streams(job: TrainingJob, memory_bytes: int) -> bool:
+    """Whether the job trains from shards: its data sets do not fit in ``memory_bytes``
+    (PGS_WORKER_MEMORY_BYTES), its solver streams, and no sigma selection (which fits on
+    in-memory splits of the rows) comes first. Data that fits is read into one CSR matrix: the
+    solver then samples uniformly from all rows, as its paper's guarantee assumes, and faster."""
+    return (
+        job.data.data_bytes > memory_bytes
+        and SOLVERS[job.estimator.solver].streams
+        and job.sigma_search is None
+    )
+
+
+# The share of the worker's memory budget given to the shards a streaming fit interleaves. The
+# rest is for the process itself (about 350 MiB: Python, NumPy, SciPy, Numba and the app) and the
+# few shards a streaming job holds besides (one read by the evaluation, rows of a minibatch across
+# shard ends, the one being replaced); tests/app/training/test_larger_than_memory.py checks the peak.
+WINDOW_SHARE = 8
+
+
+def shard_window(memory_bytes: int, shard_bytes: int) -> int:
+    """How many shards a streaming fit keeps open and interleaves: as many as fit in
+    1/WINDOW_SHARE of ``memory_bytes``, at least one. More open shards mix the rows of a data set
+    stored in an order that matters (sorted by label) over a wider span of it."""
+    return max(1, memory_bytes // (WINDOW_SHARE * max(shard_bytes, 1)))
+
+
+def load_data(
+    store: Store, spec: DataSpec, classification: bool, stream_memory: int | None = None
+) -> TrainingData:
+    """The job's rows: in memory, or with ``stream_memory`` (the worker's memory budget) as
+    shards read one window at a time (:func:`shard_window`)."""
+    train, evaluation = _rows(store, spec)
+    window = None if stream_memory is None else shard_window(stream_memory, train.largest_shard_bytes)
+    if spec.train_size is not None:
+        # Never a subsample of the evaluation rows: they were set apart above.
+        train = train.subsample(subsample_rows(train.n_samples, spec.train_size, spec.subsample_seed or 0))
+    classes = None
+    if classification:
+        classes = distinct_labels(train)
+        if len(classes) < 2:
+            raise ValueError(f"the training data has a single class ({classes[0]!r}); need two")
+
+    def encode(y: np.ndarray) -> np.ndarray:
+        return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
+
+    if window is not None:
+        return _streamed(spec, train, evaluation, encode, classes, window)
+    X, y = train.in_memory()
+    X, preprocessor = _preprocess(spec, X, train.text())
+    if evaluation is None:
+        return TrainingData(X, encode(y), None, None, classes, preprocessor)
+    X_eval, y_eval = evaluation.in_memory()
+    if spec.preprocessing is not None:
+        X_eval = preprocessor.transform(
+            raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing)
+        )
+    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
+
+
+def _streamed(
+    spec: DataSpec,
+    train: RowSelection,
+    evaluation: RowSelection | None,
+    encode: Callable[[np.ndarray], np.ndarray],
+    classes: np.ndarray | None,
+    window: int,
+) -> TrainingData:
+    """Shards as the solver samples them, through the preprocessing when the job has one. The
+    preprocessing is then fitted on a seeded sample of the training rows as large as the largest
+    shard (the memory a shard takes), not on all of them: its scales and categories are those of
+    the sample, and a category the sample lacks encodes as all zeros, like one never seen."""
+    if spec.preprocessing is None:
+        X_eval = None if evaluation is None else evaluation.matrix(encode)
+        return TrainingData(train.matrix(encode, window=window), None, X_eval, None, classes)
+    # A choice without replacement, not a permutation of every row: n may be 100 million.
+    rng = np.random.default_rng(spec.split_seed)
+    sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows), replace=False)))
+    X_sample, _ = sample.in_memory()
+    X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
+    resolved = spec.preprocessing
+
+    def transform(X: Any, text: np.ndarray | None) -> Any:
+        return preprocessor.transform(raw_matrix(X, text, spec.text_columns, resolved))
+
+    width = X_fit.shape[1]
+    X_eval = None if evaluation is None else evaluation.matrix(encode, transform, width)
+    return TrainingData(
+        train.matrix(encode, transform, width, window), None, X_eval, None, classes, preprocessor
+    )
+
+
+def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | None]:
+    """(training rows, evaluation rows): the test set, or the seeded ``test_fraction`` split
+    (:class:`app.services.datasets.splits.ShardSplit`), or no evaluation."""
+    train = open_dataset(store, spec.train_key)
+    if spec.test_key is not None:
+        test = open_dataset(store, spec.test_key)
+        return RowSelection(train, spec.n_features), RowSelection(test, spec.n_features)
+    if spec.test_fraction is not None:
+        return split(train, spec.n_features, spec.test_fraction, spec.split_seed)
+    return RowSelection(train, spec.n_features), None
+
+
+def _preprocess(spec: DataSpec, X: Any, text: np.ndarray | None) -> tuple[Any, Any]:
+    """(the training rows preprocessed, the preprocessor fitted on them); the raw rows and None
+    without preprocessing. The evaluation rows go through the same fitted preprocessor."""
+    if spec.preprocessing is None:
+        return X, None
+    from solver import make_preprocessor
+
+    resolved = spec.preprocessing
+    preprocessor = make_preprocessor(
+        spec.n_features,
+        scaling=resolved["scaling"],
+        impute=resolved["impute"],
+        categorical=resolved["categorical"],
+        ignore=resolved["ignore"],
+        sparse=resolved["sparse"],
+    )
+    return preprocessor.fit_transform(raw_matrix(X, text, spec.text_columns, resolved)), preprocessor
+
+
+# -- the fit and its reporter --------------------------------------------------------------------
+
+
+class Stop(enum.Enum):
+    """Why a run stopped before the end of its fit."""
+
+    CANCEL = "cancel"  # the user asked
+    TIME_BUDGET = "time_budget"  # the job's own time_budget_s ran out, in wall-clock time
+    TIME_LIMIT = "time_limit"  # the server's PGS_MAX_JOB_SECONDS ran out (the job gave no budget)
+    SHUTDOWN = "shutdown"  # the server is stopping gracefully: the job goes back to the queue
+    ORPHANED = "orphaned"  # the server died: its successor re-queues the job
+    LOST = "lost"  # another process settled the job (the lease expired): this run is void
+
+
+TRACE_FIELDS = (
+    "iteration",
+    "samples_seen",
+    "solver_seconds",
+    "objective",
+    "test_score",
+    "score_name",
+    "nnz_weights",
+    "data_accesses",
+)
+
+
+def trace_row(point: Any) -> dict[str, Any]:
+    """The stored columns of a solver TracePoint (extra fields a solver adds are not stored)."""
+    row = {name: getattr(point, name) for name in TRACE_FIELDS}
+    row["objective"] = _finite(row["objective"])
+    row["test_score"] = _finite(row["test_score"])
+    return row
+
+
+def _finite(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def running_metrics(points: list[Any], targets: list[float], higher_is_better: bool) -> dict[str, Any]:
+    """Metrics from the checkpoints so far (the final ones replace the test score at the end)."""
+    from solver.tracing import time_to_target
+
+    last = points[-1] if points else None
+    score_key = "test_accuracy" if higher_is_better else "test_rmse"
+    ttt = time_to_target(points, targets, higher_is_better)
+    return {
+        "solver_seconds": last.solver_seconds if last else 0.0,
+        "objective": _finite(last.objective) if last else None,
+        score_key: _finite(last.test_score) if last else None,
+        "time_to_target": {repr(float(t)): v for t, v in ttt.items()},
+    }
+
+
+# Stops that end the job with the fit's last iterate as its model (the others leave the job to
+# the queue or to another process).
+KEEPS_MODEL = (Stop.CANCEL, Stop.TIME_BUDGET, Stop.TIME_LIMIT)
+
+
+@dataclass
+class Reporter:
+    """The fit callback: thins and buffers trace points, writes progress every ``interval``
+    seconds, and stops the fit (returns False) on a cancel request, a lost claim,
+    ``interrupted()``, or at the wall-clock ``deadline`` (``time.monotonic()``; the stop is
+    ``deadline_stop``)."""
+
+    factory: SessionFactory
+    job_id: int
+    token: int
+    interval: float
+    targets: list[float]
+    higher_is_better: bool
+    # The process's own reasons to stop (a shutdown, a dead parent); see app/training/worker.py.
+    interrupted: Callable[[], Stop | None] = lambda: None
+    max_points: int = 10_000
+    deadline: float = math.inf
+    deadline_stop: Stop = Stop.TIME_LIMIT
+    trace: ThinnedTrace = field(init=False)
+    # Points of the current fit seen so far (a study's sigma selection runs fits before it).
+    fit_points: int = 0
+    last_write: float = 0.0
+    stop: Stop | None = None
+    last: Any = None
+    # Metrics of the job beyond the trace's (a study's sigma selection).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.trace = ThinnedTrace(self.max_points, self.targets, self.higher_is_better)
+
+    def progress(self) -> jobs.Progress:
+        p = self.last
+        new, dropped = self.trace.take()
+        return jobs.Progress(
+            iteration=p.iteration if p else 0,
+            n_iter=p.n_iter if p else None,
+            samples_seen=p.samples_seen if p else 0,
+            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better), **self.extra},
+            points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
+            dropped=dropped,
+        )
+
+    def stopped(self) -> bool:
+        return self.stop is not None
+
+    def start_fit(self) -> None:
+        """The job's real fit begins: progress is its own from here on."""
+        self.last = None
+        self.fit_points = 0
+
+    def add_points(self, points: list[Any]) -> None:
+        for point in points:
+            self.trace.add(point)
+        self.fit_points += len(points)
+
+    def __call__(self, progress: Any) -> bool | None:
+        self.last = progress
+        self.add_points(progress.new_points)
+        if self.stop is None:
+            self.stop = self.interrupted() or self._out_of_time() or self._write_when_due()
+        return False if self.stop is not None else None
+
+    def _out_of_time(self) -> Stop | None:
+        return self.deadline_stop if time.monotonic() >= self.deadline else None
+
+    def _write_when_due(self) -> Stop | None:
+        now = time.monotonic()
+        if now - self.last_write < self.interval:
+            return None
+        p = self.progress()
+        try:
+            owned, cancel = jobs.record_progress(self.factory, self.job_id, self.token, p)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            # A database outage is not the job's fault: keep training; the points not written
+            # go with the next write.
+            log.warning("job %d: progress not written: database unavailable", self.job_id)
+            self.trace.put_back([pt["seq"] for pt in p.points], p.dropped)
+            self.last_write = now
+            return None
+        self.last_write = now
+        if not owned:
+            return Stop.LOST
+        return Stop.CANCEL if cancel else None
+
+
+def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> float | None:
+    """A study's sigma, chosen on a validation split of the training rows (the reporter sees
+    cancel and shutdown in between) and recorded in ``reporter.extra``; None without a sigma
+    search or when the job was stopped meanwhile."""
+    search = job.sigma_search
+    if search is None:
+        return None
+    # A sigma search never streams (see streams()): its rows are in memory.
+    assert data.y is not None
+    reporter.extra = {"phase": "select_sigma"}
+    selection = select_sigma(
+        job.estimator.build,
+        data.X,
+        data.y,
+        classification=job.estimator.classification,
+        grid=search.grid,
+        validation_fraction=search.validation_fraction,
+        seed=search.seed,
+        callback=reporter,
+        stopped=reporter.stopped,
+    )
+    if selection is None:
+        return None
+    reporter.extra = selection.metrics()
+    return selection.sigma
+
+
+def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
+    """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
+    estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
+    reporter.start_fit()
+    if not reporter.stopped():
+        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
+    return estimator
+
+
+# -- the result ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelPackage:
+    """A fitted model as the store keeps it: the estimator's export and the service's metadata."""
+
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+    service: dict[str, Any]
+
+
+def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> ModelPackage:
+    """The estimator's export, and the fitted preprocessing's (its arrays prefixed
+    ``preprocessing.``, its settings under ``service["preprocessing"]``)."""
+    from solver import export_preprocessor
+
+    meta, arrays = estimator.export_model()
+    classes = data.classes
+    preprocessing = None
+    if data.preprocessor is not None:
+        preprocessing, prep_arrays = export_preprocessor(data.preprocessor)
+        arrays = {**arrays, **{f"preprocessing.{k}": v for k, v in prep_arrays.items()}}
+    service = {
+        "preprocessing": preprocessing,
+        "feature_names": job.feature_names,
+        "label_name": job.label_name,
+        "solver": job.estimator.solver,
+        "task": job.estimator.task,
+        "n_features": job.data.n_features,
+        "index_base": job.index_base,
+        "classes": None if classes is None else [json_label(c) for c in classes],
+        "job_id": job.job_id,
+    }
+    return ModelPackage(meta, arrays, service)
+
+
+def final_metrics(
+    estimator: Any, job: TrainingJob, data: TrainingData, package: ModelPackage, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """From the returned model itself, not from the last checkpoint."""
+    classification = job.estimator.classification
+    metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
+    metrics["solver_seconds"] = float(estimator.solver_seconds_)
+    # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
+    metrics["compile_seconds"] = float(estimator.compile_seconds_)
+    if data.X_eval is not None:
+        eval_rows = (
+            data.X_eval
+            if isinstance(data.X_eval, ShardedMatrix)
+            else ShardedMatrix.from_arrays(data.X_eval, data.y_eval, [data.X_eval.shape[0]])
+        )
+        score = evaluate(estimator.predict, eval_rows, classification)
+        metrics["test_accuracy" if classification else "test_rmse"] = score
+    if package.meta.get("nnz_weights") is not None:
+        metrics["nnz_weights"] = int(package.meta["nnz_weights"])
+    if isinstance(data.X, ShardedMatrix):
+        metrics["shard_window"] = data.X.window
+    return metrics
+
+
+def final_progress(estimator: Any, reporter: Reporter, metrics: dict[str, Any]) -> jobs.Progress:
+    # The estimator's own trace has the points the reporter did not see (a fit that stops at its
+    # very first checkpoint never calls back); the last point is kept whatever the thinning.
+    reporter.add_points(estimator.trace_[reporter.fit_points :])
+    reporter.trace.finish()
+    progress = reporter.progress()
+    progress.iteration = int(estimator.n_iter_)
+    final = estimator.trace_[-1] if estimator.trace_ else None
+    if final is not None and final.iteration == estimator.n_iter_:
+        progress.samples_seen = int(final.samples_seen)
+    progress.metrics = metrics
+    return progress
+
+
+@dataclass(frozen=True)
+class Trained:
+    """A fit that ended with a model: what the job's final write records. ``stop`` is the
+    reporter's when it stopped the fit (a cancel or a time limit: the model is the last
+    iterate), None when the fit ended by itself."""
+
+    estimator: Any
+    package: ModelPackage
+    metrics: dict[str, Any]
+    progress: jobs.Progress
+    stop: Stop | None = None
+
+    @property
+    def stop_reason(self) -> str:
+        if self.stop is Stop.CANCEL:
+            return "cancelled"
+        return self.stop.value if self.stop is not None else str(self.estimator.stop_reason_)
+
+    @property
+    def partial_reason(self) -> str | None:
+        """Why the model is not a finished fit: cancelled, or the server's time limit (a job's
+        own time budget is a finish it asked for)."""
+        if self.stop is None:
+            return None
+        return {Stop.CANCEL: "cancelled", Stop.TIME_LIMIT: "time_limit"}.get(self.stop)
+
+
+def train(job: TrainingJob, store: Store, reporter: Reporter, memory_bytes: int) -> Trained | None:
+    """Steps 2-4 for one claimed job (its data read in one piece when it fits in
+    ``memory_bytes``, else a shard at a time); None when the reporter stopped it without a
+    model to keep (see ``reporter.stop``): before the fit began, or for a stop that hands the
+    job on."""
+    data = load_data(
+        store, job.data, job.estimator.classification, memory_bytes if streams(job, memory_bytes) else None
+    )
+    estimator = fit(job, data, reporter)
+    if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
+        return None
+    package = package_model(estimator, job, data)
+    metrics = final_metrics(estimator, job, data, package, reporter.extra)
+    return Trained(
+        estimator, package, metrics, final_progress(estimator, reporter, metrics), stop=reporter.stop
+    )
+
+
+def _fitted(estimator: Any) -> bool:
+    """Whether the fit began (a stop returns its last iterate as a fitted estimator)."""
+    return hasattr(estimator, "n_iter_")
+
+
+def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
+    """Write the model files; returns the (unsaved) row that makes them a model."""
+    package, metrics, partial_reason = trained.package, trained.metrics, trained.partial_reason
+    service = {**package.service, "partial": partial_reason is not None, "partial_reason": partial_reason}
+    stem, size = save_model_files(store, {"estimator": package.meta, "service": service}, package.arrays)
+    return Model(
+        job_id=job.job_id,
+        dataset_id=job.dataset_id,
+        solver=job.estimator.solver,
+        task=job.estimator.task,
+        estimator=package.meta["estimator"],
+        params=package.meta["params"],
+        n_features=job.data.n_features,
+        classes=package.service["classes"],
+        index_base=job.index_base,
+        metrics=metrics,
+        file_stem=stem,
+        size_bytes=size,
+        partial_reason=partial_reason,
+        preprocessing=package.service["preprocessing"],
+        feature_names=job.feature_names,
+    )

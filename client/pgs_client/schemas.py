@@ -1,0 +1,837 @@
+# Generated from the service's OpenAPI document by client/tools/generate_schemas.py:
+# do not edit by hand.
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+
+@dataclass(kw_only=True)
+class AliasEventRead:
+    id: int
+    name: str
+    alias: str
+    model_id: int | None
+    """
+    The model it points to since; null: deleted
+    """
+    previous_model_id: int | None
+    principal: str
+    """
+    Who changed it (the API key's principal)
+    """
+    at: datetime
+
+
+@dataclass(kw_only=True)
+class AliasHistory:
+    items: list[AliasEventRead]
+    """
+    Oldest first
+    """
+
+
+@dataclass(kw_only=True)
+class AliasPut:
+    model_id: int
+    """
+    A version of the alias's model name
+    """
+
+
+@dataclass(kw_only=True)
+class AliasRead:
+    name: str
+    alias: str
+    model_id: int
+    version: int | None
+    """
+    The model's version within the name
+    """
+    updated_at: datetime
+    ref: str
+    """
+    The reference to call: /v1/models/{ref}/predict
+    """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionCreate:
+    dataset_id: int
+    """
+    Predict every row of this data set
+    """
+    extra_features: Literal["fail", "ignore"] | None = "fail"
+    """
+    Features beyond the model's width: fail, or ignore them
+    """
+
+
+@dataclass(kw_only=True)
+class BatchProgress:
+    rows_done: int
+    n_rows: int
+    fraction: float
+
+
+@dataclass(kw_only=True)
+class DatasetOptions:
+    name: str | None = None
+    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    label_column: str | None = None
+    """
+    CSV: column number (0-based, negative from the end) or name
+    """
+    header: Literal["auto", "true", "false"] | None = "auto"
+    zero_based: Literal["auto", "true", "false"] | None = "auto"
+    task: Literal["auto", "classification", "regression"] | None = "auto"
+    n_features: int | None = None
+    """
+    The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    description: str | None = None
+    tags: str | None = None
+    """
+    Comma-separated tags
+    """
+
+
+@dataclass(kw_only=True)
+class DatasetPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    task: Literal["classification", "regression"] | None = None
+    """
+    Correct a guessed task; classes are derived from the labels
+    """
+
+
+@dataclass(kw_only=True)
+class DatasetRead:
+    id: int
+    name: str
+    format: Literal["svmlight", "csv"]
+    compressed: bool
+    n_samples: int
+    n_features: int
+    nnz: int
+    task: Literal["binary", "multiclass", "regression"]
+    classes: list[int | float | str] | None
+    """
+    Sorted distinct labels (classification)
+    """
+    index_base: int
+    """
+    1 if svmlight feature indices in the file were 1-based
+    """
+    sha256: str
+    """
+    SHA-256 of the file as uploaded
+    """
+    size_bytes: int
+    """
+    Size of the file as uploaded
+    """
+    created_at: datetime
+    task_source: Literal["guessed", "declared"]
+    """
+    Whether the task was guessed from the labels or declared (upload or PATCH)
+    """
+    task_note: str
+    """
+    How the task was chosen, and how to change it
+    """
+    warnings: list[str]
+    """
+    What the data set cannot be used for (stored all the same)
+    """
+    feature_names: list[str] | None = None
+    """
+    The CSV header's feature columns (null without a header)
+    """
+    label_name: str | None = None
+    """
+    The CSV header's label column
+    """
+    text_columns: list[int] | None = None
+    """
+    0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)
+    """
+    n_missing: int | None = 0
+    """
+    Empty numeric CSV cells (imputed by a job's preprocessing)
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ImportRequest:
+    source: str
+    """
+    An absolute path, a file:// URL or an http(s) URL under one of the operator's PGS_IMPORT_ROOTS
+    """
+    name: str | None = None
+    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    label_column: str | None = None
+    """
+    CSV: column number (0-based, negative from the end) or name
+    """
+    header: Literal["auto", "true", "false"] | None = "auto"
+    zero_based: Literal["auto", "true", "false"] | None = "auto"
+    task: Literal["auto", "classification", "regression"] | None = "auto"
+    n_features: int | None = None
+    """
+    The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    description: str | None = None
+    tags: str | None = None
+    """
+    Comma-separated tags
+    """
+
+
+@dataclass(kw_only=True)
+class JobPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+
+
+@dataclass(kw_only=True)
+class JobProgress:
+    iteration: int | None
+    n_iter: int | None
+    fraction: float | None
+    """
+    iteration / n_iter
+    """
+    samples_seen: int | None
+
+
+@dataclass(kw_only=True)
+class JobRead:
+    id: int
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    split_seed: int
+    params: dict[str, Any]
+    targets: list[float]
+    time_budget_s: float | None
+    progress: JobProgress
+    metrics: dict[str, Any] | None
+    """
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved
+    """
+    stop_reason: str | None
+    """
+    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
+    """
+    error: str | None
+    model_id: int | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
+    """
+    time_limit_s: float | None = None
+    """
+    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
+    waiting_reason: str | None = None
+    """
+    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
+    """
+    study_id: int | None = None
+    study_run: int | None = None
+    """
+    Index of the study's run
+    """
+    study_repeat: int | None = None
+    train_size: int | None = None
+    """
+    Trained on a seeded subsample of this many training rows
+    """
+    subsample_seed: int | None = None
+    select_sigma: dict[str, Any] | None = None
+    """
+    Sigma grid searched on a validation split of the training rows
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+
+
+@dataclass(kw_only=True)
+class ModelPatch:
+    description: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+    """
+    Register as the next version of this name (null: no name)
+    """
+
+
+@dataclass(kw_only=True)
+class ModelRead:
+    id: int
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    estimator: str
+    params: dict[str, Any]
+    n_features: int
+    classes: list[int | float | str] | None
+    job_id: int | None
+    dataset_id: int | None
+    metrics: dict[str, Any] | None
+    size_bytes: int
+    created_at: datetime
+    nnz_weights: int | None = None
+    partial: bool | None = False
+    """
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    """
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The fitted preprocessing's settings (as the job's); applied to every prediction
+    """
+    feature_names: list[str] | None = None
+    """
+    Names a prediction row may be keyed by (the CSV header)
+    """
+    name: str | None = None
+    """
+    The model name this is a version of
+    """
+    version: int | None = None
+    """
+    Version number within the name
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    training_dataset: dict[str, Any] | None = None
+    """
+    The training data set as it was, kept when it was deleted
+    """
+
+
+@dataclass(kw_only=True)
+class PredictResponse:
+    predictions: list[int | float | str]
+    scores: list[float] | list[list[float]]
+    """
+    Decision values: one per row (binary, regression) or one per class
+    """
+    probabilities: list[list[float]] | None = None
+    """
+    Class probabilities (logistic models only), columns = classes
+    """
+
+
+@dataclass(kw_only=True)
+class Preprocessing:
+    scaling: Literal["auto", "standard", "maxabs", "none"] | None = "auto"
+    """
+    auto: standard (zero mean, unit variance) for CSV data, maxabs (keeps sparsity) for svmlight data
+    """
+    impute: bool | None = True
+    """
+    Missing numeric CSV values become the training mean
+    """
+    ignore: list[int | str] | None = None
+    """
+    Columns left out (an id column): CSV header names or 0-based feature indices
+    """
+
+
+@dataclass(kw_only=True)
+class SelectSigma:
+    grid: list[float]
+    """
+    Candidate sigmas (> 0)
+    """
+    validation_fraction: float | None = 0.2
+    """
+    Part of each job's m training rows held out to score the grid
+    """
+
+
+@dataclass(kw_only=True)
+class SolverParamRange:
+    min: float
+    """
+    Lower bound
+    """
+    max: float
+    """
+    Upper bound
+    """
+    min_inclusive: bool
+    max_inclusive: bool
+
+
+@dataclass(kw_only=True)
+class SolverParamRead:
+    name: str
+    type: Literal["number", "integer", "boolean", "string"]
+    """
+    JSON type of its values (besides null and the choices)
+    """
+    nullable: bool
+    """
+    Whether null is accepted (the description says what it means)
+    """
+    default: Any
+    """
+    The value when params leaves it out
+    """
+    range: SolverParamRange | None
+    """
+    Interval of its numbers: the solver's own, within the service's bounds
+    """
+    choices: list[str] | None
+    """
+    The strings it accepts: all its values, or keywords beside its numbers
+    """
+    description: str
+
+
+@dataclass(kw_only=True)
+class SolverTaskRead:
+    task: Literal["classification", "regression"]
+    """
+    classification: binary and multiclass data sets
+    """
+    estimator: str
+    """
+    The estimator class that trains it
+    """
+    losses: list[str]
+    """
+    The values of params.loss
+    """
+    params: list[SolverParamRead]
+    """
+    Everything a job's params may set
+    """
+
+
+@dataclass(kw_only=True)
+class StudyProgress:
+    total: int
+    """
+    Jobs of the study
+    """
+    done: int
+    """
+    Jobs in a terminal state
+    """
+    fraction: float
+    queued: int
+    running: int
+    succeeded: int
+    failed: int
+    cancelled: int
+
+
+@dataclass(kw_only=True)
+class StudyRow:
+    run: int
+    """
+    Index into runs
+    """
+    solver: str
+    label: str
+    m: int
+    """
+    Training-set size
+    """
+    target: float
+    repeats: int
+    """
+    Succeeded jobs of this run and size (the sample)
+    """
+    reached: int
+    """
+    How many of them reached the target
+    """
+    median_seconds: float | None
+    """
+    Median solver seconds to the target; a run that never reached it counts as infinitely slow, so this is null when half or more did not
+    """
+    min_seconds: float | None
+    """
+    Fastest run that reached the target
+    """
+    max_seconds: float | None
+    """
+    Slowest run that reached the target
+    """
+    median_iterations: float | None
+    """
+    Same rule as median_seconds
+    """
+    min_iterations: int | None
+    max_iterations: int | None
+    selected_sigmas: list[float] | None
+    """
+    Sigma chosen by each repeat's validation split (select_sigma only)
+    """
+
+
+@dataclass(kw_only=True)
+class StudyRun:
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters, validated as for a job
+    """
+    label: str | None = None
+    """
+    Legend text; default: solver and loss/p
+    """
+
+
+@dataclass(kw_only=True)
+class TracePointRead:
+    iteration: int
+    samples_seen: int
+    solver_seconds: float
+    objective: float | None
+    test_score: float | None
+    nnz_weights: int | None = None
+    data_accesses: int | None = None
+
+
+@dataclass(kw_only=True)
+class TraceRead:
+    job_id: int
+    score_name: Literal["accuracy", "rmse"] | None
+    points: list[TracePointRead]
+
+
+@dataclass(kw_only=True)
+class UploadError:
+    status: int
+    """
+    The HTTP status the failure would have had
+    """
+    detail: str
+
+
+@dataclass(kw_only=True)
+class UploadRead:
+    id: str
+    state: Literal["receiving", "parsing", "done", "failed"]
+    """
+    receiving: taking bytes (tus PATCH); parsing: being fetched, parsed and stored; done: dataset_id is the data set; failed: error says why (a failed upload can be finished again)
+    """
+    length: int
+    """
+    Bytes declared (tus Upload-Length); for an import, its size once done (a URL's cap while it is fetched)
+    """
+    offset: int
+    """
+    Bytes received so far
+    """
+    filename: str
+    created_at: datetime
+    expires_at: datetime
+    """
+    When an unfinished upload is deleted
+    """
+    source: str | None = None
+    """
+    An import's path or URL
+    """
+    dataset_id: int | None = None
+    error: UploadError | None = None
+
+
+@dataclass(kw_only=True)
+class FieldError:
+    loc: list[str | int]
+    """
+    Where: body, query, path or header, then the names
+    """
+    field: str
+    """
+    loc joined with dots, e.g. body.params.sigma
+    """
+    msg: str
+    type: str
+    """
+    Machine-readable kind, e.g. missing, value_error
+    """
+
+
+@dataclass(kw_only=True)
+class Problem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+
+
+@dataclass(kw_only=True)
+class ValidationProblem:
+    type: str
+    """
+    urn:pgs:problem:<kind>, or about:blank
+    """
+    title: str
+    """
+    The status's reason phrase
+    """
+    status: int
+    detail: str | None
+    """
+    What went wrong and what to do, for a human
+    """
+    instance: str
+    """
+    The request's path
+    """
+    errors: list[FieldError] | None = None
+    """
+    One entry per field at fault (absent when no field is)
+    """
+
+
+@dataclass(kw_only=True)
+class AliasList:
+    items: list[AliasRead]
+
+
+@dataclass(kw_only=True)
+class BatchPredictionRead:
+    id: int
+    model_id: int | None
+    dataset_id: int | None
+    extra_features: Literal["fail", "ignore"]
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress: BatchProgress
+    outputs: list[str] | None
+    """
+    What the result holds: predictions, scores, probabilities
+    """
+    error: str | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(kw_only=True)
+class DatasetList:
+    items: list[DatasetRead]
+    next_cursor: str | None
+    """
+    Pass as ?cursor= for the next page; null at the end
+    """
+
+
+@dataclass(kw_only=True)
+class JobCreate:
+    dataset_id: int
+    """
+    Training data set
+    """
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the training set
+    """
+    split_seed: int | None = 0
+    """
+    Seed of the test_fraction split
+    """
+    solver: str | None = "pgs"
+    """
+    Training algorithm (see the registry)
+    """
+    params: dict[str, Any] | None = None
+    """
+    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    """
+    targets: list[float] | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    """
+    time_budget_s: float | None = None
+    """
+    Stop after this many solver seconds, or as many seconds of wall-clock time
+    """
+    preprocessing: Preprocessing | None = None
+    """
+    Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
+    """
+    Register the trained model as the next version of this name
+    """
+
+
+@dataclass(kw_only=True)
+class JobList:
+    items: list[JobRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class ModelList:
+    items: list[ModelRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class SolverRead:
+    name: str
+    """
+    The value of a job's solver
+    """
+    title: str
+    paper: str
+    """
+    The paper it implements
+    """
+    algorithm: str
+    """
+    Where in the paper
+    """
+    tasks: list[SolverTaskRead]
+    """
+    Per task it trains: its losses and parameters
+    """
+
+
+@dataclass(kw_only=True)
+class StudyCreate:
+    dataset_id: int
+    """
+    Training data set; sizes are subsamples of it
+    """
+    runs: list[StudyRun]
+    sizes: list[int]
+    """
+    Training-set sizes m (distinct, >= 2)
+    """
+    targets: list[float]
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is measured
+    """
+    name: str | None = None
+    test_dataset_id: int | None = None
+    """
+    Evaluation data set
+    """
+    test_fraction: float | None = None
+    """
+    Hold out this fraction of the data set (seeded by seed) for evaluation
+    """
+    repeats: int | None = 3
+    """
+    Subsamples (and runs) per size
+    """
+    seed: int | None = 0
+    """
+    Seed of the split and subsamples
+    """
+    time_budget_s: float | None = None
+    """
+    Per job: stop after this many solver seconds, or as many of wall-clock time
+    """
+    select_sigma: SelectSigma | None = None
+    """
+    Choose sigma per job on a validation split of its m rows
+    """
+
+
+@dataclass(kw_only=True)
+class StudyRead:
+    id: int
+    name: str | None
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled", "partial"]
+    """
+    From its jobs: queued, running, succeeded, failed, cancelled, or partial (all finished, in more than one way)
+    """
+    task: Literal["binary", "multiclass", "regression"]
+    score_name: Literal["accuracy", "rmse"]
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    seed: int
+    n_train: int
+    """
+    Rows of the training part the sizes are drawn from
+    """
+    runs: list[StudyRun]
+    sizes: list[int]
+    repeats: int
+    targets: list[float]
+    time_budget_s: float | None
+    select_sigma: SelectSigma | None
+    cancel_requested: bool
+    progress: StudyProgress
+    created_at: datetime
+    finished_at: datetime | None
+    """
+    When its last job ended, once all have
+    """
+    table: list[StudyRow] | None = None
+    """
+    One row per (run, m, target); left out of listings
+    """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionList:
+    items: list[BatchPredictionRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class SolverList:
+    solvers: list[SolverRead]
+
+
+@dataclass(kw_only=True)
+class StudyList:
+    items: list[StudyRead]
+    next_cursor: str | None

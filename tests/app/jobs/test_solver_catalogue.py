@@ -1,0 +1,108 @@
+"""GET /v1/solvers: every solver, its tasks, losses and parameters, and the listing agrees with what
+POST /v1/jobs accepts: a job of the listed defaults is queued, a value outside a listed range or
+choice is a 422 naming the parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
+
+# The data set each catalogue task is tried on.
+DATA = {"classification": "heart_scale.svm", "regression": "abalone.svm"}
+
+
+@pytest.fixture(scope="module")
+def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[TestClient]:
+    settings = make_settings(tmp_path_factory.mktemp("catalogue"))
+    with TestClient(create_app(settings)) as c:
+        c.ids = {
+            task: upload(c, data_dir / f, f).json()["id"]  # type: ignore[attr-defined]
+            for task, f in DATA.items()
+        }
+        yield c
+
+
+def _catalogue() -> list[dict[str, Any]]:
+    from app.services.solvers import solver_catalogue
+
+    return list(solver_catalogue().values())
+
+
+def _cases() -> list[Any]:
+    return [
+        pytest.param(s["name"], t["task"], id=f"{s['name']}-{t['task']}")
+        for s in _catalogue()
+        for t in s["tasks"]
+    ]
+
+
+def _outside(param: dict[str, Any]) -> list[Any]:
+    """Values just outside what the listing says ``param`` accepts."""
+    bad: list[Any] = []
+    if param["range"] is not None:
+        r = param["range"]
+        bad.append(r["min"] - 1 if r["min_inclusive"] else r["min"])
+        bad.append(r["max"] + 1 if r["max_inclusive"] else r["max"])
+        if param["type"] == "integer":
+            bad = [int(v) for v in bad]
+    if param["choices"] is not None:
+        bad.append("no-such-choice")
+    return bad
+
+
+def test_the_listing(app_client: TestClient):
+    c = app_client
+    r = c.get("/v1/solvers")
+    assert r.status_code == 200, r.text
+    solvers = r.json()["solvers"]
+    assert [s["name"] for s in solvers][0] == "pgs"
+    for s in solvers:
+        assert s["title"] and s["paper"] and s["algorithm"]
+        assert c.get(f"/v1/solvers/{s['name']}").json() == s
+        assert [t["task"] for t in s["tasks"]] == ["classification", "regression"]
+        for t in s["tasks"]:
+            loss = next(p for p in t["params"] if p["name"] == "loss")
+            assert loss["choices"] == t["losses"] and loss["default"] in t["losses"]
+            for p in t["params"]:
+                assert p["description"] and p["type"] in ("number", "integer", "boolean", "string")
+    # The L1 paper's coordinate descent needs a smooth loss; the regressors take theirs only.
+    gcd = c.get("/v1/solvers/gcd").json()["tasks"]
+    assert "hinge" not in gcd[0]["losses"] and gcd[1]["losses"] == ["huber", "squared"]
+    pgs = c.get("/v1/solvers/pgs").json()["tasks"][0]["params"]
+    p = next(p for p in pgs if p["name"] == "p")
+    assert (p["type"], p["default"], p["range"]) == (
+        "number",
+        2.0,
+        {"min": 1.01, "max": 2.0, "min_inclusive": True, "max_inclusive": True},
+    )
+    radius = next(p for p in pgs if p["name"] == "radius")
+    assert (radius["choices"], radius["nullable"], radius["range"]["max"]) == (["auto"], True, 1e12)
+    problem = assert_problem(c.get("/v1/solvers/no-such-solver"), 404)
+    assert "no-such-solver" in problem["detail"]
+    assert "/v1/solvers/{name}" in c.get("/openapi.json").json()["paths"]
+
+
+@pytest.mark.parametrize(("solver", "task"), _cases())
+def test_the_listing_is_what_a_job_accepts(app_client: TestClient, solver: str, task: str):
+    c = app_client
+    listed = next(t for t in c.get(f"/v1/solvers/{solver}").json()["tasks"] if t["task"] == task)
+    dataset = c.ids[task]  # type: ignore[attr-defined]
+    defaults = {p["name"]: p["default"] for p in listed["params"]}
+    # Accepted is all this test asks: a tiny budget keeps the fit short.
+    r = create_job(c, dataset_id=dataset, solver=solver, params=defaults, time_budget_s=0.01)
+    assert r.status_code == 202, r.text
+    for param in listed["params"]:
+        for value in _outside(param):
+            refused = create_job(c, dataset_id=dataset, solver=solver, params={param["name"]: value})
+            assert_problem(refused, 422, f"body.params.{param['name']}")
+    assert_problem(
+        create_job(c, dataset_id=dataset, solver=solver, params={"colour": 1}), 422, "body.params.colour"
+    )
+    wait_for(c, r.json()["id"])
