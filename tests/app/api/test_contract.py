@@ -5,11 +5,14 @@ service answers only what the document lists is checked over the whole session
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import BaseModel
 
 from app import schemas
 from tests.contract import Answer, ContractRecorder, live_spec
@@ -90,14 +93,30 @@ def _schema_examples(spec: dict[str, Any], media: dict[str, Any]) -> bool:
     return bool(ref) and "examples" in spec["components"]["schemas"][ref.rsplit("/", 1)[1]]
 
 
+def _schema_classes() -> dict[str, type[BaseModel]]:
+    """Every pydantic model of app/schemas/, by its name in the OpenAPI document."""
+    found: dict[str, type[BaseModel]] = {}
+    for info in pkgutil.iter_modules(schemas.__path__):
+        module = importlib.import_module(f"{schemas.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseModel)
+                and value.__module__ == module.__name__
+            ):
+                found[name] = value
+    return found
+
+
 def test_response_examples_are_valid_instances_of_the_response_models(spec: dict[str, Any]):
+    models = _schema_classes()
     checked = 0
     for _, _, op in _operations(spec):
         for status, response in op["responses"].items():
             media = (response.get("content") or {}).get("application/json", {})
             ref = media.get("schema", {}).get("$ref")
             if status in SUCCESS and ref and "example" in media:
-                model = getattr(schemas, ref.rsplit("/", 1)[1])
+                model = models[ref.rsplit("/", 1)[1]]
                 model.model_validate(media["example"])  # raises if the example drifted
                 checked += 1
     assert checked >= 15
