@@ -104,7 +104,8 @@ def parse_rows(path: Path, store_root: Path, shard_bytes: int = 512, **options: 
     from types import SimpleNamespace
 
     from app.core.storage.local import LocalDirStore
-    from app.services.datasets.parsing import ParseOptions, parse_upload
+    from app.services.datasets.parse_base import ParseOptions
+    from app.services.datasets.parsing import parse_upload
     from app.services.datasets.shards import ShardWriter, new_dataset_key
 
     store, key = LocalDirStore(store_root), new_dataset_key()

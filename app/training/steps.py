@@ -17,10 +17,7 @@
 
 from __future__ import annotations
 
-import enum
 import logging
-import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,18 +25,18 @@ from typing import Any
 import numpy as np
 
 from app.core.storage.base import Store
-from app.db.engine import SessionFactory, is_unavailable, transaction
+from app.db.engine import SessionFactory, transaction
 from app.db.tables import Dataset, Job, Model
-from app.services.datasets.parsing import json_label
+from app.services.datasets.parse_base import json_label
 from app.services.datasets.shards import open_dataset
 from app.services.jobs import state as jobs
 from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
-from app.services.jobs.trace_thinning import ThinnedTrace
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
+from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
 from solver import SOLVERS, ShardedMatrix
 
 log = logging.getLogger(__name__)
@@ -278,151 +275,6 @@ def _preprocess(spec: DataSpec, X: Any, text: np.ndarray | None) -> tuple[Any, A
         sparse=resolved["sparse"],
     )
     return preprocessor.fit_transform(raw_matrix(X, text, spec.text_columns, resolved)), preprocessor
-
-
-# -- the fit and its reporter --------------------------------------------------------------------
-
-
-class Stop(enum.Enum):
-    """Why a run stopped before the end of its fit."""
-
-    CANCEL = "cancel"  # the user asked
-    TIME_BUDGET = "time_budget"  # the job's own time_budget_s ran out, in wall-clock time
-    TIME_LIMIT = "time_limit"  # the server's PGS_MAX_JOB_SECONDS ran out (the job gave no budget)
-    SHUTDOWN = "shutdown"  # the server is stopping gracefully: the job goes back to the queue
-    ORPHANED = "orphaned"  # the server died: its successor re-queues the job
-    LOST = "lost"  # another process settled the job (the lease expired): this run is void
-
-
-TRACE_FIELDS = (
-    "iteration",
-    "samples_seen",
-    "solver_seconds",
-    "objective",
-    "test_score",
-    "score_name",
-    "nnz_weights",
-    "data_accesses",
-)
-
-
-def trace_row(point: Any) -> dict[str, Any]:
-    """The stored columns of a solver TracePoint (extra fields a solver adds are not stored)."""
-    row = {name: getattr(point, name) for name in TRACE_FIELDS}
-    row["objective"] = _finite(row["objective"])
-    row["test_score"] = _finite(row["test_score"])
-    return row
-
-
-def _finite(v: float | None) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
-
-
-def running_metrics(points: list[Any], targets: list[float], higher_is_better: bool) -> dict[str, Any]:
-    """Metrics from the checkpoints so far (the final ones replace the test score at the end)."""
-    from solver.tracing import time_to_target
-
-    last = points[-1] if points else None
-    score_key = "test_accuracy" if higher_is_better else "test_rmse"
-    ttt = time_to_target(points, targets, higher_is_better)
-    return {
-        "solver_seconds": last.solver_seconds if last else 0.0,
-        "objective": _finite(last.objective) if last else None,
-        score_key: _finite(last.test_score) if last else None,
-        "time_to_target": {repr(float(t)): v for t, v in ttt.items()},
-    }
-
-
-# Stops that end the job with the fit's last iterate as its model (the others leave the job to
-# the queue or to another process).
-KEEPS_MODEL = (Stop.CANCEL, Stop.TIME_BUDGET, Stop.TIME_LIMIT)
-
-
-@dataclass
-class Reporter:
-    """The fit callback: thins and buffers trace points, writes progress every ``interval``
-    seconds, and stops the fit (returns False) on a cancel request, a lost claim,
-    ``interrupted()``, or at the wall-clock ``deadline`` (``time.monotonic()``; the stop is
-    ``deadline_stop``)."""
-
-    factory: SessionFactory
-    job_id: int
-    token: int
-    interval: float
-    targets: list[float]
-    higher_is_better: bool
-    # The process's own reasons to stop (a shutdown, a dead parent); see app/training/worker.py.
-    interrupted: Callable[[], Stop | None] = lambda: None
-    max_points: int = 10_000
-    deadline: float = math.inf
-    deadline_stop: Stop = Stop.TIME_LIMIT
-    trace: ThinnedTrace = field(init=False)
-    # Points of the current fit seen so far (a study's sigma selection runs fits before it).
-    fit_points: int = 0
-    last_write: float = 0.0
-    stop: Stop | None = None
-    last: Any = None
-    # Metrics of the job beyond the trace's (a study's sigma selection).
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.trace = ThinnedTrace(self.max_points, self.targets, self.higher_is_better)
-
-    def progress(self) -> jobs.Progress:
-        p = self.last
-        new, dropped = self.trace.take()
-        return jobs.Progress(
-            iteration=p.iteration if p else 0,
-            n_iter=p.n_iter if p else None,
-            samples_seen=p.samples_seen if p else 0,
-            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better), **self.extra},
-            points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
-            dropped=dropped,
-        )
-
-    def stopped(self) -> bool:
-        return self.stop is not None
-
-    def start_fit(self) -> None:
-        """The job's real fit begins: progress is its own from here on."""
-        self.last = None
-        self.fit_points = 0
-
-    def add_points(self, points: list[Any]) -> None:
-        for point in points:
-            self.trace.add(point)
-        self.fit_points += len(points)
-
-    def __call__(self, progress: Any) -> bool | None:
-        self.last = progress
-        self.add_points(progress.new_points)
-        if self.stop is None:
-            self.stop = self.interrupted() or self._out_of_time() or self._write_when_due()
-        return False if self.stop is not None else None
-
-    def _out_of_time(self) -> Stop | None:
-        return self.deadline_stop if time.monotonic() >= self.deadline else None
-
-    def _write_when_due(self) -> Stop | None:
-        now = time.monotonic()
-        if now - self.last_write < self.interval:
-            return None
-        p = self.progress()
-        try:
-            owned, cancel = jobs.record_progress(self.factory, self.job_id, self.token, p)
-        except Exception as exc:
-            if not is_unavailable(exc):
-                raise
-            # A database outage is not the job's fault: keep training; the points not written
-            # go with the next write.
-            log.warning("job %d: progress not written: database unavailable", self.job_id)
-            self.trace.put_back([pt["seq"] for pt in p.points], p.dropped)
-            self.last_write = now
-            return None
-        self.last_write = now
-        if not owned:
-            return Stop.LOST
-        return Stop.CANCEL if cancel else None
 
 
 def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> float | None:

@@ -22,6 +22,7 @@ from app.services.jobs import state as jobs
 from app.services.jobs.leases import Heartbeat
 from app.services.model_registry.artifacts import delete_model_files
 from app.training import steps as training
+from app.training.reporter import Reporter, Stop
 
 log = logging.getLogger("app.training.worker")
 
@@ -73,18 +74,18 @@ def _factory(settings: Settings) -> SessionFactory:
     return f
 
 
-def _interrupted() -> training.Stop | None:
+def _interrupted() -> Stop | None:
     """This process's reasons to stop a run: the server's graceful shutdown, or its death."""
     if _shutdown_event is not None and _shutdown_event.is_set():
-        return training.Stop.SHUTDOWN
+        return Stop.SHUTDOWN
     if _parent_pid is not None and os.getppid() != _parent_pid:
-        return training.Stop.ORPHANED  # the server died; its successor re-queues the job
+        return Stop.ORPHANED  # the server died; its successor re-queues the job
     return None
 
 
 def run_job(job_id: int, settings: Settings) -> str:
     """Run one training job to a terminal state; returns the job's status afterwards."""
-    if _interrupted() is training.Stop.SHUTDOWN:
+    if _interrupted() is Stop.SHUTDOWN:
         return JobStatus.QUEUED  # the server is stopping: the job stays queued for the next start
     settings = settings.on_this_host()
     factory = _factory(settings)
@@ -118,7 +119,7 @@ def _run_claimed(job_id: int, token: int, settings: Settings, factory: SessionFa
 
 def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory) -> str | None:
     job = training.load_job(factory, job_id)
-    reporter = training.Reporter(
+    reporter = Reporter(
         factory,
         job_id,
         token,
@@ -133,7 +134,7 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
     model = training.store_model(settings.store, job, trained)
-    status = JobStatus.CANCELLED if trained.stop is training.Stop.CANCEL else JobStatus.SUCCEEDED
+    status = JobStatus.CANCELLED if trained.stop is Stop.CANCEL else JobStatus.SUCCEEDED
     if not _finish(
         settings,
         factory,
@@ -164,22 +165,22 @@ def _deadline(job: training.TrainingJob, settings: Settings) -> dict[str, Any]:
     limit = job.time_limit_s if job.time_limit_s is not None else settings.max_job_seconds
     return {
         "deadline": time.monotonic() + limit,
-        "deadline_stop": training.Stop.TIME_BUDGET if own else training.Stop.TIME_LIMIT,
+        "deadline_stop": Stop.TIME_BUDGET if own else Stop.TIME_LIMIT,
     }
 
 
 def _stopped(
-    job_id: int, token: int, settings: Settings, factory: SessionFactory, reporter: training.Reporter
+    job_id: int, token: int, settings: Settings, factory: SessionFactory, reporter: Reporter
 ) -> str | None:
     """The outcome of a run its reporter stopped with no model to keep; None when the run is no
     longer the job's."""
     stop = reporter.stop
     assert stop is not None
-    if stop is training.Stop.SHUTDOWN:
+    if stop is Stop.SHUTDOWN:
         jobs.release(factory, job_id, token)
         log.info("job %d: interrupted by shutdown, back in the queue", job_id)
         return JobStatus.QUEUED
-    if stop is training.Stop.CANCEL:
+    if stop is Stop.CANCEL:
         # Before the fit began (a study's sigma selection): no iterate to keep.
         progress = reporter.progress()
         _finish(
@@ -187,7 +188,7 @@ def _stopped(
         )
         log.info("job %d: cancelled at iteration %d", job_id, progress.iteration)
         return JobStatus.CANCELLED
-    if stop in (training.Stop.TIME_BUDGET, training.Stop.TIME_LIMIT):
+    if stop in (Stop.TIME_BUDGET, Stop.TIME_LIMIT):
         limit = reporter.deadline_stop.value
         _finish(
             settings,

@@ -36,7 +36,7 @@ from app.services.datasets.create import (
     validate_options,
 )
 from app.services.datasets.multipart import receive_upload
-from app.services.datasets.parsing import ParseError
+from app.services.datasets.parse_base import ParseError
 from app.services.datasets.splits import task_from_labels
 from app.services.idempotency import Idempotency, idempotency, replay
 

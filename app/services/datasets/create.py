@@ -16,6 +16,7 @@ from app.db.tables import Dataset
 from app.schemas.common import MAX_NAME_CHARS, check_printable_name, name_problem
 from app.schemas.datasets import DatasetPatch
 from app.services.datasets import shards
+from app.services.datasets.parse_base import ParseError, ParseOptions, TooLargeError
 from app.services.datasets.parse_process import (
     ParseBudget,
     QuotaError,
@@ -23,7 +24,6 @@ from app.services.datasets.parse_process import (
     StoredSize,
     parse_and_store,
 )
-from app.services.datasets.parsing import ParseError, ParseOptions, TooLargeError
 from app.services.datasets.shards import new_dataset_key
 from app.services.idempotency import Idempotency, commit_created
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.core.storage.base import Store, StoreUnavailable
-from app.services.datasets.parsing import ParsedDataset, ParseError, ParseOptions, TooLargeError, parse_upload
+from app.services.datasets.parse_base import ParsedDataset, ParseError, ParseOptions, TooLargeError
+from app.services.datasets.parsing import parse_upload
 from app.services.datasets.shards import Manifest, ShardWriter, delete_dataset
 
 # The child yields the CPU to the API process (predictions) when both want it.

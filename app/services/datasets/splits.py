@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.core.storage.base import Store
-from app.services.datasets.parsing import LabelTally, infer_task
+from app.services.datasets.parse_base import LabelTally, infer_task
 from app.services.datasets.shards import open_dataset
 
 

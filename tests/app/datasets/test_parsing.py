@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from app.services.datasets.parsing import ParseError, TooLargeError, infer_task
+from app.services.datasets.parse_base import ParseError, TooLargeError, infer_task
 from tests.helpers import parse_rows
 
 
@@ -104,7 +104,7 @@ def test_string_labels_of_growing_width_across_shards(tmp_path: Path):
 
 
 def test_task_inference_past_the_class_limit(tmp_path: Path):
-    from app.services.datasets.parsing import LabelTally
+    from app.services.datasets.parse_base import LabelTally
 
     tally = LabelTally()
     for start in range(0, 3000, 500):
