@@ -30,3 +30,11 @@ def test_every_shell_block_parses(page: str) -> None:
 
 def test_readme_quick_start_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
     run_docs_page("README.md")
+
+
+def test_tutorial_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/tutorial.md")
+
+
+def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/how-to/auth.md", PGS_API_KEYS="key-one,key-two")
