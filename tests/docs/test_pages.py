@@ -8,18 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from tests.cluster.harness import REPO
+from tests.docs.pages import PAGES
 from tests.docs.shell_blocks import shell_blocks, syntax_error
-
-PAGES = sorted(
-    str(p.relative_to(REPO))
-    for p in [
-        REPO / "README.md",
-        REPO / "CONTRIBUTING.md",
-        REPO / "client" / "README.md",
-        *REPO.glob("docs/**/*.md"),
-    ]
-    if p.exists()
-)
 
 
 @pytest.mark.parametrize("page", PAGES)
