@@ -1,5 +1,5 @@
 # The PGS service: uvicorn + a process pool, SQLite and files under /opt/pgs/var (a volume).
-# Build: docker build -t pgs-service .      Run: see docker-compose.yml and docs/cluster.md
+# Build: docker build -t pgs-service .      Run: see docker-compose.yml and docs/how-to/cluster.md
 # Where no image registry answers, scripts/docker-base-images.sh builds python:3.11-slim first.
 FROM python:3.11-slim
 

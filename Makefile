@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: test serve install bench bench-scale bench-report clean
+.PHONY: test serve install docs bench bench-scale bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,13 +32,18 @@ install: $(STAMP) $(WARM)
 
 # Lint and types first (seconds), then docs/benchmarks.md against its records, then the suite.
 test: $(STAMP) $(WARM)
-	$(BIN)/ruff check app solver bench tests client
+	$(BIN)/ruff check app solver bench tests client tools
 	$(BIN)/mypy
 	$(BIN)/python -m bench.report --check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 serve: $(STAMP) $(WARM)
 	$(BIN)/python -m app
+
+# The reference pages generated from the code (docs/reference/: endpoints, settings, solver
+# parameters); tests/docs/test_reference.py fails while one of them is stale.
+docs: $(STAMP)
+	$(BIN)/python -m tools.reference
 
 # Every benchmark, each writing its JSON record to docs/results/ (over an hour on 2 cores; the
 # commands are those docs/benchmarks.md shows), then the page rendered from the records.

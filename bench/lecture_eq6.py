@@ -7,7 +7,7 @@ On heart_scale (270 x 13, logistic loss, no intercept) both run on the same samp
 uniform with replacement, seed 0): OGD (lecture Algorithm 3, ``solver.gradient_descent``) with
 eta_t = 1 / (sigma (t + t0)), and PGS (PGS paper Figure 1, ``solver.pgs``) at p = 2 with the same
 t0 (t0 = 1 is the PGS paper's (t + 1) sigma; t0 = 0 the lecture's 1 / (lambda t)). By eq. (6) the
-PGS iterate w^PGS_t equals the OGD iterate w^OGD_{t+1} (docs/solvers_lecture.md). The figure draws
+PGS iterate w^PGS_t equals the OGD iterate w^OGD_{t+1} (docs/explanation/solvers-lecture.md). The figure draws
 three coordinates of both iterates against t and the largest relative difference of the two
 vectors at every t; docs/figures/lecture_eq6.svg and docs/results/lecture_eq6.json (every iterate
 of the three coordinates and the difference at every t).

@@ -39,7 +39,7 @@ plus O(d) per support vector added since the row was cached, and O(k n_out) for 
 outputs of one-vs-rest share one kernel row. |S| grows to the number of distinct samples with a
 non-zero loss derivative (every sample drawn, for the logistic and squared losses; the margin
 violators, for the hinge), so unlike linear PGS the cost grows with m: the inverse time dependency
-is lost, as Section VII says. Measured figures: docs/solvers_lecture.md.
+is lost, as Section VII says. Measured figures: docs/explanation/solvers-lecture.md.
 
 Not cached: the decision values of all m samples (kept up to date they would cost O(m d) per
 iteration, more than the O(|S| d) of a miss), and nothing across fits.

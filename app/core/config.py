@@ -25,134 +25,303 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PGS_", extra="ignore")
 
-    data_dir: Path = Path("./var")
-    # Empty means a SQLite file inside data_dir (filled in by the validator below). A PostgreSQL
-    # URL (postgresql://, run with the psycopg driver) lets several API processes and workers on
-    # several hosts share the job state; SQLite is for one host.
-    database_url: str = ""
-    # Where training runs: "local" (a process pool in the API process) or "dask://host:8786" (a
-    # Dask distributed scheduler). Workers on other hosts share the store: a remote store_url,
-    # or the data dir mounted at the same path.
-    executor: str = "local"
-    # Where data sets, models and batch results live (app/core/storage/): empty for the data dir,
-    # or an fsspec URL such as s3://bucket/prefix, shared by hosts without a shared file system.
-    # S3 credentials come from the usual AWS_* variables (or ~/.aws, an instance role);
-    # s3_endpoint_url names an S3-compatible server (MinIO, moto), empty for AWS itself.
-    store_url: str = ""
-    s3_endpoint_url: str = ""
-    # A remote store's local copies (what workers memory-map), least recently used out beyond
-    # cache_bytes. Empty: <data_dir>/store-cache. Host-local: a worker takes these two from its
-    # own environment when it has them (run_job), not from the API's.
-    cache_dir: Path | None = None
-    cache_bytes: int = Field(default=8192 * MIB, ge=0)
-    workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
-    # Comma-separated bearer tokens; empty means no authentication.
-    api_keys: SecretStr = SecretStr("")
-    allow_anonymous: bool = False
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
-    log_level: str = "info"
+    # Each field's description is its line in docs/reference/settings.md (python -m
+    # tools.reference writes it): what the setting does, for whoever runs the service.
 
-    # One upload (a multipart POST /v1/datasets or a resumable upload): the bytes go to disk as
-    # they arrive, so this is a disk limit, not a memory one.
-    max_upload_bytes: int = Field(default=64 * 1024 * MIB, ge=1)
-    # Resumable uploads (/v1/uploads, the tus protocol): the uploads of one API key that are not
-    # yet a data set reserve their full length against this quota; one not finished within
-    # upload_expiry_s (from its creation) is deleted by the upload service.
-    upload_quota_bytes: int = Field(default=128 * 1024 * MIB, ge=1)
-    upload_expiry_s: float = Field(default=24 * 3600.0, gt=0)
-    # Server-side imports (POST /v1/datasets/import): comma-separated directories and http(s)
-    # URL prefixes the service may read data sets from; empty turns imports off.
-    import_roots: str = ""
-    # Guard against gzip bombs: the decompressed stream may not grow past this, nor past
-    # max_compression_ratio times the compressed size (real data sets stay under 25:1; any gzip
-    # may inflate to 16 MiB). Both are checked by inflating once before parsing.
-    max_decompressed_bytes: int = Field(default=2048 * MIB, ge=1)
-    max_compression_ratio: float = Field(default=100.0, ge=1)
-    # An upload is parsed in a child process with these limits: the memory it may allocate
-    # beyond the parser's own (an address-space limit) and the wall-clock time (the CPU time is
-    # capped a little above it); at most max_concurrent_parses run at once, further uploads wait.
-    # The parse holds a block of lines and a shard, whatever the file's size: the memory limit
-    # is a guard against a pathological single line, not a bound on the data.
-    parse_memory_bytes: int = Field(default=1024 * MIB, ge=16 * MIB)
-    parse_timeout_s: float = Field(default=300.0, gt=0)
-    max_concurrent_parses: int = Field(default=2, ge=1)
-    # Data sets are stored as CSR shards cut at whole rows once their arrays reach shard_bytes
-    # (app/services/datasets/shards.py): what a parse holds while it writes and a worker maps at a time.
-    shard_bytes: int = Field(default=64 * MIB, ge=1024)
-    # Disk quotas of the store: what one data set may take (its shards: 12 bytes per non-zero,
-    # 8 per row, plus its labels) and what all data sets together may take (0: no quota). An
-    # upload past either is refused (413 and 507) and leaves nothing stored.
-    max_dataset_bytes: int = Field(default=64 * 1024 * MIB, ge=1)
-    store_quota_bytes: int = Field(default=0, ge=0)
-    # Memory a training worker may use for a job's data. Streaming solvers read one shard at a
-    # time and stay well under it; the others (the registry's streams=False) need the whole CSR
-    # matrix, and a job whose data set's CSR is larger than this is refused (422) at submission.
-    worker_memory_bytes: int = Field(default=4096 * MIB, ge=1)
-    # CSV string labels: the longest label (distinct labels are capped at 1000 classes).
-    max_label_chars: int = Field(default=256, ge=1)
-    max_predict_bytes: int = Field(default=64 * MIB, ge=1)
-    # Columns of a data set (its largest feature index): a model holds dense weight vectors.
-    max_features: int = Field(default=2**24, ge=1)
-    # Rows in one prediction request.
-    max_predict_rows: int = Field(default=100_000, ge=1)
-    # JSON bodies of every other route (uploads and predictions have the limits above), and how
-    # deeply they may nest.
-    max_body_bytes: int = Field(default=1 * MIB, ge=1024)
-    max_json_depth: int = Field(default=32, ge=4)
-    # Slow clients: a request's headers must be complete this long after the connection opened
-    # (or the previous response ended); a body may pause this long between two pieces, and take
-    # this long in all; at most max_connections connections are served (more get a 503).
-    header_timeout_s: float = Field(default=10.0, gt=0)
-    body_idle_timeout_s: float = Field(default=30.0, gt=0)
-    body_timeout_s: float = Field(default=900.0, gt=0)
-    max_connections: int = Field(default=1000, ge=1)
-    # Without API keys the server answers loopback connections only, and only requests whose Host
-    # is the server's own address, localhost, or one of these names (comma-separated).
-    allowed_hosts: str = ""
-    # Who may read /metrics: "public" (anyone who reaches the port), "key" (like /v1: a bearer
-    # key when PGS_API_KEYS is set) or "off" (404).
-    metrics_access: Literal["public", "key", "off"] = "key"
-    # Models held in memory for predictions, by the bytes of their weights (least recently used
-    # first out); a model larger than this alone is served from disk on each request.
-    model_cache_bytes: int = Field(default=1024 * MIB, ge=0)
-    # A job is refused (422, before it is queued) when its model could grow past this: the dense
-    # worst case, 8 bytes per weight, n_features x n_outputs (one output per class beyond two),
-    # plus the support vectors of a kernel model. The worker holds that much while it trains.
-    max_model_bytes: int = Field(default=256 * MIB, ge=1024)
-    # Wall-clock time a job may run (data loading and evaluation included) when it gives no
-    # time_budget_s; a job's own time_budget_s is its wall-clock limit too.
-    max_job_seconds: float = Field(default=3600.0, gt=0)
-    # Trace points stored per job; beyond it they are thinned as they come (the first, the last
-    # and each target's first crossing are always kept).
-    max_trace_points: int = Field(default=10_000, ge=256)
-    # Queued jobs: at most this many per API key (or for all anonymous callers together) and on
-    # the whole server; beyond either a new job is refused with 429 and Retry-After.
-    max_queued_jobs_per_key: int = Field(default=100, ge=1)
-    max_queued_jobs: int = Field(default=1000, ge=1)
-    # Threads of each API process that run batch predictions (app/background/batch_predictor.py).
-    batch_predict_threads: int = Field(default=1, ge=1, le=64)
+    data_dir: Path = Field(
+        default=Path("./var"),
+        description="The service's files: data sets (`datasets/<uuid>/`, in shards), models "
+        "(`models/*.npz` + `.json`) and batch prediction results (`predictions/*.npy`) when "
+        "`PGS_STORE_URL` is empty, the bytes of unfinished uploads (`uploads/`), and the SQLite "
+        "file `pgs.db`.",
+    )
+    database_url: str = Field(
+        default="",
+        description="The job state: SQLite (WAL mode, one host) or "
+        "`postgresql://user:pass@host:5432/db` (psycopg 3), which several API processes and "
+        "workers on several hosts share; the schema comes from alembic migrations at start-up. "
+        "Empty: `sqlite:///<data dir>/pgs.db`.",
+    )
+    executor: str = Field(
+        default="local",
+        description="Where training runs: `local`, a process pool inside the API process, or "
+        "`dask://host:8786`, a Dask scheduler (its workers share the store: a remote "
+        "`PGS_STORE_URL`, or the data dir mounted at the same path).",
+    )
+    store_url: str = Field(
+        default="",
+        description="Where data sets, models and batch results live: empty (or `file:///path`) "
+        "for a directory, the data dir by default, or an fsspec URL such as `s3://bucket/prefix`, "
+        "which hosts share without a shared file system; the bucket is created at the first "
+        "start where the credentials allow it.",
+    )
+    s3_endpoint_url: str = Field(
+        default="",
+        description="An S3-compatible server (MinIO, moto, Ceph): `http://host:9000`; empty: AWS. "
+        "Credentials come from the usual `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (or "
+        '`~/.aws`, an instance role) on every host. Calls retry in botocore\'s "standard" mode '
+        "(3 retries, jittered backoff: an unreachable endpoint fails a call in about 1.5 s) "
+        "unless `AWS_RETRY_MODE` names another.",
+    )
+    cache_dir: Path | None = Field(
+        default=None,
+        description="A remote store's local copies (what a worker memory-maps), least recently "
+        "used out beyond `PGS_CACHE_BYTES`. Unset: `<data dir>/store-cache`. A Dask worker "
+        "takes this and `PGS_CACHE_BYTES` from its own environment when it sets them.",
+    )
+    cache_bytes: int = Field(
+        default=8192 * MIB,
+        ge=0,
+        description="The bound on `PGS_CACHE_DIR`: beyond it, the least recently used copies go.",
+    )
+    workers: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        le=256,
+        description="Worker processes of the local pool; by default, the CPU count.",
+    )
+    api_keys: SecretStr = Field(
+        default=SecretStr(""),
+        description="Comma-separated bearer keys: with keys, `/v1/*` needs "
+        "`Authorization: Bearer <key>` (401 without one, 403 for an unknown one). Empty: no "
+        "authentication, and the server answers loopback callers only (`PGS_ALLOW_ANONYMOUS`, "
+        "`PGS_ALLOWED_HOSTS`).",
+    )
+    allow_anonymous: bool = Field(
+        default=False,
+        description="Without keys, the app answers connections to a loopback address only (403 "
+        "otherwise, however it is started: `python -m app` also refuses to bind); true lifts that.",
+    )
+    host: str = Field(default="127.0.0.1", description="The address `python -m app` listens on.")
+    port: int = Field(default=8000, ge=0, le=65535, description="The port `python -m app` listens on.")
+    log_level: str = Field(default="info", description="The log level of the server and its workers.")
 
-    sqlite_busy_timeout_s: float = Field(default=15.0, gt=0)
-    # How often a worker writes progress and looks for a cancel request (plus up to one solver
-    # chunk, ~0.2 s): together they bound the cancel latency.
-    progress_interval_s: float = Field(default=0.25, gt=0)
-    # A job whose worker died is run again until it has been started this many times.
-    max_attempts: int = Field(default=2, ge=1)
-    # A running job's worker refreshes the job's heartbeat this often; a job whose heartbeat is
-    # older than lease_s is taken as lost (its worker died or hangs) and re-queued or failed. A
-    # queued job that no live API process has refreshed for lease_s is dispatched again.
-    heartbeat_s: float = Field(default=5.0, gt=0)
-    lease_s: float = Field(default=30.0, gt=0)
-    # How often each API process looks for lost and undispatched jobs.
-    sweep_interval_s: float = Field(default=2.0, gt=0)
-    # At start-up, wait this long for the database to answer; workers retry their final write
-    # this long through a database outage.
-    db_wait_s: float = Field(default=60.0, ge=0)
-    # Start one worker (process and imports, no compilation) when the app starts instead of at
-    # the first job.
-    prestart_workers: bool = True
-    numba_cache_dir: Path | None = None
+    # -- limits: docs/reference/limits.md says what a caller sees when one is hit --
+    max_upload_bytes: int = Field(
+        default=64 * 1024 * MIB,
+        ge=1,
+        description="One upload: a multipart `POST /v1/datasets`, a resumable upload (its "
+        "`Upload-Length`) or a URL import. The bytes go to disk as they arrive: a disk limit, not "
+        "a memory one.",
+    )
+    upload_quota_bytes: int = Field(
+        default=128 * 1024 * MIB,
+        ge=1,
+        description="What the unfinished resumable uploads (and URL imports) of one API key "
+        "reserve together, by their full lengths, until each is a data set or deleted.",
+    )
+    upload_expiry_s: float = Field(
+        default=24 * 3600.0,
+        gt=0,
+        description="A resumable upload not finished this long after its creation answers 410, "
+        "and is then deleted (bytes and row).",
+    )
+    import_roots: str = Field(
+        default="",
+        description="Comma-separated directories and `http(s)` URL prefixes that "
+        "`POST /v1/datasets/import` may read; empty turns imports off.",
+    )
+    max_decompressed_bytes: int = Field(
+        default=2048 * MIB,
+        ge=1,
+        description="What a gzip upload may inflate to; it is inflated once, without parsing, "
+        "before anything else.",
+    )
+    max_compression_ratio: float = Field(
+        default=100.0,
+        ge=1,
+        description="How many times its size a gzip upload may inflate to (any gzip may inflate "
+        "to 16 MiB): real data sets stay under 25:1, a gzip bomb does not.",
+    )
+    parse_memory_bytes: int = Field(
+        default=1024 * MIB,
+        ge=16 * MIB,
+        description="What the child process parsing an upload may allocate beyond what it maps "
+        "(`RLIMIT_AS`, Linux). The parse holds a block of lines and a shard whatever the file's "
+        "size, so only a pathological single line comes near it.",
+    )
+    parse_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="How long an upload's parse may take; its child process is then killed (its "
+        "CPU time is capped a little above).",
+    )
+    max_concurrent_parses: int = Field(
+        default=2,
+        ge=1,
+        description="Uploads parsed at once per API process; further ones wait for a slot (their "
+        "files are already on disk).",
+    )
+    shard_bytes: int = Field(
+        default=64 * MIB,
+        ge=1024,
+        description="Data sets are stored as CSR shards cut at whole rows once their arrays reach "
+        "this size (12 bytes per non-zero, 8 per row, plus the labels and text): what a parse "
+        "holds while it writes, and what a worker maps at a time.",
+    )
+    max_dataset_bytes: int = Field(
+        default=64 * 1024 * MIB,
+        ge=1,
+        description="What one data set may take in the store (its shards), checked as they are written.",
+    )
+    store_quota_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="What all data sets together may take in the store (their shards; an "
+        "unconverted `.npz` by its upload's size); 0: no quota.",
+    )
+    worker_memory_bytes: int = Field(
+        default=4096 * MIB,
+        ge=1,
+        description="What a training worker may hold for a job's data, measured as the CSR bytes "
+        "of its data sets. A job whose data does not fit trains from the shards when its solver "
+        "streams, and is refused (422) before it is queued when it does not. On a Dask cluster, "
+        "the API process's value is sent with each job.",
+    )
+    max_label_chars: int = Field(default=256, ge=1, description="The longest CSV string label.")
+    max_predict_bytes: int = Field(
+        default=64 * MIB, ge=1, description="The largest body of `POST /v1/models/{id}/predict`."
+    )
+    max_features: int = Field(
+        default=2**24,
+        ge=1,
+        description="The most columns a data set may have (its largest feature index): a model "
+        "holds dense weight vectors.",
+    )
+    max_predict_rows: int = Field(
+        default=100_000,
+        ge=1,
+        description="The most rows in one `POST /v1/models/{id}/predict`, counted before parsing.",
+    )
+    max_body_bytes: int = Field(
+        default=1 * MIB,
+        ge=1024,
+        description="The largest JSON body of every other request (jobs, studies, ...).",
+    )
+    max_json_depth: int = Field(
+        default=32,
+        ge=4,
+        description="How deeply the arrays and objects of a JSON body may nest (strings do not count).",
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="A request's headers must be complete this long after the connection opened "
+        "or the previous response ended (`python -m app` sees to it; with the `uvicorn` command "
+        "pass `--http app.core.server:HeaderTimeoutProtocol`).",
+    )
+    body_idle_timeout_s: float = Field(
+        default=30.0, gt=0, description="How long a request body may pause between two pieces."
+    )
+    body_timeout_s: float = Field(default=900.0, gt=0, description="How long a whole request body may take.")
+    max_connections: int = Field(
+        default=1000,
+        ge=1,
+        description="Open connections served at once; requests past them get a 503 (uvicorn's "
+        "`limit_concurrency`).",
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="Without keys, a request's `Host` must be the server's own address, "
+        "`localhost`, `127.0.0.1`, `::1` or one of these comma-separated names: a DNS-rebinding "
+        "page reaches 127.0.0.1 under its own name.",
+    )
+    metrics_access: Literal["public", "key", "off"] = Field(
+        default="key",
+        description="Who may read `/metrics`: `key` (like `/v1`: a key when keys are set), "
+        "`public` (anyone who reaches the port; it shows per-route 401/403 counts and the queue "
+        "depth) or `off` (404).",
+    )
+    model_cache_bytes: int = Field(
+        default=1024 * MIB,
+        ge=0,
+        description="Models held in memory for predictions, by the bytes of their weights (least "
+        "recently used out first); a model larger than this alone is loaded for each prediction "
+        "and not kept.",
+    )
+    max_model_bytes: int = Field(
+        default=256 * MIB,
+        ge=1024,
+        description="A job is refused (422, before it is queued) when its model could grow past "
+        "this: the dense worst case, 8 bytes x (n_features + 1) x outputs (one output for two "
+        "classes or regression, one per class beyond), plus a kernel model's support vectors. The "
+        "worker allocates that much while it trains.",
+    )
+    max_job_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="The wall-clock time (data loading and evaluation included) a job without "
+        "`time_budget_s` may run; a job's own `time_budget_s` is its wall-clock limit instead.",
+    )
+    max_trace_points: int = Field(
+        default=10_000,
+        ge=256,
+        description="Trace points stored per job; beyond it they are thinned as they come (the "
+        "first, the last and each target's first crossing are always kept).",
+    )
+    max_queued_jobs_per_key: int = Field(
+        default=100,
+        ge=1,
+        description="Queued jobs per API key (all anonymous callers together when there are no "
+        "keys; a study counts all its jobs); beyond, a new job is refused with 429 and "
+        "`Retry-After`.",
+    )
+    max_queued_jobs: int = Field(
+        default=1000, ge=1, description="Queued jobs of every caller together; beyond, the same 429."
+    )
+    batch_predict_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Threads of each API process that run batch predictions.",
+    )
+
+    sqlite_busy_timeout_s: float = Field(
+        default=15.0, gt=0, description="How long a SQLite write waits for the lock."
+    )
+    progress_interval_s: float = Field(
+        default=0.25,
+        gt=0,
+        description="How often a worker writes progress and looks for a cancel request (plus up to "
+        "one solver chunk, about 0.2 s: together they bound the cancel latency).",
+    )
+    max_attempts: int = Field(
+        default=2,
+        ge=1,
+        description="A job whose worker died is run again until it has been started this many "
+        "times, then failed with the reason.",
+    )
+    heartbeat_s: float = Field(
+        default=5.0, gt=0, description="How often a running job's worker refreshes its heartbeat."
+    )
+    lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="A running job without a heartbeat for this long is lost (its worker died or "
+        "hangs: re-queued or failed), and a queued job no API process refreshed for this long is "
+        "dispatched again; at least twice `PGS_HEARTBEAT_S`.",
+    )
+    sweep_interval_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="How often each API process looks for lost and undispatched jobs.",
+    )
+    db_wait_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="How long the API waits for the database at start-up, and the workers retry "
+        "their final write through an outage.",
+    )
+    prestart_workers: bool = Field(
+        default=True,
+        description="Start a worker process with the server (no compilation: a job loads or "
+        "compiles its own kernels); `/readyz` waits for it.",
+    )
+    numba_cache_dir: Path | None = Field(
+        default=None,
+        description="Where the compiled kernels are cached. Unset: `$NUMBA_CACHE_DIR`, else "
+        "`<data dir>/numba-cache`.",
+    )
 
     @model_validator(mode="after")
     def _resolve_paths(self) -> Settings:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pgs_client import Client, Dataset, Job
 
-from tests.cluster.harness import ApiServer
+from tests.cluster.harness import ApiServer, running_service
 
 # Predictions over this many bytes are refused by the main test service (413), so that the
 # client's batch splitting runs against the real limit; the default is 64 MiB.
@@ -24,18 +24,6 @@ PREDICT_LIMIT = 256 * 1024
 API_KEY = "client-test-key"
 # The console script installed beside this interpreter (pip install -e './client[all]').
 PGS = str(Path(sys.executable).parent / "pgs")
-
-
-@contextlib.contextmanager
-def running_service(root: Path, *, clean_log: bool = True, **env: str) -> Iterator[ApiServer]:
-    root.mkdir(parents=True, exist_ok=True)
-    server = ApiServer(root / "var", root / "server.log", PGS_WORKERS="1", **env).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-    if clean_log:
-        server.assert_clean_log()
 
 
 @pytest.fixture(scope="session")

@@ -383,6 +383,20 @@ class ApiServer:
             yield c
 
 
+@contextlib.contextmanager
+def running_service(root: Path, *, clean_log: bool = True, **env: str) -> Iterator[ApiServer]:
+    """``python -m app`` with one pool worker on a fresh data dir under ``root``, for the block;
+    its log must hold no traceback unless ``clean_log`` is False (a test that provokes faults)."""
+    root.mkdir(parents=True, exist_ok=True)
+    server = ApiServer(root / "var", root / "server.log", PGS_WORKERS="1", **env).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    if clean_log:
+        server.assert_clean_log()
+
+
 FINAL = ("succeeded", "failed", "cancelled")
 # Short leases so that the tests see recovery within seconds (defaults: 5 s / 30 s / 2 s).
 FAST_LEASES = {"PGS_HEARTBEAT_S": "0.5", "PGS_LEASE_S": "3", "PGS_SWEEP_INTERVAL_S": "0.5"}

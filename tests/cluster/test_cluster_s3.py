@@ -32,7 +32,7 @@ from .test_cluster_faults import LONG, SHORT, _running, _worker_pid
 
 MIB = 1024 * 1024
 # A worker's budget: its resident memory after a first small job, plus this. Above that baseline
-# a streaming job's peak was about 95 MiB here (docs/service.md): its window of shards (an eighth
+# a streaming job's peak was about 95 MiB here (docs/explanation/storage.md): its window of shards (an eighth
 # of the budget: about 18 shards, 74 MiB) and a few shard-sized arrays besides.
 HEADROOM = 160 * MIB
 # Small shards keep the data set small in absolute terms and the window many shards wide.

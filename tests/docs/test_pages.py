@@ -1,0 +1,30 @@
+"""Every page's shell examples: the runnable ones run against a real service and answer what the
+page shows (tests/docs/shell_blocks.py); the others (```sh no-run) at least parse."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.cluster.harness import REPO
+from tests.docs.pages import PAGES
+from tests.docs.shell_blocks import shell_blocks, syntax_error
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_shell_block_parses(page: str) -> None:
+    errors = [f"line {b.line}: {e}" for b in shell_blocks(REPO / page) if (e := syntax_error(b))]
+    assert not errors, "\n".join(errors)
+
+
+def test_readme_quick_start_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("README.md")
+
+
+def test_tutorial_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/tutorial.md")
+
+
+def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/how-to/auth.md", PGS_API_KEYS="key-one,key-two")
