@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.report [--check]        (or: make bench-report)
 
 The template holds the prose. A line ``{{ NAME }}`` (or ``{{ NAME VIEW }}`` for a second table of
-the same record) becomes the table that bench/tables.py renders from docs/results/NAME.json; the
+the same record) becomes the table that bench/tables/ renders from docs/results/NAME.json; the
 first table of each record is preceded by its command, commit, machine and load. ``{{ goals }}``
 lists every goal with its verdict, read from the same records. ``--check``
 writes nothing and exits with status 1 if docs/benchmarks.md is not what the records give.

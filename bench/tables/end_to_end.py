@@ -1,0 +1,119 @@
+"""A training job through the service against the same work in one process (bench.end_to_end)."""
+
+from __future__ import annotations
+
+from .format import md_table, median_of
+
+# The job's wall time (POST to succeeded) at most this multiple of the in-process fit plus one read.
+GOAL_END_TO_END = 1.3
+# The worker's steps of a job in the order it runs them (bench.end_to_end's replay).
+WORKER_STEPS = ("load_job", "load_data", "fit_traced", "package", "metrics", "store_model")
+
+
+def end_to_end_ratio(sample: dict, clock: str = "client_s") -> float:
+    """One repeat's job time (the client's, or the job's own ``server_s``) over the same work in
+    one process: one read, the job's preprocessing (if any) and the fit."""
+    return sample[clock] / (sample["read_s"] + sample.get("prep_s", 0.0) + sample["fit_s"])
+
+
+def _e2e_case(case: dict) -> str:
+    prep = "raw features" if case["preprocessing"] == "none" else "default preprocessing"
+    return f"PGS p={case['p']:g}, {prep}"
+
+
+def end_to_end(r: dict) -> str:
+    def ms(x: float) -> str:
+        return f"{x * 1000:.0f}"
+
+    rows = []
+    for case in r["cases"]:
+        med, first = case["median"], case["first_job"]
+        rows.append(
+            [
+                _e2e_case(case),
+                ms(med["client_s"]),
+                ms(med["server_s"]),
+                ms(med["dispatch_s"]),
+                ms(med["run_s"]),
+                ms(med["solver_s"]),
+                ms(med["read_s"]),
+                ms(med["prep_s"]),
+                ms(med["fit_s"]),
+                f"{median_of([end_to_end_ratio(s) for s in case['samples']]):.2f}",
+                f"{median_of([end_to_end_ratio(s, 'server_s') for s in case['samples']]):.2f}",
+                ms(first["client_s"]),
+            ]
+        )
+    lines = [
+        f"{r['set']}: {r['m']:,} x {r['n']} ({r['nnz']:,} non-zeros) stored by one upload "
+        f"({r['upload_s']:.0f} s); sigma {r['sigma']:g}, {r['n_iter']:,} iterations, every row "
+        f"trained on; medians of {r['repeats']} interleaved repeats, in milliseconds. The ratio "
+        "is the job's time over read + preprocessing + fit (median of the repeats' ratios).",
+        "",
+        md_table(
+            [
+                "case",
+                "POST to succeeded (client)",
+                "created to finished (job)",
+                "dispatch",
+                "worker run",
+                "solver",
+                "one read",
+                "preprocessing",
+                "fit()",
+                "ratio (client)",
+                "ratio (job)",
+                "first job (client)",
+            ],
+            rows,
+        ),
+    ]
+    profiled = [c for c in r["cases"] if c.get("worker_steps")]
+    if profiled:
+
+        def step_row(case: dict) -> list[str]:
+            steps = case["worker_steps"]
+            rest = case["median"]["run_s"] - sum(steps[k] for k in WORKER_STEPS)
+            return [
+                _e2e_case(case),
+                *(ms(steps[k]) for k in WORKER_STEPS),
+                ms(steps["fit_traced"] - steps["fit"]),
+                ms(rest),
+            ]
+
+        lines += [
+            "",
+            f"The worker's steps replayed in the benchmark's process with the server "
+            f"stopped (median of {r['profile_repeats']}), in milliseconds; the last "
+            "columns are the trace's share of the traced fit, and the job's median worker "
+            "run minus the replayed steps (its database writes, progress and heartbeats, "
+            "and the load the server's other processes add):",
+            "",
+            md_table(
+                [
+                    "case",
+                    "load job",
+                    "load data (read + preprocessing)",
+                    "fit, traced (as the worker)",
+                    "export",
+                    "metrics",
+                    "model files",
+                    "of which the trace",
+                    "worker run not in the replay",
+                ],
+                [step_row(c) for c in profiled],
+            ),
+        ]
+    return "\n".join([*lines, "", *(f"- {line}" for line in end_to_end_goals(r))])
+
+
+def end_to_end_goals(r: dict) -> list[str]:
+    lines = []
+    for case in r["cases"]:
+        ratio = median_of([end_to_end_ratio(s) for s in case["samples"]])
+        lines.append(
+            f"End to end ({_e2e_case(case)}, {r['m']:,} rows): POST to succeeded "
+            f"{ratio:.2f}x the in-process fit() plus one read, goal at most "
+            f"{GOAL_END_TO_END}x, {'met' if ratio <= GOAL_END_TO_END else 'missed'}"
+        )
+    return lines

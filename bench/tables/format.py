@@ -1,0 +1,36 @@
+"""The Markdown and number formats every table of docs/benchmarks.md shares."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+
+def _row(cells: Iterable[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def md_table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    return "\n".join([_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows)])
+
+
+def sig3(x: float | None) -> str:
+    """Seconds (or any positive figure) with 3 significant digits; '-' for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return "not reached" if math.isinf(x) else (f"{x:.3g}" if x < 100 else f"{x:.0f}")
+
+
+def median_of(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def judged_ratio(value: float | None, goal: float) -> str:
+    """A ratio and whether it is within its goal (at most ``goal``); 'unreachable' for None."""
+    if value is None:
+        return "unreachable"
+    if math.isnan(value):
+        return "-"
+    return f"{value:.2f} " + ("met" if value <= goal else "miss")

@@ -1,0 +1,289 @@
+"""The service: prediction latency (bench.predict_bench), load (bench.load_bench), job dispatch
+(bench.dispatch_bench), the first job after a fresh install (bench.cold_start), hostile input
+(bench.hostile_bench) and the soak (bench.soak)."""
+
+from __future__ import annotations
+
+import re
+
+from .format import md_table
+
+
+def predict_bench(r: dict) -> str:
+    svc, triv = r["service"], r["trivial"]
+    rows = [
+        [name, f"{x['single_p50_ms']:.2f}", f"{x['single_p99_ms']:.2f}", f"{x['batch_rows_per_s']:,.0f}"]
+        for name, x in (("service", svc), ("trivial", triv))
+    ]
+    return "\n".join(
+        [
+            f"a9a model; {r['singles']:,} single-row requests per server, alternating request by "
+            f"request; {r['batches']} batches of {r['batch_rows']:,} rows; loopback, keep-alive.",
+            "",
+            md_table(
+                [
+                    "endpoint",
+                    "single row p50 ms",
+                    "single row p99 ms",
+                    f"rows/s in {r['batch_rows']:,}-row batches",
+                ],
+                rows,
+            ),
+            "",
+            *(f"- {line}" for line in predict_bench_goals(r)),
+        ]
+    )
+
+
+def predict_bench_goals(r: dict) -> list[str]:
+    ratio = r["service"]["single_p99_ms"] / r["trivial"]["single_p99_ms"]
+    return [
+        f"Single-row prediction p99 within 2x of a trivial endpoint's: {ratio:.2f}x, "
+        + ("met" if ratio <= 2 else "missed")
+    ]
+
+
+def load_bench(results: list[dict]) -> str:
+    rows = []
+    for r in results:
+        p, t = r["predictions"], r["training"]
+        wall = "-" if t["job_wall_s_median"] is None else f"{t['job_wall_s_median']:.1f} s"
+        rows.append(
+            [
+                r["setup"],
+                f"{p['requests']:,}",
+                f"{p['requests_per_s']:.0f}",
+                f"{p['p50_ms']:.0f} ms",
+                f"{p['p99_ms']:.0f} ms",
+                f"{p['max_ms']:.0f} ms",
+                p["errors"],
+                f"{t['jobs_completed']} of {t['jobs_submitted']} ({wall})",
+            ]
+        )
+    first = results[0]
+    return (
+        f"{first['clients']} prediction clients for {first['duration_s']:.0f} s, with training "
+        "jobs in flight.\n\n"
+        + md_table(
+            [
+                "setup",
+                "requests",
+                "requests/s",
+                "p50",
+                "p99",
+                "max",
+                "errors",
+                "jobs completed (median wall time)",
+            ],
+            rows,
+        )
+    )
+
+
+def dispatch_bench(results: list[dict]) -> str:
+    def ms(case: dict | None) -> str:
+        if case is None:
+            return "n/a"
+        v = case["server_ms"]
+        return f"{v:.0f} ms" if v < 1000 else f"{v / 1000:.1f} s"
+
+    rows = [
+        [
+            r["setup"],
+            f"{r['warm']['server_p50_ms']:.1f} ms ({r['warm']['server_max_ms']:.1f} ms)",
+            f"{r['warm']['client_p50_ms']:.1f} ms",
+            ms(r.get("cold_prestarted")),
+            ms(r.get("cold_cache_warm")),
+            ms(r.get("cold_cache_empty")),
+        ]
+        for r in results
+    ]
+    n = results[0]["warm"]["n"]
+    return "\n".join(
+        [
+            md_table(
+                [
+                    "setup",
+                    f"warm, idle worker: p50 (max) of {n}",
+                    "client-side p50",
+                    "first job after start (defaults: prestarted)",
+                    "first job, no prestart, cache warm",
+                    "no prestart, empty Numba cache",
+                ],
+                rows,
+            ),
+            "",
+            *(f"- {line}" for line in dispatch_bench_goals(results)),
+        ]
+    )
+
+
+def dispatch_bench_goals(results: list[dict]) -> list[str]:
+    lines = []
+    for r in results:
+        warm = r["warm"]["server_p50_ms"]
+        cold = r["cold_prestarted"]["server_ms"] - warm
+        lines.append(
+            f"Dispatch ({r['setup']}): warm {warm:.1f} ms, goal < 100 ms, "
+            f"{'met' if warm < 100 else 'missed'}; first job after a start {cold:.0f} ms more, "
+            f"goal < 1 s, {'met' if cold < 1000 else 'missed'}"
+        )
+    return lines
+
+
+# The first job after a fresh install starts training within this many seconds of /readyz.
+GOAL_COLD_START_S = 10.0
+
+
+def cold_start(r: dict) -> str:
+    seen = "-" if r["running_seen_s"] is None else f"{r['running_seen_s']:.2f}"
+    uploaded = "-" if r.get("uploaded_s") is None else f"{r['uploaded_s']:.2f}"
+    row = [
+        f"{r['make_serve_to_ready_s']:.0f}",
+        uploaded,
+        f"{r['posted_s']:.2f}",
+        f"{r['running_s']:.2f}",
+        seen,
+        f"{r['compile_s']:.2f}",
+        f"{r['training_s']:.2f}",
+        f"{r['succeeded_s']:.2f}",
+    ]
+    return "\n".join(
+        [
+            f"A fresh clone (commit `{r['commit']}`); seconds from /readyz = 200 unless said otherwise.",
+            "",
+            md_table(
+                [
+                    "make serve to /readyz (install included)",
+                    "data set uploaded",
+                    "job posted",
+                    "running (job's clock)",
+                    "running (seen by the client)",
+                    "kernels loaded (job's compile_seconds)",
+                    "training starts",
+                    "succeeded",
+                ],
+                [row],
+            ),
+            "",
+            *(f"- {line}" for line in cold_start_goals(r)),
+        ]
+    )
+
+
+def cold_start_goals(r: dict) -> list[str]:
+    t = r["training_s"]
+    return [
+        f"First job after a fresh install: training starts {t:.1f} s after /readyz, goal at "
+        f"most {GOAL_COLD_START_S:.0f} s, {'met' if t <= GOAL_COLD_START_S else 'missed'}"
+    ]
+
+
+def _answer(outcome: dict) -> str:
+    """The status, and the setting the problem's detail names as the limit that was hit."""
+    limit = re.search(r"\b(PGS_[A-Z_]+)\b", outcome.get("detail") or "")
+    return f"{outcome['status']}" + (f" (`{limit.group(1)}`)" if limit else "")
+
+
+def hostile_bench(r: dict) -> str:
+    inputs = {
+        "bomb": "gzip bomb: a small gzip of ~150 MB of one-feature rows",
+        "newlines": "a 3 MB gzip of ~3 GB of newlines after two rows",
+        "cr_rows": "36 MB `\\r`-separated text prediction (9.4M rows)",
+        "json_rows": "64 MB JSON prediction of 16.8M one-number rows",
+    }
+    rows = [
+        [
+            text,
+            _answer(r[case]),
+            f"{r[case]['seconds']:.2f} s",
+            f"+{r[case]['api_peak_rss_growth_mb']:.1f} MB",
+            f"{r[case]['healthz_worst_ms']:.0f} ms",
+        ]
+        for case, text in inputs.items()
+        if case in r
+    ]
+    for case, what in (("upload", "svmlight upload"), ("upload_gz", "gzip svmlight upload")):
+        if case in r:
+            up = r[case]["upload"]
+            rows.append(
+                [
+                    f"{r[case]['file_mb']:.0f} MB {what} (a9a rows repeated)",
+                    _answer(up),
+                    f"{up['seconds']:.1f} s",
+                    f"+{up['api_peak_rss_growth_mb']:.1f} MB",
+                    "",
+                ]
+            )
+    lines = [
+        md_table(["input", "answer", "time to it", "API peak RSS growth", "worst /healthz meanwhile"], rows)
+    ]
+    quiet, loaded = r.get("quiet"), r.get("upload", {}).get("predict")
+    if quiet and loaded and "p50_ms" in quiet and "p50_ms" in loaded:
+        lines += [
+            "",
+            f"Single-row predictions from one client: p50 {quiet['p50_ms']:.1f} ms, p99 "
+            f"{quiet['p99_ms']:.1f} ms quiet; p50 {loaded['p50_ms']:.1f} ms, p99 "
+            f"{loaded['p99_ms']:.1f} ms while the {r['upload']['file_mb']:.0f} MB file was "
+            "uploaded and parsed.",
+        ]
+    return "\n".join(lines)
+
+
+def soak(r: dict) -> str:
+    quiet, loaded, jobs, rss = r["quiet"], r["soak"], r["jobs"], r["api_rss_mb"]
+    rows = [
+        [
+            what,
+            f"{p['requests']:,}",
+            f"{p['requests_per_s']:.0f}",
+            f"{p['p50_ms']:.0f} ms",
+            f"{p['p99_ms']:.0f} ms",
+            f"{p['max_ms']:.0f} ms",
+            p["errors"],
+        ]
+        for what, p in (("quiet", quiet), ("soak", loaded))
+    ]
+    lines = [
+        f"{r['clients']} prediction clients, {r['quiet_seconds']:.0f} s alone, then "
+        f"{r['seconds']:.0f} s with hostile uploads, a job every {r['job_interval_s']:.0f} s "
+        f"and a worker killed every {r['kill_every_s']:.0f} s ({r['workers_killed']} killed, "
+        f"{r['idle_workers_killed']} of them idle; "
+        f"{r['workers']} workers, `PGS_MAX_JOB_SECONDS={r['max_job_seconds']:.0f}`).",
+        "",
+        md_table(["run", "predictions", "per s", "p50", "p99", "max", "failed"], rows),
+        "",
+        md_table(["job kind: final state (reason)", "jobs"], jobs["outcomes"].items()),
+        "",
+    ]
+    slowest = r["slowest_answer_s"]
+    uploads = [
+        [
+            f"`{name}`",
+            ", ".join(f"{status} x{n}" for status, n in sorted(answers.items())),
+            f"{slowest[name]:.1f} s",
+        ]
+        for name, answers in sorted(r["uploads"].items())
+    ]
+    lines += [md_table(["hostile upload", "answers", "slowest answer"], uploads), ""]
+    refused = ", ".join(f"{k} x{n}" for k, n in jobs["refused"].items()) or "none"
+    lines.append(
+        f"Jobs submitted: {jobs['submitted']} (refused before queueing: {refused}); "
+        f"not final after the drain: {len(jobs['not_final'])}; with a reason other than "
+        f"the true one: {len(jobs['untrue_reasons'])}. API resident memory: "
+        f"{rss['start']:.0f} MB at the start of the soak, peak {rss['peak']:.0f} MB, "
+        f"{rss['end']:.0f} MB after the drain. The slowest answer to a job submission "
+        f"took {slowest.get('POST /v1/jobs', 0):.1f} s."
+    )
+    return "\n".join(lines)
+
+
+def soak_goals(r: dict) -> list[str]:
+    failed, ratio, jobs = r["soak"]["errors"], r["p99_ratio"], r["jobs"]
+    wrong = len(jobs["not_final"]) + len(jobs["untrue_reasons"])
+    return [
+        f"Soak: failed predictions {failed}, goal 0, {'met' if failed == 0 else 'missed'}; "
+        f"p99 {ratio:.1f}x the quiet run's, goal within 3x, "
+        f"{'met' if ratio <= 3 else 'missed'}; jobs not final or with an untrue reason "
+        f"{wrong}, goal 0, {'met' if wrong == 0 else 'missed'}"
+    ]
