@@ -5,7 +5,7 @@
 The template holds the prose. A line ``{{ NAME }}`` (or ``{{ NAME VIEW }}`` for a second table of
 the same record) becomes the table that bench/tables/ renders from docs/results/NAME.json; the
 first table of each record is preceded by its command, commit, machine and load. ``{{ goals }}``
-lists every goal with its verdict, read from the same records. ``--check``
+is the table of every goal (target, measured value, verdict), read from the same records. ``--check``
 writes nothing and exits with status 1 if docs/benchmarks.md is not what the records give.
 """
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from .results import REPO, RESULTS_DIR
-from .tables import GOALS, RENDERERS, provenance
+from .tables import GOALS, RENDERERS, goals_table, provenance
 
 TEMPLATE = Path(__file__).with_name("benchmarks_template.md")
 PAGE = REPO / "docs" / "benchmarks.md"
@@ -36,17 +36,21 @@ def _record(results_dir: Path, name: str) -> dict:
     return json.loads(path.read_text())
 
 
+def _goals(results_dir: Path) -> str:
+    rows = []
+    for name, goals in GOALS.items():
+        record = _record(results_dir, name)
+        rows += [(record, name, goal) for goal in goals(record["results"])]
+    return goals_table(rows)
+
+
 def render(template: str, results_dir: Path = RESULTS_DIR) -> str:
     introduced: set[str] = set()
 
     def table(match: re.Match[str]) -> str:
         name, view = match.group(1), match.group(2) or "table"
         if name == "goals":
-            return "\n".join(
-                f"- {line}"
-                for stem, goals in GOALS.items()
-                for line in goals(_record(results_dir, stem)["results"])
-            )
+            return _goals(results_dir)
         record = _record(results_dir, name)
         body = RENDERERS[record["benchmark"], view](record["results"])
         if name in introduced:

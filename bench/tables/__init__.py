@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .end_to_end import end_to_end, end_to_end_goals, end_to_end_ratio
+from .goals import Goal, goals_table
 from .inverse_time import inverse_time, inverse_time_scale, paper_figures, scale_rows
 from .l1 import l1_paths, l1_paths_speed, l1_paths_survival
 from .pgs_vs_sgd import (
@@ -39,7 +40,7 @@ from .service import (
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
 
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
-GOALS: dict[str, Callable[[Any], list[str]]] = {
+GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "throughput": throughput_goals,
     "time_to_accuracy": time_to_accuracy_goals,
     "predict_bench": predict_bench_goals,
@@ -76,11 +77,13 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
 
 __all__ = [
     "GOALS",
+    "Goal",
     "RENDERERS",
     "cold_start",
     "dispatch_bench",
     "end_to_end",
     "end_to_end_ratio",
+    "goals_table",
     "hostile_bench",
     "inverse_time",
     "inverse_time_scale",

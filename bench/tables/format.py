@@ -27,10 +27,7 @@ def median_of(values: list[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
-def judged_ratio(value: float | None, goal: float) -> str:
-    """A ratio and whether it is within its goal (at most ``goal``); 'unreachable' for None."""
-    if value is None:
-        return "unreachable"
-    if math.isnan(value):
-        return "-"
-    return f"{value:.2f} " + ("met" if value <= goal else "miss")
+def span(values: list[float], fmt: str) -> str:
+    """'lo-hi' of the values in the given format, or the one value when they all look the same."""
+    low, high = format(min(values), fmt), format(max(values), fmt)
+    return low if low == high else f"{low}-{high}"
