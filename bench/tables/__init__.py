@@ -11,10 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .end_to_end import FIGURES as END_TO_END_FIGURES
 from .end_to_end import end_to_end, end_to_end_goals, end_to_end_ratio
+from .figures import RECORD_FIGURES, Figure
 from .goals import Goal, goals_table
-from .inverse_time import inverse_time, inverse_time_scale, paper_figures, scale_rows
+from .inverse_time import FIGURES as INVERSE_TIME_FIGURES
+from .inverse_time import inverse_time, paper_figures
+from .inverse_time_scale import FIGURES as SCALE_FIGURES
+from .inverse_time_scale import inverse_time_scale, scale_rows
+from .l1 import FIGURES as L1_FIGURES
 from .l1 import l1_paths, l1_paths_speed, l1_paths_survival
+from .pgs_vs_sgd import FIGURES as PGS_VS_SGD_FIGURES
 from .pgs_vs_sgd import (
     pgs_ablation,
     throughput,
@@ -25,6 +32,7 @@ from .pgs_vs_sgd import (
     time_to_accuracy_goals,
 )
 from .provenance import provenance
+from .service import FIGURES as SERVICE_FIGURES
 from .service import (
     cold_start,
     cold_start_goals,
@@ -37,6 +45,7 @@ from .service import (
     soak,
     soak_goals,
 )
+from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
 
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
@@ -75,9 +84,22 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("threads", "table"): threads,
 }
 
+# The figures the template's prose draws from each benchmark's record, by (benchmark, name).
+FIGURES: dict[tuple[str, str], Figure] = {
+    **PGS_VS_SGD_FIGURES,
+    **WALL_CLOCK_FIGURES,
+    **INVERSE_TIME_FIGURES,
+    **SCALE_FIGURES,
+    **L1_FIGURES,
+    **SERVICE_FIGURES,
+    **END_TO_END_FIGURES,
+}
+
 __all__ = [
+    "FIGURES",
     "GOALS",
     "Goal",
+    "RECORD_FIGURES",
     "RENDERERS",
     "cold_start",
     "dispatch_bench",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .format import md_table, median_of
+from .figures import Figure, count, ratio_span
+from .format import md_table, median_of, span
 from .goals import Goal, ratio_goal
 
 # The job's wall time (POST to succeeded) at most this multiple of the in-process fit plus one read.
@@ -134,3 +135,107 @@ def end_to_end_goals(r: dict) -> list[Goal]:
             GOAL_END_TO_END,
         )
     ]
+
+
+# -- figures for the prose ---------------------------------------------------------------------------
+
+# The cases by their preprocessing, as the template names them; without one, every case.
+PREPROCESSING = {"raw": "none", "default": "default"}
+
+
+def _cases(r: dict, preprocessing: tuple[str, ...]) -> list[dict]:
+    wanted = {PREPROCESSING[p] for p in preprocessing} or set(PREPROCESSING.values())
+    return [case for case in r["cases"] if case["preprocessing"] in wanted]
+
+
+def _ms(seconds: list[float]) -> str:
+    return span([1e3 * s for s in seconds], ".0f") + " ms"
+
+
+def _in_process(case: dict) -> float:
+    """The median seconds of the same work in one process: one read, preprocessing, fit()."""
+    med = case["median"]
+    return med["read_s"] + med["prep_s"] + med["fit_s"]
+
+
+def _goal(r: dict) -> str:
+    return f"{GOAL_END_TO_END:g}x"
+
+
+def _goal_margin(r: dict) -> str:
+    """What the goal lets the service add, as a share of the in-process time."""
+    return f"{GOAL_END_TO_END - 1:.1f}"
+
+
+def _missed(r: dict) -> str:
+    ratios = [case_ratio(case) for case in r["cases"]]
+    return count(sum(q > GOAL_END_TO_END for q in ratios), len(ratios))
+
+
+def _ratio(r: dict, *preprocessing: str) -> str:
+    return ratio_span([case_ratio(case) for case in _cases(r, preprocessing)])
+
+
+def _client_s(r: dict, *preprocessing: str) -> str:
+    """POST to succeeded, seen by the client."""
+    return span([case["median"]["client_s"] for case in _cases(r, preprocessing)], ".2f") + " s"
+
+
+def _job_s(r: dict, *preprocessing: str) -> str:
+    """Created to finished, on the job's own clock."""
+    return span([case["median"]["server_s"] for case in _cases(r, preprocessing)], ".2f") + " s"
+
+
+def _in_process_s(r: dict, *preprocessing: str) -> str:
+    return span([_in_process(case) for case in _cases(r, preprocessing)], ".2f") + " s"
+
+
+def _allowed_ms(r: dict, *preprocessing: str) -> str:
+    """What the goal lets the service add to the in-process time."""
+    return _ms([(GOAL_END_TO_END - 1) * _in_process(case) for case in _cases(r, preprocessing)])
+
+
+def _dispatch_ms(r: dict, *preprocessing: str) -> str:
+    return _ms([case["median"]["dispatch_s"] for case in _cases(r, preprocessing)])
+
+
+def _answer_ms(r: dict, *preprocessing: str) -> str:
+    """The client's time beyond the job's: POST to created, and finished to the answer."""
+    return _ms([case["median"]["client_s"] - case["median"]["server_s"] for case in _cases(r, preprocessing)])
+
+
+def _prep_share(r: dict, *preprocessing: str) -> str:
+    """The preprocessing's share of the job's time."""
+    cases = _cases(r, preprocessing)
+    return span([case["median"]["prep_s"] / case["median"]["server_s"] for case in cases], ".2f")
+
+
+def _steps(r: dict, preprocessing: tuple[str, ...]) -> list[dict]:
+    """The replayed worker steps of the cases that were profiled."""
+    return [case["worker_steps"] for case in _cases(r, preprocessing) if case.get("worker_steps")]
+
+
+def _trace_ms(r: dict, *preprocessing: str) -> str:
+    """The trace's share of the replayed fit: traced less untraced."""
+    return _ms([steps["fit_traced"] - steps["fit"] for steps in _steps(r, preprocessing)])
+
+
+def _model_files_ms(r: dict, *preprocessing: str) -> str:
+    return _ms([steps["store_model"] for steps in _steps(r, preprocessing)])
+
+
+FIGURES: dict[tuple[str, str], Figure] = {
+    ("end_to_end", "goal"): _goal,
+    ("end_to_end", "goal_margin"): _goal_margin,
+    ("end_to_end", "missed"): _missed,
+    ("end_to_end", "ratio"): _ratio,
+    ("end_to_end", "client_s"): _client_s,
+    ("end_to_end", "job_s"): _job_s,
+    ("end_to_end", "in_process_s"): _in_process_s,
+    ("end_to_end", "allowed_ms"): _allowed_ms,
+    ("end_to_end", "dispatch_ms"): _dispatch_ms,
+    ("end_to_end", "answer_ms"): _answer_ms,
+    ("end_to_end", "prep_share"): _prep_share,
+    ("end_to_end", "trace_ms"): _trace_ms,
+    ("end_to_end", "model_files_ms"): _model_files_ms,
+}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -27,7 +27,14 @@ def median_of(values: list[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
-def span(values: list[float], fmt: str) -> str:
-    """'lo-hi' of the values in the given format, or the one value when they all look the same."""
-    low, high = format(min(values), fmt), format(max(values), fmt)
-    return low if low == high else f"{low}-{high}"
+def approx(x: float) -> str:
+    """Two significant digits, never in scientific notation: 0.057, 1.4, 97, 144, 1,529."""
+    return f"{x:,.0f}" if abs(x) >= 10 else f"{x:.2g}"
+
+
+def span(values: list[float], fmt: str | Callable[[float], str] = approx, sep: str = "-") -> str:
+    """'lo-hi' of the values (a format spec or a function), or one value when they look the same;
+    ``sep=" to "`` where a hyphen would read as a sign."""
+    text = fmt if callable(fmt) else (lambda x: format(x, fmt))
+    low, high = text(min(values)), text(max(values))
+    return low if low == high else f"{low}{sep}{high}"

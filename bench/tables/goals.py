@@ -6,6 +6,7 @@ record at the top of docs/benchmarks.md, with the benchmark and the record they 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .format import md_table, span
@@ -31,7 +32,7 @@ class Goal:
 
 
 def ratio_goal(
-    what: str, ratios: list[float | None], goal: float, *, at_least: bool = False, note: str = ""
+    what: str, ratios: Sequence[float | None], goal: float, *, at_least: bool = False, note: str = ""
 ) -> Goal:
     """A goal on a ratio, judged in each case with a ratio (None: no ratio, not judged)."""
     judged = [r for r in ratios if r is not None]

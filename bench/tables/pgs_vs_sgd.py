@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from .format import md_table, median_of, sig3
+from .figures import Figure, case_names, count, ratio_span, select
+from .format import md_table, median_of, sig3, span
 from .goals import Goal, ratio_goal
 
 # Goals of the time-to-accuracy benchmark: PGS p=2 in at most 1/2 of SGDClassifier's time and
@@ -92,6 +93,18 @@ def _is_default_p2(method: dict) -> bool:
     return method["kind"] == "pgs" and method["params"] == {"p": 2.0}
 
 
+# The rows of a time-to-accuracy case by the short names the template uses.
+METHODS = {
+    "p2": _is_default_p2,
+    "p18": lambda m: m["kind"] == "pgs" and m["params"] == {"p": 1.8, "batch_size": 1},
+    "p18_k8": lambda m: m["kind"] == "pgs" and m["params"] == {"p": 1.8, "batch_size": 8},
+    "figure1": lambda m: m["params"].get("output") == "random",
+    "sgd": lambda m: m["kind"] == "sgd",
+    "sgd_fine": lambda m: m["kind"] == "sgd" and "slices" in m["params"],
+    "liblinear": lambda m: m["kind"] == "liblinear",
+}
+
+
 def _ratios(case: dict) -> dict[str, float | None]:
     """The goal ratios of one (data set, sigma); None where the p=1.8 target is unreachable."""
     methods = case["methods"]
@@ -100,7 +113,7 @@ def _ratios(case: dict) -> dict[str, float | None]:
         (m["params"].get("slices", 1), _summary(m["runs"])["median"]) for m in methods if m["kind"] == "sgd"
     ]
     lib = _summary(next(m for m in methods if m["kind"] == "liblinear")["runs"])["median"]
-    p18 = next(m for m in methods if m["kind"] == "pgs" and m["params"] == {"p": 1.8, "batch_size": 1})
+    p18 = next(m for m in methods if METHODS["p18"](m))
     best_sgd = min(s for _, s in sgd)
     untraced = p2["untraced"] if p2["untraced"] is not None else math.nan
     return {
@@ -287,10 +300,15 @@ def time_to_accuracy_details(r: dict) -> str:
 # -- the PGS defaults, one change at a time ------------------------------------------------------------
 
 
+def _median_epochs(epochs: list[float | None]) -> float:
+    """The seeds' median epochs to the target; seeds that never reached it count as infinite."""
+    return statistics.median([math.inf if e is None else e for e in epochs])
+
+
 def pgs_ablation(r: dict) -> str:
     def cell(epochs: list[float | None]) -> str:
         reached = [e for e in epochs if e is not None]
-        median = statistics.median([math.inf if e is None else e for e in epochs])
+        median = _median_epochs(epochs)
         text = "never" if math.isinf(median) else f"{median:.2f}"
         return text if len(reached) == len(epochs) else f"{text} ({len(reached)}/{len(epochs)})"
 
@@ -300,3 +318,199 @@ def pgs_ablation(r: dict) -> str:
         f"Median over {r['seeds']} seeds of the epochs to the target; cap {r['epoch_cap']} "
         "epochs; (k/n) where only k of n seeds reached it.\n\n" + md_table(header, rows)
     )
+
+
+# -- figures for the prose ---------------------------------------------------------------------------
+
+# The loops of bench.throughput by the short names the template uses.
+LOOPS = {
+    "sgd": "sklearn SGDClassifier (fit, whole epochs)",
+    "p2_average": "PGS p=2, average",
+    "p18_average": "PGS p=1.8, average",
+}
+TTA_GOALS = {"sgd": GOAL_SGD, "liblinear": GOAL_LIBLINEAR, "p18": GOAL_P18}
+
+
+def _throughput_vs_bare(r: dict, loop: str) -> str:
+    return f"{_vs_bare(r)[LOOPS[loop]]:.2f}x"
+
+
+def _throughput_goal(r: dict) -> str:
+    return f"{GOAL_THROUGHPUT:g}x"
+
+
+def _goal_text(r: dict, goal: str) -> str:
+    return f"{TTA_GOALS[goal]:g}x"
+
+
+def _defined(values: list[float | None]) -> list[float]:
+    return [v for v in values if v is not None and not math.isnan(v)]
+
+
+def _case_ratios(r: dict, key: str, *cases: str) -> list[float]:
+    return _defined([_ratios(case)[key] for case in select(r["cases"], cases)])
+
+
+def _ratio(r: dict, key: str, *cases: str) -> str:
+    return ratio_span(_case_ratios(r, key, *cases))
+
+
+def _goal_of(key: str) -> float:
+    return TTA_GOALS["p18" if key.startswith("p18") else key.split("_")[0]]
+
+
+def _met(r: dict, key: str) -> str:
+    ratios = _case_ratios(r, key)
+    return count(sum(v <= _goal_of(key) for v in ratios), len(ratios))
+
+
+def _cases_where(r: dict, key: str, met: bool) -> str:
+    chosen = [c for c in r["cases"] if (q := _ratios(c)[key]) is not None and (q <= _goal_of(key)) == met]
+    return case_names(chosen, r["cases"])
+
+
+def _cases_met(r: dict, key: str) -> str:
+    return _cases_where(r, key, True)
+
+
+def _cases_missed(r: dict, key: str) -> str:
+    return _cases_where(r, key, False)
+
+
+def _runs(case: dict, method: str, own: bool = False) -> list[list[dict]]:
+    """The runs of the case's rows of a method; 'sgd_best' is the fastest SGD row, the goal's."""
+    if method == "sgd_best":
+        return [min(_runs(case, "sgd"), key=lambda runs: _summary(runs)["median"])]
+    return [m["own_runs" if own else "runs"] for m in case["methods"] if METHODS[method](m)]
+
+
+def _epochs(r: dict, method: str, *cases: str) -> str:
+    """The median epochs of a method's rows (every SGD row for 'sgd') in the cases, as a range."""
+    epochs = [_summary(runs)["epochs"] for c in select(r["cases"], cases) for runs in _runs(c, method)]
+    return span(_defined(epochs), ".2f")
+
+
+def _ms(r: dict, method: str, *cases: str) -> str:
+    seconds = [_summary(runs)["median"] for c in select(r["cases"], cases) for runs in _runs(c, method)]
+    return span([1e3 * s for s in seconds], ".2g") + " ms"
+
+
+def _liblinear_iterations(r: dict, *cases: str) -> str:
+    """LIBLINEAR's max_iter of the first fit that reached the target."""
+    its = [runs[0]["extra"]["max_iter"] for c in select(r["cases"], cases) for runs in _runs(c, "liblinear")]
+    return span(its, "d")
+
+
+def _unreachable(r: dict) -> str:
+    return case_names([c for c in r["cases"] if not c["common18_reachable"]], r["cases"])
+
+
+def _never(r: dict, method: str) -> str:
+    """The cases in which no run of the method reached the target."""
+    chosen = [c for c in r["cases"] if all(_summary(runs)["reached"] == 0 for runs in _runs(c, method))]
+    return case_names(chosen, r["cases"])
+
+
+def _k8_epochs(r: dict) -> str:
+    """p=1.8's epochs at k=8 over those at k=1, both to its own optimum's target."""
+    ratios = []
+    for case in r["cases"]:
+        [k8], [k1] = _runs(case, "p18_k8", own=True), _runs(case, "p18", own=True)
+        ratios.append(_summary(k8)["epochs"] / _summary(k1)["epochs"])
+    return ratio_span(ratios, ".2g")
+
+
+def _intercept_scaling(r: dict, *cases: str) -> str:
+    return span([c["intercept_scaling"] for c in select(r["cases"], cases)], ".2f")
+
+
+# The variants of bench.pgs_ablation by the short names the template uses; each one's effect is
+# read against the row above it, the larger first steps against the default.
+VARIANTS = {
+    "figure1": "paper's Figure 1",
+    "permutation": "sampling=permutation",
+    "scaling": "intercept_scaling=auto",
+    "average": "average_power=1",
+    "step4": "first step 4x",
+    "step16": "first step 16x",
+}
+
+
+def _variant(r: dict, key: str) -> str:
+    return next(label for label in r["variants"] if VARIANTS[key] in label)
+
+
+def _ablation_epochs(case: dict, label: str) -> float:
+    return _median_epochs(case["epochs"][label])
+
+
+def _change(r: dict, key: str, *cases: str) -> str:
+    """Each case's median epochs before and after the variant's one change: 'rcv1_like 11.58 -> 4.91'."""
+    after = _variant(r, key)
+    before = r["variants"][r["variants"].index(after) - 1]
+    chosen = select(r["cases"], cases)
+    parts = []
+    for name in dict.fromkeys(c["set"] for c in chosen):
+        moves = [
+            f"{_ablation_epochs(c, before):.2f} -> {_ablation_epochs(c, after):.2f}"
+            for c in chosen
+            if c["set"] == name
+        ]
+        parts.append(f"{name} " + " and ".join(moves))
+    return ", ".join(parts)
+
+
+def _ablation_ratio(r: dict, key: str, *cases: str) -> str:
+    """The variant's median epochs over the default's."""
+    variant, default = _variant(r, key), _variant(r, "average")
+    chosen = select(r["cases"], cases)
+    return ratio_span([_ablation_epochs(c, variant) / _ablation_epochs(c, default) for c in chosen], ".2g")
+
+
+def _helped(r: dict, *keys: str) -> str:
+    """The cases in which every one of the variants needs fewer epochs than the default."""
+    default = _variant(r, "average")
+    chosen = [
+        c
+        for c in r["cases"]
+        if all(_ablation_epochs(c, _variant(r, k)) < _ablation_epochs(c, default) for k in keys)
+    ]
+    return case_names(chosen, r["cases"])
+
+
+def _reached(r: dict, key: str, *cases: str) -> str:
+    epochs = [e for c in select(r["cases"], cases) for e in c["epochs"][_variant(r, key)]]
+    return count(sum(e is not None for e in epochs), len(epochs))
+
+
+def _epoch_cap(r: dict) -> str:
+    return f"{r['epoch_cap']}"
+
+
+def _ablation_never(r: dict, key: str) -> str:
+    label = _variant(r, key)
+    return case_names([c for c in r["cases"] if all(e is None for e in c["epochs"][label])], r["cases"])
+
+
+FIGURES: dict[tuple[str, str], Figure] = {
+    ("throughput", "vs_bare"): _throughput_vs_bare,
+    ("throughput", "goal"): _throughput_goal,
+    ("time_to_accuracy", "goal"): _goal_text,
+    ("time_to_accuracy", "ratio"): _ratio,
+    ("time_to_accuracy", "met"): _met,
+    ("time_to_accuracy", "cases_met"): _cases_met,
+    ("time_to_accuracy", "cases_missed"): _cases_missed,
+    ("time_to_accuracy", "epochs"): _epochs,
+    ("time_to_accuracy", "ms"): _ms,
+    ("time_to_accuracy", "liblinear_iterations"): _liblinear_iterations,
+    ("time_to_accuracy", "unreachable"): _unreachable,
+    ("time_to_accuracy", "never"): _never,
+    ("time_to_accuracy", "k8_epochs"): _k8_epochs,
+    ("time_to_accuracy", "intercept_scaling"): _intercept_scaling,
+    ("pgs_ablation", "change"): _change,
+    ("pgs_ablation", "ratio"): _ablation_ratio,
+    ("pgs_ablation", "helped"): _helped,
+    ("pgs_ablation", "reached"): _reached,
+    ("pgs_ablation", "never"): _ablation_never,
+    ("pgs_ablation", "epoch_cap"): _epoch_cap,
+}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .format import md_table
+from .figures import Figure
+from .format import approx, md_table
 from .goals import Goal, ratio_goal
 
 # Single-row prediction p99 at most this multiple of a trivial endpoint's; a job dispatched to an
@@ -347,3 +348,73 @@ def soak_goals(r: dict) -> list[Goal]:
             "Soak: jobs not final after the drain, or with an untrue reason", "0", f"{wrong}", int(wrong == 0)
         ),
     ]
+
+
+# -- figures for the prose ---------------------------------------------------------------------------
+
+
+def _predict_goal(r: dict) -> str:
+    return f"{GOAL_PREDICT_P99:g}x"
+
+
+def _warm_dispatch_goal(r: list[dict]) -> str:
+    return f"{GOAL_WARM_DISPATCH_MS:g} ms"
+
+
+def _first_job_goal(r: list[dict]) -> str:
+    return f"{GOAL_FIRST_JOB_MS / 1000:g} s"
+
+
+def _cold_start_goal(r: dict) -> str:
+    return f"{GOAL_COLD_START_S:g} s"
+
+
+def _training_starts(r: dict) -> str:
+    """From /readyz to the first job's training, the goal's measure."""
+    return f"{r['training_s']:.1f} s"
+
+
+def _claimed(r: dict) -> str:
+    """From the job's POST to its claim by a worker, on the job's clock."""
+    return f"{approx(1e3 * (r['running_s'] - r['posted_s']))} ms"
+
+
+def _compile(r: dict) -> str:
+    return f"{r['compile_s']:.2f} s"
+
+
+def _uploaded(r: dict) -> str:
+    return f"{r['uploaded_s']:.1f} s"
+
+
+def _make_serve(r: dict) -> str:
+    """`make serve` to /readyz in a fresh clone: the install and the Numba warm-up."""
+    return f"{approx(r['make_serve_to_ready_s'] / 60)} minutes"
+
+
+def _soak_quiet(r: dict) -> str:
+    return f"{r['quiet_seconds']:g} s"
+
+
+def _soak_duration(r: dict) -> str:
+    return f"{r['seconds']:g} s"
+
+
+def _soak_kill_every(r: dict) -> str:
+    return f"{r['kill_every_s']:g} s"
+
+
+FIGURES: dict[tuple[str, str], Figure] = {
+    ("predict_bench", "goal"): _predict_goal,
+    ("dispatch_bench", "goal_warm"): _warm_dispatch_goal,
+    ("dispatch_bench", "goal_first"): _first_job_goal,
+    ("cold_start", "goal"): _cold_start_goal,
+    ("cold_start", "training_starts"): _training_starts,
+    ("cold_start", "claimed"): _claimed,
+    ("cold_start", "compile"): _compile,
+    ("cold_start", "uploaded"): _uploaded,
+    ("cold_start", "make_serve"): _make_serve,
+    ("soak", "quiet"): _soak_quiet,
+    ("soak", "duration"): _soak_duration,
+    ("soak", "kill_every"): _soak_kill_every,
+}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .figures import Figure, case_names, count, ratio_span, select
 from .format import md_table, sig3, span
 from .goals import Goal, ratio_goal
 
@@ -188,3 +189,192 @@ def threads_goals(r: dict) -> list[Goal]:
             note=f"against serial k=1: {span([to_default for to_default, _ in speedups], '.2f')}x",
         )
     ]
+
+
+# -- figures for the prose ---------------------------------------------------------------------------
+
+# The solvers of bench.peers by the short names the template uses; 'fastest' is each case's
+# fastest peer. The goals by the same names: 'p2' (against the fastest peer), 'p18' (against p=2).
+SOLVERS = {
+    "p2": "PGS p=2",
+    "p18": "PGS p=1.8",
+    "sgd": "SGDClassifier",
+    "sgd_average": "SGDClassifier average=True",
+    "liblinear": "LIBLINEAR",
+    "snap1": "Snap ML 1 thread",
+    "snap2": "Snap ML 2 threads",
+    "vw": "Vowpal Wabbit",
+}
+PEER_GOALS = {"p2": GOAL_PEERS, "p18": GOAL_PEERS_P18}
+
+
+def _solver_row(case: dict, solver: str) -> dict:
+    name = _peer_ratios(case)[2] if solver == "fastest" else SOLVERS[solver]
+    return next(row for row in case["rows"] if row["solver"] == name)
+
+
+def _goal_ratio(case: dict, goal: str) -> float | None:
+    to_peer, p18, _ = _peer_ratios(case)
+    return to_peer if goal == "p2" else p18
+
+
+def _judged(r: dict, goal: str, met: bool) -> list[dict]:
+    """The cases that meet the goal (or miss it, met=False); cases without a ratio are neither."""
+    return [
+        c for c in r["cases"] if (q := _goal_ratio(c, goal)) is not None and (q <= PEER_GOALS[goal]) == met
+    ]
+
+
+def _peers_goal(r: dict, goal: str) -> str:
+    return f"{PEER_GOALS[goal]:g}x"
+
+
+def _peers_ratio(r: dict, goal: str, *cases: str) -> str:
+    return ratio_span([q for c in select(r["cases"], cases) if (q := _goal_ratio(c, goal)) is not None])
+
+
+def _peers_met(r: dict, goal: str) -> str:
+    met, missed = _judged(r, goal, True), _judged(r, goal, False)
+    return count(len(met), len(met) + len(missed))
+
+
+def _faster(r: dict) -> str:
+    """In how many cases PGS p=2 is faster than the fastest peer."""
+    ratios = [q for c in r["cases"] if (q := _goal_ratio(c, "p2")) is not None]
+    return count(sum(q < 1 for q in ratios), len(ratios))
+
+
+def _cases_met(r: dict, goal: str) -> str:
+    return case_names(_judged(r, goal, True), r["cases"])
+
+
+def _cases_missed(r: dict, goal: str) -> str:
+    return case_names(_judged(r, goal, False), r["cases"])
+
+
+def _misses(r: dict, goal: str) -> str:
+    """The cases that miss the goal, each with its ratio: 'agaricus (0.85, 0.75)'."""
+    return case_names(_judged(r, goal, False), r["cases"], note=lambda c: f"{_goal_ratio(c, goal):.2f}")
+
+
+def _missed_ratio(r: dict, goal: str) -> str:
+    """The range of the ratios of the cases that miss the goal."""
+    return ratio_span([_goal_ratio(c, goal) or 0.0 for c in _judged(r, goal, False)])
+
+
+def _fastest_count(r: dict, prefix: str) -> str:
+    """In how many cases the fastest peer's name starts with the prefix."""
+    return str(sum((_peer_ratios(c)[2] or "").startswith(prefix) for c in r["cases"]))
+
+
+def _reached_rows(r: dict, solver: str, cases: tuple[str, ...]) -> list[dict]:
+    """The solver's rows in the cases, where it reached the target."""
+    rows = [_solver_row(c, solver) for c in select(r["cases"], cases)]
+    return [row for row in rows if row["seconds"] is not None]
+
+
+def _ms(r: dict, solver: str, *cases: str) -> str:
+    return span([1e3 * row["seconds"] for row in _reached_rows(r, solver, cases)]) + " ms"
+
+
+def _seconds_per_epoch(r: dict, solver: str, *cases: str) -> str:
+    return span([row["seconds"] / row["epochs"] for row in _reached_rows(r, solver, cases)], ".2f") + " s"
+
+
+def _budget(r: dict, solver: str, *cases: str) -> str:
+    """The smallest budget that reached the target: epochs, Newton iterations or PGS iterations."""
+    return span([row["budget"] for row in _reached_rows(r, solver, cases)], ",d")
+
+
+def _epochs(r: dict, solver: str, *cases: str) -> str:
+    return span([row["epochs"] for row in _reached_rows(r, solver, cases)])
+
+
+def _reached(r: dict, solver: str) -> str:
+    return count(len(_reached_rows(r, solver, ())), len(r["cases"]))
+
+
+def _same_budget_misses(r: dict) -> str:
+    """The cases that miss the p=1.8 goal although p=1.8 and p=2 stop at the same iteration."""
+    chosen = [
+        c
+        for c in _judged(r, "p18", False)
+        if _solver_row(c, "p18")["budget"] == _solver_row(c, "p2")["budget"]
+    ]
+    return case_names(chosen, r["cases"])
+
+
+def _setup_ms(r: dict, *cases: str) -> str:
+    """PGS's fit() of one iteration: validation, preparation, the engine."""
+    return span([1e3 * c["setup"]["fit_one_iteration"] for c in select(r["cases"], cases)]) + " ms"
+
+
+def _setup_passes(r: dict, *cases: str) -> str:
+    """PGS's fit() of one iteration in passes over the stored values."""
+    return span([c["setup"]["fit_one_iteration"] / c["setup"]["one_pass"] for c in select(r["cases"], cases)])
+
+
+def _threads_run(case: dict, k: str, threaded: bool = False) -> dict:
+    """The fit at minibatch size k: serial k=1 is the baseline; at k > 1 serial or threaded."""
+    if int(k) == 1:
+        return case["baseline"]
+    row = next(row for row in case["rows"] if row["k"] == int(k))
+    return row["threaded" if threaded else "serial"]
+
+
+def _threads_goal(r: dict) -> str:
+    return f"{GOAL_THREADS:g}x"
+
+
+def _to_default(r: dict, *sets: str) -> str:
+    """The fastest threaded fit() to the target against serial k = 1's."""
+    return ratio_span([s[0] for c in select(r["cases"], sets) if (s := _threads_speedups(c)) is not None])
+
+
+def _same_k(r: dict, k: str, *sets: str) -> str:
+    """At minibatch size k, the threaded solver's speed-up over the serial one."""
+    runs = [(_threads_run(c, k), _threads_run(c, k, threaded=True)) for c in select(r["cases"], sets)]
+    return ratio_span([serial["solver_seconds"] / threaded["solver_seconds"] for serial, threaded in runs])
+
+
+def _kernel_us(r: dict, k: str, *sets: str) -> str:
+    """The serial kernel's microseconds per iteration at minibatch size k."""
+    rows = [next(row for row in c["rows"] if row["k"] == int(k)) for c in select(r["cases"], sets)]
+    return span([row["kernel_us_per_iteration"]["serial"] for row in rows], ",.0f") + " us"
+
+
+def _threads_epochs(r: dict, k: str, *sets: str) -> str:
+    return span([_threads_run(c, k)["epochs"] for c in select(r["cases"], sets)])
+
+
+def _slowdown(r: dict, k: str, *sets: str) -> str:
+    """How many times slower serial fit() to the target is at minibatch size k than at k = 1."""
+    cases = select(r["cases"], sets)
+    return span([_threads_run(c, k)["fit_seconds"] / c["baseline"]["fit_seconds"] for c in cases]) + "x"
+
+
+FIGURES: dict[tuple[str, str], Figure] = {
+    ("peers", "goal"): _peers_goal,
+    ("peers", "ratio"): _peers_ratio,
+    ("peers", "met"): _peers_met,
+    ("peers", "faster"): _faster,
+    ("peers", "cases_met"): _cases_met,
+    ("peers", "cases_missed"): _cases_missed,
+    ("peers", "misses"): _misses,
+    ("peers", "missed_ratio"): _missed_ratio,
+    ("peers", "fastest_count"): _fastest_count,
+    ("peers", "ms"): _ms,
+    ("peers", "seconds_per_epoch"): _seconds_per_epoch,
+    ("peers", "budget"): _budget,
+    ("peers", "epochs"): _epochs,
+    ("peers", "reached"): _reached,
+    ("peers", "same_budget_misses"): _same_budget_misses,
+    ("peers", "setup_ms"): _setup_ms,
+    ("peers", "setup_passes"): _setup_passes,
+    ("threads", "goal"): _threads_goal,
+    ("threads", "to_default"): _to_default,
+    ("threads", "same_k"): _same_k,
+    ("threads", "kernel_us"): _kernel_us,
+    ("threads", "epochs"): _threads_epochs,
+    ("threads", "slowdown"): _slowdown,
+}
