@@ -13,8 +13,9 @@ The template holds the prose, and draws every table and every measured figure fr
   benchmark, given the arguments (e.g. ``{{= peers.met p2 }}`` is "7 of 16"), or a figure every
   record has (``load``, ``minutes``).
 
-``--check`` writes nothing and exits with status 1 if docs/benchmarks.md is not what the template
-and the records give.
+``--check`` writes nothing and exits with status 1, naming the template's line, if the prose types
+a measured figure instead of drawing it from a record (bench/typed_figures.py), or if
+docs/benchmarks.md is not what the template and the records give.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from . import typed_figures
 from .results import REPO, RESULTS_DIR
 from .tables import FIGURES, GOALS, RECORD_FIGURES, RENDERERS, goals_table, provenance
 
@@ -89,10 +91,15 @@ def _shown(path: Path) -> str:
 
 
 def problems(template: str, page: str) -> list[str]:
-    """Why `--check` fails: a stale page."""
+    """Why `--check` fails: each typed figure of the template (with its line), and a stale page."""
+    found = [
+        f"{_shown(TEMPLATE)}:{line}: typed figure {text!r} in the prose: draw it from a record with "
+        "{{= NAME.FIGURE ... }} (or, if it is not a measurement, see bench/typed_figures.py)"
+        for line, text in typed_figures.find(template)
+    ]
     if page != render(template):
-        return [f"{_shown(PAGE)} is stale: run `make bench-report`"]
-    return []
+        found.append(f"{_shown(PAGE)} is stale: run `make bench-report`")
+    return found
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="fail if docs/benchmarks.md differs from the rendering",
+        help="fail if the template types a measured figure or docs/benchmarks.md differs from the rendering",
     )
     args = parser.parse_args(argv)
     if args.check:

@@ -1,5 +1,6 @@
 """docs/benchmarks.md from its template and the records: the figures drawn into the prose, the
-goals table, and `python -m bench.report --check` on a stale page."""
+goals table, and the two ways `python -m bench.report --check` fails (a figure typed by hand into
+the template's prose, a stale page)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import report
+from bench import report, typed_figures
 from bench.tables import Goal, goals_table
 from bench.tables.goals import ratio_goal
 
@@ -22,6 +23,24 @@ def checked(tmp_path, monkeypatch):
     return template, page
 
 
+def _check_fails(template: Path, page: Path, text: str) -> str:
+    template.write_text(text)
+    page.write_text(report.render(text))
+    with pytest.raises(SystemExit) as failed:
+        report.main(["--check"])
+    return str(failed.value)
+
+
+def test_a_typed_figure_fails_the_check_and_names_its_line(checked):
+    message = _check_fails(*checked, "# Benchmarks\n\nThe fit took\n3.2 s on this machine.\n")
+    assert "template.md:4: typed figure '3.2 s'" in message
+
+
+def test_a_typed_count_of_cases_fails_the_check(checked):
+    message = _check_fails(*checked, "PGS is faster\nin 7 of 16 cases.\n")
+    assert "template.md:2: typed figure '7 of 16'" in message
+
+
 def test_a_stale_page_fails_the_check(checked):
     template, page = checked
     template.write_text("# Benchmarks\n\nNo figures here.\n")
@@ -30,8 +49,45 @@ def test_a_stale_page_fails_the_check(checked):
         report.main(["--check"])
 
 
-def test_the_real_template_renders_the_page_as_it_is():
+def test_the_real_template_has_no_typed_figure_and_renders_the_page_as_it_is():
+    assert typed_figures.find(report.TEMPLATE.read_text()) == []
     assert report.problems(report.TEMPLATE.read_text(), report.PAGE.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "took 0.9 s",
+        "at 54 ms",
+        "a 2.1 GiB peak",
+        "parses 21-25 MB/s",
+        "1.3x as fast",
+        "sits at 0.5-0.7x",
+        "within about 10 % of",
+        "in 8 of 16 cases",
+        "38 of the 20,000 test rows",
+        "about 50 minutes",
+    ],
+)
+def test_measured_figures_are_found(text):
+    assert typed_figures.find(f"Some prose:\n{text} and more.\n") != []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "took {{= cold_start.training_starts }}",  # a placeholder
+        "the `--time-budget 150` s",  # a code span
+        "| 0.9 s | 1.3x |",  # a table row
+        "python -m bench.peers --max-epochs 20",  # a command line
+        "sigma 1e-5, k = 300, Figures 5-9, p = 14-19",  # numbers without a unit
+        "494k x 119, 3e-8 x 800,000 / m",  # sizes and a product
+        "||w/||w|| - w*|| < 0.05",  # a norm, not a table
+        "the test problem's 3 of 23\nfeatures",  # listed as not measured, across a line end
+    ],
+)
+def test_what_is_not_a_typed_measurement_passes(text):
+    assert typed_figures.find(f"Some prose:\n{text} and more.\n") == []
 
 
 def _write_record(directory: Path, name: str, benchmark: str, results: dict) -> None:
