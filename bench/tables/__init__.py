@@ -1,9 +1,11 @@
-"""Markdown tables from the benchmarks' JSON records (bench/results.py): one function per benchmark.
+"""docs/benchmarks.md's tables, goals and figures from the benchmarks' JSON records (bench/results.py).
 
 The benchmarks print these tables at the end of a run, and ``python -m bench.report`` puts them
 into docs/benchmarks.md, so what a run shows and what the page shows are the same text. Every
-function takes the ``results`` part of a record; ``provenance`` renders the rest (command, commit,
-machine, load). One module per family of benchmarks; this one names what each record gets.
+renderer takes the ``results`` part of a record; ``provenance`` renders the rest (command, commit,
+machine, load). One module per family of benchmarks holds its renderers, its goals and the figures
+the prose draws from its records; format, figures and goals hold what the families share; this
+module names what each record gets.
 """
 
 from __future__ import annotations

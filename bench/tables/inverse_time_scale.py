@@ -5,6 +5,8 @@ from __future__ import annotations
 from .figures import Figure, listing
 from .format import approx, md_table, sig3, span
 
+GIB = 1024**3
+
 
 def scale_rows(size: dict) -> list[dict]:
     """One size's (method, m, target, median seconds and iterations, reached, repeats) from its
@@ -58,7 +60,6 @@ def inverse_time_scale(r: dict) -> str:
         )
         return text if row["reached"] == row["repeats"] else (f"{text} ({row['reached']}/{row['repeats']})")
 
-    gib = 1024**3
     times = md_table(
         ["method", "target"] + [f"m={m:,}" for m in sizes],
         [
@@ -84,14 +85,14 @@ def inverse_time_scale(r: dict) -> str:
             [
                 f"{size['m']:,}",
                 f"{size['sigma']:.1e}",
-                f"{size['train_text_bytes'] / gib:.2f}",
+                f"{size['train_text_bytes'] / GIB:.2f}",
                 f"{size['train_generate_seconds']:.0f}",
                 f"{size['train_import_seconds']:.0f}",
                 f"{size['parse_mb_per_s']:.1f}",
-                f"{size['train_stored_bytes'] / gib:.2f}",
-                f"{size['disk_bytes'] / gib:.2f}",
-                f"{size['import_peak_rss_bytes'] / gib:.2f}",
-                f"{size['worker_peak_rss_bytes'] / gib:.2f}",
+                f"{size['train_stored_bytes'] / GIB:.2f}",
+                f"{size['disk_bytes'] / GIB:.2f}",
+                f"{size['import_peak_rss_bytes'] / GIB:.2f}",
+                f"{size['worker_peak_rss_bytes'] / GIB:.2f}",
             ]
             for size in r["results"]
         ],
@@ -103,7 +104,7 @@ def inverse_time_scale(r: dict) -> str:
             "",
             times,
             "",
-            f"#### What each m took (worker memory budget {r['worker_memory_bytes'] / gib:g} GiB)",
+            f"#### What each m took (worker memory budget {r['worker_memory_bytes'] / GIB:g} GiB)",
             "",
             costs,
         ]
@@ -111,8 +112,6 @@ def inverse_time_scale(r: dict) -> str:
 
 
 # -- figures for the prose ---------------------------------------------------------------------------
-
-GIB = 1024**3
 # The methods of the studies by the short names the template uses.
 METHODS = {"p2": "PGS p=2", "p18": "PGS p=1.8", "lbfgs": "L-BFGS"}
 

@@ -139,9 +139,13 @@ def _judged(value: float | None, goal: float) -> str:
     return f"{value:.2f} " + ("met" if value <= goal else "miss")
 
 
+def _defined(values: list[float | None]) -> list[float]:
+    return [v for v in values if v is not None and not math.isnan(v)]
+
+
 def _count(values: list[float | None], goal: float) -> str:
-    defined = [v for v in values if v is not None and not math.isnan(v)]
-    return f"{sum(v <= goal for v in defined)} of {len(defined)}"
+    defined = _defined(values)
+    return count(sum(v <= goal for v in defined), len(defined))
 
 
 def time_to_accuracy(r: dict) -> str:
@@ -341,10 +345,6 @@ def _throughput_goal(r: dict) -> str:
 
 def _goal_text(r: dict, goal: str) -> str:
     return f"{TTA_GOALS[goal]:g}x"
-
-
-def _defined(values: list[float | None]) -> list[float]:
-    return [v for v in values if v is not None and not math.isnan(v)]
 
 
 def _case_ratios(r: dict, key: str, *cases: str) -> list[float]:
