@@ -14,13 +14,6 @@ from tests.docs.pages import PAGES
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 _CODE_SPAN = re.compile(r"`[^`]*`")
-# docs/benchmarks.md is rendered from bench/benchmarks_template.md, which the rework of the
-# benchmarks changes on its own branch; these links of it still name the pages' old paths.
-AWAITING_TEMPLATE = {
-    ("docs/benchmarks.md", "service.md#operations-every-limit"),
-    ("docs/benchmarks.md", "solvers_l1.md"),
-    ("docs/benchmarks.md", "solvers_lecture.md#what-is-cached-and-what-one-iteration-costs"),
-}
 
 
 def _prose_lines(page: Path) -> list[tuple[int, str]]:
@@ -78,15 +71,7 @@ def broken(page: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_relative_link_reaches_a_file_and_a_heading(page: str) -> None:
-    awaited = {target for where, target in AWAITING_TEMPLATE if where == page}
-    assert {t: why for t, why in broken(page).items() if t not in awaited} == {}
-
-
-def test_the_links_awaiting_the_benchmarks_template_are_still_broken() -> None:
-    """Once bench/benchmarks_template.md names the pages' paths, these entries must go."""
-    assert {
-        (page, target) for page, target in AWAITING_TEMPLATE if target in broken(page)
-    } == AWAITING_TEMPLATE
+    assert broken(page) == {}
 
 
 def test_slugs_and_anchors_are_githubs(tmp_path: Path) -> None:
