@@ -35,7 +35,8 @@ RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
     && python -m solver.warmup \
     && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
 
-COPY README.md ./
+# README and LICENSE: the package metadata pyproject.toml names.
+COPY README.md LICENSE ./
 COPY app ./app
 RUN python -m pip install --no-deps .
 
