@@ -16,7 +16,7 @@ $(BIN)/python:
 # and its `pgs` command against a real service.
 $(STAMP): pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[service,dev]'
 	$(BIN)/python -m pip install --quiet -e './client[all,dev]'
 	touch $@
 
