@@ -17,12 +17,14 @@ WORKDIR /opt/pgs
 RUN useradd --system --create-home --uid 10001 --user-group pgs
 
 # The dependencies first, in a layer of their own: a change to the code (or the README) reuses
-# it instead of downloading and installing them again; only a change to pyproject.toml does not.
-COPY pyproject.toml ./
+# it instead of downloading and installing them again; only a change to pyproject.toml or
+# constraints.txt does not. The solver's (the core dependencies) and the service's (the
+# [service] extra), at the versions constraints.txt pins, so a rebuild installs what was tested.
+COPY pyproject.toml constraints.txt ./
 RUN python -m pip install --upgrade pip \
-    && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
+    && python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['service'], sep='\n')" \
         > /tmp/requirements.txt \
-    && python -m pip install -r /tmp/requirements.txt \
+    && python -m pip install -c constraints.txt -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
 # The solver and its compiled kernels before the service's code, so that a change to app/ alone
@@ -35,7 +37,8 @@ RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
     && python -m solver.warmup \
     && chown -R pgs:pgs /opt/pgs/numba-cache /opt/pgs/var
 
-COPY README.md ./
+# README and LICENSE: the package metadata pyproject.toml names.
+COPY README.md LICENSE ./
 COPY app ./app
 RUN python -m pip install --no-deps .
 

@@ -7,18 +7,30 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: test serve install docs bench bench-scale bench-report clean
+.PHONY: test serve install lock docs bench bench-scale bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # The client (client/, distribution pgs-client) is a package of its own; tests/client runs it
-# and its `pgs` command against a real service.
-$(STAMP): pyproject.toml client/pyproject.toml | $(BIN)/python
+# and its `pgs` command against a real service. Both in one pip run (one resolution), every
+# version pinned by constraints.txt, so a new release upstream changes nothing here until
+# `make lock` takes it.
+$(STAMP): pyproject.toml client/pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m pip install --quiet -e './client[all,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[service,dev]' -e './client[all,dev]'
 	touch $@
+
+# constraints.txt: every package the service, dev, bench and client extras install, pinned for
+# the Python of the Docker image and CI (3.11, x86_64 Linux) whoever runs this. uv resolves from
+# the two pyprojects alone, keeping the current pins where they still fit: run it after changing
+# a dependency; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release.
+UV_VERSION := 0.13.9
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
+	$(BIN)/uv pip compile pyproject.toml client/pyproject.toml --all-extras $(LOCK_FLAGS) \
+		--python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--custom-compile-command 'make lock' --output-file constraints.txt --quiet
 
 # The Numba cache the service and the tests start with (kernels compiled in parallel, one process
 # per family); a job whose kernels are missing compiles them itself, off its clock. Its stamp
@@ -65,7 +77,7 @@ bench: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.hostile_bench
 	$(BIN)/python -m bench.end_to_end
 	$(BIN)/python -m bench.cold_start
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python -m bench.peers
 	$(BIN)/python -m bench.threads
 	$(MAKE) bench-report

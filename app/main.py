@@ -46,10 +46,9 @@ from app.services.jobs import state as job_service
 from app.services.model_registry.artifacts import ModelCache, load_for_prediction
 from app.services.model_registry.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
 from app.training.runner import JobRunner
+from app.version import VERSION
 
 log = logging.getLogger("app")
-
-API_VERSION = "1.0.0"
 
 
 def _prepare_dirs(settings: Settings) -> None:
@@ -158,7 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="PGS training and inference service",
-        version=API_VERSION,
+        version=VERSION,
         description="Upload data sets, train p-norm linear models with the Primal Gradient "
         "Solver, follow time-to-accuracy, and predict. Errors are RFC 9457 problem+json.",
         lifespan=lifespan,

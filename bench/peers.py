@@ -4,7 +4,7 @@
         [--sets a9a,w8a,ijcnn1,rt_polarity,reuters_moneyfx,agaricus,rcv1_like,kdd_like] \
         [--sigmas 1e-5,1e-6] [--repeats 5] [--max-epochs 30] [--results-dir DIR]
 
-The peers are optional benchmark extras (``pip install -e '.[bench]'``): scikit-learn's
+The peers are optional benchmark extras (``pip install -c constraints.txt -e '.[bench]'``): scikit-learn's
 SGDClassifier (plain and average=True) and LIBLINEAR (LogisticRegression(solver="liblinear")),
 IBM Snap ML's LogisticRegression (SDCA, 1 and 2 threads) and Vowpal Wabbit. Every solver
 minimises the logistic loss with sigma / 2 ||w||^2 (Snap ML's ``regularizer`` and LIBLINEAR's C

@@ -9,7 +9,6 @@ pred = c.models.predict(job.model_id, X)
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Any
 
 from pgs_client.client import Client
@@ -37,8 +36,7 @@ from pgs_client.schemas import SolverTaskRead as SolverTask
 from pgs_client.schemas import StudyRead as Study
 from pgs_client.schemas import TracePointRead as TracePoint
 from pgs_client.transport import RetryPolicy
-
-__version__ = version("pgs-client")
+from pgs_client.version import VERSION as __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -169,6 +169,15 @@ class DatasetRead:
 
 
 @dataclass(kw_only=True)
+class Health:
+    status: Literal["ok"]
+    version: str
+    """
+    The service's version (of the pgs-solver distribution)
+    """
+
+
+@dataclass(kw_only=True)
 class ImportRequest:
     source: str
     """

@@ -17,13 +17,13 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 
 from pgs_client.errors import ConnectionFailed, ServiceUnavailable, api_error
+from pgs_client.version import VERSION
 
 log = logging.getLogger("pgs_client")
 
@@ -63,7 +63,7 @@ class Transport:
     """One ``httpx.Client`` against the service's base URL."""
 
     def __init__(self, url: str, api_key: str | None, timeout: float, retry: RetryPolicy):
-        headers = {"User-Agent": f"pgs-client/{version('pgs-client')}"}
+        headers = {"User-Agent": f"pgs-client/{VERSION}"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self.url = url.rstrip("/")

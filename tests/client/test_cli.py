@@ -4,6 +4,7 @@ output for people and for scripts, and the documented exit codes."""
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -45,6 +46,12 @@ def test_help_on_every_command():
     for command in ([], ["jobs", "create"]):
         done = subprocess.run([PGS, *command, "--help"], capture_output=True, text=True)
         assert done.returncode == 0 and "Usage: pgs" in done.stdout, done.stderr
+
+
+def test_version_is_the_installed_clients():
+    done = subprocess.run([PGS, "--version"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"pgs-client {importlib.metadata.version('pgs-client')}\n"
 
 
 def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: Path):

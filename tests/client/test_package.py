@@ -29,6 +29,11 @@ def test_the_core_depends_on_httpx_only_and_imports_nothing_heavy():
     assert done.stdout.strip() == "[]"
 
 
+def test_the_client_carries_the_repositorys_license():
+    """client/ is built on its own, so its LICENSE is a copy of the repository's: the same text."""
+    assert (REPO / "client" / "LICENSE").read_text() == (REPO / "LICENSE").read_text()
+
+
 def _generator():
     spec = importlib.util.spec_from_file_location("generate_schemas", TOOL)
     assert spec is not None and spec.loader is not None

@@ -1,4 +1,5 @@
-"""/healthz (alive), /readyz (database, store and worker pool usable), /metrics (Prometheus)."""
+"""/healthz (alive, and its version), /readyz (database, store and worker pool usable), /metrics
+(Prometheus)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,19 @@ from app.api.openapi import example, problems
 from app.core.errors import problem_response
 from app.core.security import metrics_access
 from app.core.storage.base import Store
+from app.schemas.health import Health
+from app.version import VERSION
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", summary="The process answers", responses=example(200, {"status": "ok"}))
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+@router.get(
+    "/healthz",
+    summary="The process answers, with the service's version",
+    responses=example(200, {"status": "ok", "version": VERSION}),
+)
+async def healthz() -> Health:
+    return Health(status="ok", version=VERSION)
 
 
 def _db_ok(factory: Any) -> tuple[bool, str]:

@@ -15,6 +15,7 @@ from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.resources.jobs import score_text
 from pgs_client.resources.models import Prediction
+from pgs_client.version import VERSION
 
 app = typer.Typer(
     help="Train and serve models on a PGS service.",
@@ -41,6 +42,12 @@ TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "te
 STUDY_ROW_COLUMNS = ["label", "m", "target", "repeats", "reached", "median_seconds", "median_iterations"]
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        print(f"pgs-client {VERSION}")
+        raise typer.Exit()
+
+
 @app.callback()
 def connect(
     ctx: typer.Context,
@@ -52,6 +59,11 @@ def connect(
         str | None,
         typer.Option(envvar="PGS_API_KEY", show_envvar=True, help="Bearer key, if the service has keys"),
     ] = None,
+    # Eager: printed before anything connects, whatever else the command line says.
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit"),
+    ] = False,
 ) -> None:
     """Train and serve models on a PGS service (see `pgs COMMAND --help`)."""
     ctx.obj = ctx.with_resource(Client(url, api_key))

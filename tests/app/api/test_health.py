@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
     """Ready once a worker process has started and imported the solver: no kernel is compiled
     before (a job compiles what it needs), so the wait does not depend on the Numba cache."""
     with TestClient(create_app(make_settings(tmp_path, prestart_workers=True))) as c:
-        assert c.get("/healthz").json() == {"status": "ok"}
+        assert c.get("/healthz").json()["status"] == "ok"
         deadline = time.monotonic() + 120
         while (r := c.get("/readyz")).status_code != 200:
             body = assert_problem(r, 503)
@@ -26,6 +27,13 @@ def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
             time.sleep(0.1)
         assert r.json() == {"status": "ready", "checks": {"database": "ok", "store": "ok", "workers": "ok"}}
     # After shutdown the pool is stopped: a late check says so.
+
+
+def test_healthz_and_the_openapi_document_show_the_installed_version(client: TestClient):
+    """The version pyproject.toml declares, as pip installed it: not a second copy in the code."""
+    installed = importlib.metadata.version("pgs-solver")
+    assert client.get("/healthz").json() == {"status": "ok", "version": installed}
+    assert client.get("/openapi.json").json()["info"]["version"] == installed
 
 
 def test_metrics_count_requests_by_route_template_and_jobs_by_status(client: TestClient):
