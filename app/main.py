@@ -12,9 +12,11 @@ from typing import IO, Any
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, FastAPI
 
+from app.api.audit import AuditMiddleware
 from app.api.deps import reject_unknown_query
 from app.api.openapi import API_GUARDS, REQUEST_GUARDS, install_openapi, problems
 from app.api.routes import (
+    account,
     aliases,
     batch_predictions,
     datasets,
@@ -36,8 +38,9 @@ from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.errors import install_error_handlers
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
-from app.core.security import NetworkGuardMiddleware, require_api_key
+from app.core.security import AuthMiddleware, NetworkGuardMiddleware, current_caller
 from app.core.storage.base import install_storage_error_handler
+from app.core.tenants import KeyRing
 from app.db.engine import install_db_error_handlers, make_engine, make_session_factory, run_migrations
 from app.docs_ui import install_docs
 from app.services.datasets.parse_process import start_parser_server
@@ -184,18 +187,33 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_db_error_handlers(app)
     install_storage_error_handler(app)
+    app.state.keyring = KeyRing(settings.api_keys.get_secret_value(), settings.api_keys_file)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
+    # Outside the body limits: a caller without a valid key is answered before its body is read.
+    app.add_middleware(AuditMiddleware, factory=lambda: app.state.session_factory)
+    app.add_middleware(AuthMiddleware, keyring=app.state.keyring)
     app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     # The key first: a caller without one learns nothing about the parameters.
-    api = [Depends(require_api_key), Depends(reject_unknown_query)]
+    api = [Depends(current_caller), Depends(reject_unknown_query)]
     app.include_router(
         health.router, dependencies=[Depends(reject_unknown_query)], responses=problems(*REQUEST_GUARDS)
     )
     # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
     resources = [
         module.router
-        for module in (uploads, datasets, jobs, models, batch_predictions, aliases, studies, plots, solvers)
+        for module in (
+            uploads,
+            datasets,
+            jobs,
+            models,
+            batch_predictions,
+            aliases,
+            studies,
+            plots,
+            solvers,
+            account,
+        )
     ]
     resources.insert(0, uploads.import_router)
     for router in resources:

@@ -13,18 +13,21 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
-from app.core.errors import ProblemError, not_found
-from app.core.security import require_api_key
+from app.core.errors import ProblemError, field_error, invalid, not_found
+from app.core.security import current_caller
+from app.core.tenants import Caller
 from app.db.engine import SessionFactory
-from app.db.tables import Dataset, Job, Model, Study
+from app.db.tables import BatchPrediction, Dataset, Job, Model, Study
 from app.services.model_registry.artifacts import ModelCache
 from app.services.model_registry.versions import resolve_ref
 from app.training.runner import JobRunner
 
 Row = TypeVar("Row", Dataset, Job, Study)
+Owned = TypeVar("Owned", Dataset, Job, Study, Model, BatchPrediction)
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -58,17 +61,47 @@ FactoryDep = Annotated[SessionFactory, Depends(get_factory)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 CacheDep = Annotated[ModelCache, Depends(get_cache)]
-PrincipalDep = Annotated[str, Depends(require_api_key)]
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def owned_or_404(session: Session, model: type[Owned], ident: int, resource: str, caller: Caller) -> Owned:
+    """The ``model`` row ``ident`` if the caller sees it; 404 otherwise, whether it is missing or
+    another owner's (a caller learns nothing of what others have)."""
+    row = session.get(model, ident)
+    if row is None or not caller.sees(row.owner):
+        raise not_found(resource, ident)
+    return row
+
+
+def referenced_or_422(
+    session: Session, model: type[Owned], ident: int, caller: Caller, loc: list[str | int], resource: str
+) -> Owned:
+    """The ``model`` row a request body names (a job's data set, ...); 422 naming the field when
+    it does not exist for the caller."""
+    row = session.get(model, ident)
+    if row is None or not caller.sees(row.owner):
+        msg = f"{resource} {ident} does not exist"
+        raise invalid(msg, [field_error(loc, msg)])
+    return row
+
+
+def visible_to(stmt: Select[Any], model: type[Owned], caller: Caller) -> Select[Any]:
+    """A list's rows that exist for the caller: its owner's, or every owner's for an admin."""
+    return stmt if caller.is_admin else stmt.where(model.owner == caller.owner)
 
 
 def get_or_404(model: type[Row], resource: str) -> Any:
     """A dependency that loads the ``model`` row named by the path's ``{resource}_id``, or
     answers 404."""
 
-    def load(ident: Annotated[int, Path(alias=f"{resource}_id", ge=1)], session: SessionDep) -> Row:
-        row = session.get(model, ident)
-        if row is None:
-            raise not_found(resource, ident)
+    def load(
+        ident: Annotated[int, Path(alias=f"{resource}_id", ge=1)],
+        request: Request,
+        session: SessionDep,
+        caller: CallerDep,
+    ) -> Row:
+        row = owned_or_404(session, model, ident, resource, caller)
+        request.state.object_owner = row.owner  # whose object a write changes (app/api/audit.py)
         return row
 
     return Depends(load)
@@ -77,12 +110,12 @@ def get_or_404(model: type[Row], resource: str) -> Any:
 ModelRef = Annotated[str, Path(alias="model_id", max_length=400, description="The model's id, or name@alias")]
 
 
-def load_model_row(ref: ModelRef, session: SessionDep) -> Model:
-    """The model a path names by id or by ``name@alias`` (services/model_registry/versions.py), or 404."""
-    ident = resolve_ref(session, ref)
-    row = session.get(Model, ident)
-    if row is None:
-        raise not_found("model", ident)
+def load_model_row(ref: ModelRef, request: Request, session: SessionDep, caller: CallerDep) -> Model:
+    """The model a path names by id or by ``name@alias`` of the caller's owner
+    (services/model_registry/versions.py), or 404."""
+    ident = resolve_ref(session, ref, caller.owner)
+    row = owned_or_404(session, Model, ident, "model", caller)
+    request.state.object_owner = row.owner
     return row
 
 

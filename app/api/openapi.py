@@ -85,10 +85,11 @@ STATUSES: dict[int, _Status] = {
         "invalid request: query.foo",
     ),
     429: _Status(
-        "Too many requests queued: the caller's queue (PGS_MAX_QUEUED_JOBS_PER_KEY) or "
+        "Too many requests queued: the owner's queue (PGS_MAX_QUEUED_JOBS_PER_OWNER) or "
         "the server's (PGS_MAX_QUEUED_JOBS) is full; retry after Retry-After seconds",
         "too-many-queued-jobs",
-        "5 jobs of this API key are queued (PGS_MAX_QUEUED_JOBS_PER_KEY); retry later",
+        "owner 'team-a' has 100 queued job(s); 1 more would pass its quota of 100 "
+        "(PGS_MAX_QUEUED_JOBS_PER_OWNER)",
     ),
     460: _Status(
         "Checksum mismatch (tus checksum extension): the body does not match "

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.storage.base import Store
 from app.core.storage.local import open_store
+from app.core.tenants import parse_entries
 
 MIB = 1024 * 1024
 
@@ -82,10 +83,18 @@ class Settings(BaseSettings):
     )
     api_keys: SecretStr = Field(
         default=SecretStr(""),
-        description="Comma-separated bearer keys: with keys, `/v1/*` needs "
-        "`Authorization: Bearer <key>` (401 without one, 403 for an unknown one). Empty: no "
+        description="Comma-separated bearer keys, each `owner:role:key` (role `admin`, `member` or "
+        "`reader`; docs/how-to/auth.md) or a bare key (owner `default`, role `admin`). With keys, "
+        "`/v1/*` needs `Authorization: Bearer <key>` (401 without one, 403 for an unknown one), "
+        "checked before the request's body is read. Empty, and no `PGS_API_KEYS_FILE`: no "
         "authentication, and the server answers loopback callers only (`PGS_ALLOW_ANONYMOUS`, "
         "`PGS_ALLOWED_HOSTS`).",
+    )
+    api_keys_file: Path | None = Field(
+        default=None,
+        description="A file of keys in the form of `PGS_API_KEYS`, one per line (`#` starts a "
+        "comment), read again within a second of a change: keys rotate without a restart. A "
+        "file that turns malformed or unreadable keeps the last good keys (the log says why).",
     )
     allow_anonymous: bool = Field(
         default=False,
@@ -107,7 +116,7 @@ class Settings(BaseSettings):
     upload_quota_bytes: int = Field(
         default=128 * 1024 * MIB,
         ge=1,
-        description="What the unfinished resumable uploads (and URL imports) of one API key "
+        description="What the unfinished resumable uploads (and URL imports) of one owner "
         "reserve together, by their full lengths, until each is a data set or deleted.",
     )
     upload_expiry_s: float = Field(
@@ -259,12 +268,11 @@ class Settings(BaseSettings):
         description="Trace points stored per job; beyond it they are thinned as they come (the "
         "first, the last and each target's first crossing are always kept).",
     )
-    max_queued_jobs_per_key: int = Field(
+    max_queued_jobs_per_owner: int = Field(
         default=100,
         ge=1,
-        description="Queued jobs per API key (all anonymous callers together when there are no "
-        "keys; a study counts all its jobs); beyond, a new job is refused with 429 and "
-        "`Retry-After`.",
+        description="Queued jobs per owner (a study counts all its jobs); beyond, a new job is "
+        "refused with 429 and `Retry-After`, and one that could never fit with 422.",
     )
     max_queued_jobs: int = Field(
         default=1000, ge=1, description="Queued jobs of every caller together; beyond, the same 429."
@@ -337,6 +345,10 @@ class Settings(BaseSettings):
         if self.cache_dir is None:
             self.cache_dir = self.data_dir / "store-cache"
         self.cache_dir = self.cache_dir.expanduser().resolve()
+        # A malformed key entry stops the start, naming the entry (never the key).
+        parse_entries(self.api_keys.get_secret_value(), ",", "PGS_API_KEYS")
+        if self.api_keys_file is not None:
+            self.api_keys_file = self.api_keys_file.expanduser().resolve()
         if self.numba_cache_dir is None:
             env = os.environ.get("NUMBA_CACHE_DIR")
             self.numba_cache_dir = Path(env) if env else self.data_dir / "numba-cache"
@@ -347,9 +359,9 @@ class Settings(BaseSettings):
         return self.database_url.startswith("sqlite")
 
     @property
-    def api_key_set(self) -> frozenset[str]:
-        raw = self.api_keys.get_secret_value()
-        return frozenset(k.strip() for k in raw.split(",") if k.strip())
+    def auth_enabled(self) -> bool:
+        """Whether callers must present an API key."""
+        return bool(self.api_keys.get_secret_value().strip()) or self.api_keys_file is not None
 
     @property
     def allowed_host_set(self) -> frozenset[str]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
+import re
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -14,37 +13,70 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.config import Settings
 from app.core.errors import ProblemError, problem_response
+from app.core.tenants import ANONYMOUS, Caller, KeyRing
 
-ANONYMOUS = "anonymous"
-_bearer = HTTPBearer(auto_error=False, description="One of the keys in PGS_API_KEYS")
-
-
-def principal_of(key: str) -> str:
-    """A stable, non-secret name for a key (idempotency keys are scoped by it)."""
-    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:16]
+_bearer = HTTPBearer(auto_error=False, description="One of the keys of PGS_API_KEYS or PGS_API_KEYS_FILE")
+# What a reader key may do besides reading: predict with its owner's models.
+_READER_WRITES = re.compile(r"^/v1/models/[^/]+/predict$")
 
 
-async def require_api_key(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The caller's principal; 401 without a bearer token, 403 with an unknown one."""
-    keys: frozenset[str] = request.app.state.settings.api_key_set
-    if not keys:
+def authenticate(keyring: KeyRing, headers: Headers) -> Caller:
+    """The caller a request's bearer key is; 401 without one, 403 with an unknown one."""
+    if not keyring.enabled:
         return ANONYMOUS
-    if credentials is None:
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
         raise ProblemError(
             401,
             "send 'Authorization: Bearer <key>'",
             kind="unauthorized",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    given = credentials.credentials.encode()
-    # Compare against every key in constant time, so timing does not reveal a near match.
-    matches = [k for k in keys if hmac.compare_digest(given, k.encode())]
-    if not matches:
+    caller = keyring.caller_for(token.strip())
+    if caller is None:
         raise ProblemError(403, "the API key is not valid", kind="forbidden")
-    return principal_of(matches[0])
+    return caller
+
+
+def check_role(caller: Caller, method: str, path: str) -> None:
+    """403 for a reader's write (anything but a read or a prediction)."""
+    if caller.role == "reader" and method not in SAFE_METHODS and not _READER_WRITES.match(path):
+        raise ProblemError(
+            403, "this API key is a reader's: it reads and predicts, and changes nothing", kind="forbidden"
+        )
+
+
+class AuthMiddleware:
+    """Authenticates every /v1 request before anything reads its body: a caller without a valid
+    key is answered at once and holds no connection while it trickles a body in. The caller goes
+    into the request's state for :func:`current_caller`."""
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+        self.app = app
+        self.keyring = keyring
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            try:
+                caller = authenticate(self.keyring, Headers(scope=scope))
+                check_role(caller, scope["method"], scope["path"])
+            except ProblemError as problem:
+                response = problem_response(
+                    Request(scope), problem.status, problem.detail, kind=problem.kind, headers=problem.headers
+                )
+                await response(scope, receive, send)
+                return
+            scope.setdefault("state", {})["caller"] = caller
+        await self.app(scope, receive, send)
+
+
+async def current_caller(
+    request: Request,
+    # Declares the bearer scheme in the OpenAPI document; AuthMiddleware has checked the key.
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Caller:
+    caller: Caller = request.state.caller
+    return caller
 
 
 class BindRefused(RuntimeError):
@@ -62,11 +94,11 @@ def is_loopback(host: str) -> bool:
 
 def check_bind(settings: Settings) -> None:
     """Refuse to listen beyond loopback without API keys unless PGS_ALLOW_ANONYMOUS=1."""
-    if is_loopback(settings.host) or settings.api_key_set or settings.allow_anonymous:
+    if is_loopback(settings.host) or settings.auth_enabled or settings.allow_anonymous:
         return
     raise BindRefused(
         f"refusing to listen on {settings.host}:{settings.port} without authentication: set "
-        "PGS_API_KEYS (comma-separated keys), bind to 127.0.0.1, or set PGS_ALLOW_ANONYMOUS=1"
+        "PGS_API_KEYS or PGS_API_KEYS_FILE, bind to 127.0.0.1, or set PGS_ALLOW_ANONYMOUS=1"
     )
 
 
@@ -119,7 +151,7 @@ class NetworkGuardMiddleware:
         self.allowed_hosts = LOOPBACK_NAMES | settings.allowed_host_set
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.settings.api_key_set:
+        if scope["type"] == "http" and not self.settings.auth_enabled:
             problem = self._problem(scope)
             if problem is not None:
                 response = problem_response(Request(scope), problem.status, problem.detail, kind=problem.kind)
@@ -177,4 +209,4 @@ async def metrics_access(
     if access == "off":
         raise ProblemError(404, "metrics are turned off (PGS_METRICS_ACCESS=off)", kind="not-found")
     if access == "key":
-        await require_api_key(request, credentials)
+        authenticate(request.app.state.keyring, request.headers)

@@ -22,6 +22,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.core.tenants import DEFAULT_OWNER
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
@@ -62,9 +64,11 @@ class JobStatus:
 class Dataset(Base):
     __tablename__ = "datasets"
     # AUTOINCREMENT: ids of deleted rows are never reused, so a stale id can never name new data.
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__ = (Index("ix_datasets_owner", "owner"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The owner it belongs to (app/core/tenants.py; migration 0012).
+    owner: Mapped[str] = mapped_column(String(64), default=DEFAULT_OWNER, server_default=DEFAULT_OWNER)
     name: Mapped[str] = mapped_column(String(255))
     format: Mapped[str] = mapped_column(String(16))
     compressed: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -127,6 +131,7 @@ class Upload(Base):
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # The owner (app/core/tenants.py) whose quota the upload counts against.
     owner: Mapped[str] = mapped_column(String(64))
     # Declared by the client (tus Upload-Length); for a URL import, the cap until it is fetched.
     length: Mapped[int] = mapped_column(BigInteger)
@@ -206,10 +211,11 @@ class Job(Base):
     # the API process holding a queued job in its executor refreshes dispatched_at.
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     dispatched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    # Limits (migration 0005; services/jobs/limits.py): who queued the job (the principal of
-    # its API key, for the queue quota) and the wall-clock seconds its run may take (its own
-    # time_budget_s, or the server's PGS_MAX_JOB_SECONDS when it gave none).
-    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # Limits (migration 0005; services/jobs/limits.py): the owner who queued the job
+    # (app/core/tenants.py; its queue quota) and the wall-clock seconds its run may take (its own
+    # time_budget_s, or the server's PGS_MAX_JOB_SECONDS when it gave none). Nullable in the
+    # database only because SQLite cannot change that in place; every job has an owner.
+    owner: Mapped[str] = mapped_column(String(64), nullable=True, default=DEFAULT_OWNER)
     time_limit_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     # Migration 0007: labels, and the model name the job's model is registered under (as the
     # next version of that name).
@@ -254,11 +260,14 @@ class TracePoint(Base):
 class Model(Base):
     __tablename__ = "models"
     __table_args__ = (
-        Index("ux_models_name_version", "name", "version", unique=True),
+        # Names are per owner: two owners may each have a model "churn".
+        Index("ux_models_owner_name_version", "owner", "name", "version", unique=True),
         {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The owner it belongs to (app/core/tenants.py; migration 0012).
+    owner: Mapped[str] = mapped_column(String(64), default=DEFAULT_OWNER, server_default=DEFAULT_OWNER)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"), nullable=True)
     dataset_id: Mapped[int | None] = mapped_column(
         ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True
@@ -331,6 +340,8 @@ class Study(Base):
     __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The owner it belongs to (app/core/tenants.py; migration 0012).
+    owner: Mapped[str] = mapped_column(String(64), default=DEFAULT_OWNER, server_default=DEFAULT_OWNER)
     name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     task: Mapped[str] = mapped_column(String(16))
     dataset_id: Mapped[int | None] = mapped_column(
@@ -359,6 +370,8 @@ class ModelAlias(Base):
 
     __tablename__ = "model_aliases"
 
+    # Aliases are per owner, like the model names they point into.
+    owner: Mapped[str] = mapped_column(String(64), primary_key=True, default=DEFAULT_OWNER)
     name: Mapped[str] = mapped_column(String(255), primary_key=True)
     alias: Mapped[str] = mapped_column(String(64), primary_key=True)
     # No ON DELETE: a model an alias points to cannot be deleted (the route answers 409).
@@ -370,14 +383,20 @@ class AliasEvent(Base):
     """One change of an alias: set or moved (model_id) or deleted (model_id null)."""
 
     __tablename__ = "alias_events"
-    __table_args__ = (Index("ix_alias_events_name_alias", "name", "alias"), {"sqlite_autoincrement": True})
+    __table_args__ = (
+        Index("ix_alias_events_owner_name_alias", "owner", "name", "alias"),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The owner it belongs to (app/core/tenants.py; migration 0012).
+    owner: Mapped[str] = mapped_column(String(64), default=DEFAULT_OWNER, server_default=DEFAULT_OWNER)
     name: Mapped[str] = mapped_column(String(255))
     alias: Mapped[str] = mapped_column(String(64))
     # Plain ids, not foreign keys: the history outlives the models it names.
     model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     previous_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The key that made the change (app/core/tenants.py's key_id).
     principal: Mapped[str] = mapped_column(String(64))
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -390,6 +409,8 @@ class BatchPrediction(Base):
     __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The owner it belongs to (app/core/tenants.py; migration 0012).
+    owner: Mapped[str] = mapped_column(String(64), default=DEFAULT_OWNER, server_default=DEFAULT_OWNER)
     model_id: Mapped[int | None] = mapped_column(
         ForeignKey("models.id", ondelete="SET NULL"), nullable=True, index=True
     )
@@ -417,3 +438,27 @@ class BatchPrediction(Base):
     def progress(self) -> dict[str, Any]:
         fraction = min(self.rows_done / self.n_rows, 1.0) if self.n_rows else 1.0
         return {"rows_done": self.rows_done, "n_rows": self.n_rows, "fraction": fraction}
+
+
+class AuditEvent(Base):
+    """One write through the API: who (the key and its owner) created, changed or deleted what,
+    and when (migration 0012; app/services/audit.py)."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (
+        Index("ix_audit_events_at", "at"),
+        Index("ix_audit_events_owner_at", "owner", "at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The owner of the object written (whose log it is), and the caller who wrote it.
+    owner: Mapped[str] = mapped_column(String(64))
+    actor_owner: Mapped[str] = mapped_column(String(64))
+    actor_key: Mapped[str] = mapped_column(String(64))
+    actor_role: Mapped[str] = mapped_column(String(16))
+    action: Mapped[str] = mapped_column(String(16))  # "create", "update" or "delete"
+    resource: Mapped[str] = mapped_column(String(32))  # "dataset", "job", "model", ...
+    resource_id: Mapped[str] = mapped_column(String(300))
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

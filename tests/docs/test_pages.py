@@ -27,4 +27,8 @@ def test_tutorial_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
 
 
 def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
-    run_docs_page("docs/how-to/auth.md", PGS_API_KEYS="key-one,key-two")
+    run_docs_page(
+        "docs/how-to/auth.md",
+        PGS_API_KEYS="ops:admin:key-admin-01,team-a:member:key-team-a-1,"
+        "team-a:reader:key-reader-a1,team-b:member:key-team-b-1",
+    )

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Response
 
 from app.api import examples
-from app.api.deps import PrincipalDep, SessionDep, require_json
+from app.api.deps import CallerDep, SessionDep, require_json
 from app.api.filters import NameQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.core.errors import field_error, invalid
@@ -44,8 +44,8 @@ RefDep = Annotated[tuple[str, str], Depends(_parse_ref)]
     summary="List aliases (of one model name)",
     responses=example(200, {"items": [examples.ALIAS]}),
 )
-def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
-    return {"items": versions.list_aliases(session, name)}
+def list_aliases(session: SessionDep, caller: CallerDep, name: NameQuery = None) -> dict[str, Any]:
+    return {"items": versions.list_aliases(session, caller.owner, name)}
 
 
 @router.get(
@@ -54,8 +54,8 @@ def list_aliases(session: SessionDep, name: NameQuery = None) -> dict[str, Any]:
     summary="Where an alias points",
     responses={**example(200, examples.ALIAS), **problems(404)},
 )
-def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
-    return versions.alias_read(session, versions.get_alias(session, *ref))
+def get_alias(ref: RefDep, session: SessionDep, caller: CallerDep) -> dict[str, Any]:
+    return versions.alias_read(session, versions.get_alias(session, caller.owner, *ref))
 
 
 @router.put(
@@ -73,8 +73,8 @@ def get_alias(ref: RefDep, session: SessionDep) -> dict[str, Any]:
         ),
     },
 )
-def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
-    row = versions.set_alias(session, ref[0], ref[1], body.model_id, principal)
+def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, caller: CallerDep) -> dict[str, Any]:
+    row = versions.set_alias(session, caller.owner, ref[0], ref[1], body.model_id, caller.key_id)
     session.commit()
     return versions.alias_read(session, row)
 
@@ -85,8 +85,8 @@ def put_alias(ref: RefDep, body: AliasPut, session: SessionDep, principal: Princ
     summary="Delete an alias (recorded in its history)",
     responses=problems(*BODY_GUARDS, 404),
 )
-def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> Response:
-    versions.delete_alias(session, ref[0], ref[1], principal)
+def delete_alias(ref: RefDep, session: SessionDep, caller: CallerDep) -> Response:
+    versions.delete_alias(session, caller.owner, ref[0], ref[1], caller.key_id)
     session.commit()
     return Response(status_code=204)
 
@@ -97,6 +97,6 @@ def delete_alias(ref: RefDep, session: SessionDep, principal: PrincipalDep) -> R
     summary="Every change of an alias, oldest first",
     responses={**example(200, examples.ALIAS_HISTORY), **problems(404)},
 )
-def alias_history(ref: RefDep, session: SessionDep) -> dict[str, Any]:
-    events = versions.history(session, *ref)
+def alias_history(ref: RefDep, session: SessionDep, caller: CallerDep) -> dict[str, Any]:
+    events = versions.history(session, caller.owner, *ref)
     return {"items": [AliasEventRead.model_validate(e) for e in events]}

@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 
 from app.api import examples
-from app.api.deps import ModelRowDep, SessionDep, SettingsDep, require_json
+from app.api.deps import CallerDep, ModelRowDep, SessionDep, SettingsDep, referenced_or_422, require_json
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.errors import ProblemError, conflict, field_error, invalid
@@ -72,12 +72,14 @@ BatchDep = Annotated[BatchPrediction, Depends(_load)]
     },
 )
 def create_batch(
-    model: ModelRowDep, body: BatchPredictionCreate, session: SessionDep, request: Request, response: Response
+    model: ModelRowDep,
+    body: BatchPredictionCreate,
+    session: SessionDep,
+    caller: CallerDep,
+    request: Request,
+    response: Response,
 ) -> BatchPrediction:
-    dataset = session.get(Dataset, body.dataset_id)
-    if dataset is None:
-        msg = f"dataset {body.dataset_id} does not exist"
-        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    dataset = referenced_or_422(session, Dataset, body.dataset_id, caller, ["body", "dataset_id"], "dataset")
     row = batch_predictions.create(session, model, dataset, body.extra_features)
     request.app.state.batch_predictor.wake()
     response.headers["Location"] = request.app.url_path_for(

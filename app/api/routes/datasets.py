@@ -11,13 +11,14 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api import examples
 from app.api.deps import (
+    CallerDep,
     DatasetDep,
     FactoryDep,
     IdempotencyKeyHeader,
-    PrincipalDep,
     SessionDep,
     SettingsDep,
     require_json,
+    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
@@ -97,7 +98,7 @@ async def create_dataset(
     response: Response,
     settings: SettingsDep,
     factory: FactoryDep,
-    principal: PrincipalDep,
+    caller: CallerDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> Dataset:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
@@ -105,7 +106,7 @@ async def create_dataset(
     key = shards.new_dataset_key()
     # The file's hash stands for its content: a retry sends the same bytes.
     idem = idempotency(
-        principal,
+        caller.key_id,
         idempotency_key,
         "POST /v1/datasets",
         {"sha256": upload.sha256, "filename": upload.filename, "fields": upload.fields},
@@ -131,7 +132,7 @@ async def create_dataset(
         upload.path.unlink(missing_ok=True)
     try:
         ds, replayed = await run_in_threadpool(
-            insert_dataset, factory, form, name, key, stored, upload.sha256, upload.size, idem
+            insert_dataset, factory, form, name, key, stored, upload.sha256, upload.size, caller.owner, idem
         )
     except BaseException:
         # The row is the source of truth: no row, no file.
@@ -158,12 +159,13 @@ def _created(request: Request, response: Response, ds: Dataset, replayed: bool) 
 )
 def list_datasets(
     session: SessionDep,
+    caller: CallerDep,
     name: NameQuery = None,
     tag: TagsQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
-    stmt = select(Dataset).where(*labels.tag_filter(Dataset.tags, tag or []))
+    stmt = visible_to(select(Dataset), Dataset, caller).where(*labels.tag_filter(Dataset.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Dataset.name == name)
     items, next_cursor = paginate(session, stmt, Dataset.id, limit, cursor)

@@ -15,20 +15,22 @@ from sqlalchemy import select
 
 from app.api import examples
 from app.api.deps import (
+    CallerDep,
     FactoryDep,
     IdempotencyKeyHeader,
     JobDep,
-    PrincipalDep,
     RunnerDep,
     SessionDep,
     SettingsDep,
+    owned_or_404,
     require_json,
+    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
-from app.core.errors import not_found
 from app.core.server import SHUTTING_DOWN
+from app.core.tenants import Caller
 from app.db.engine import SessionFactory
 from app.db.tables import Job, JobStatus
 from app.schemas.jobs import JobCreate, JobList, JobPatch, JobRead, TraceRead
@@ -64,12 +66,12 @@ def create_job(
     response: Response,
     session: SessionDep,
     runner: RunnerDep,
-    principal: PrincipalDep,
+    caller: CallerDep,
     settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> Job:
-    idem = idempotency(principal, idempotency_key, "POST /v1/jobs", body.model_dump(mode="json"))
-    job, replayed = job_requests.create_job(session, body, idem, settings)
+    idem = idempotency(caller.key_id, idempotency_key, "POST /v1/jobs", body.model_dump(mode="json"))
+    job, replayed = job_requests.create_job(session, body, idem, settings, caller)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:
@@ -96,6 +98,7 @@ SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs 
 )
 def list_jobs(
     session: SessionDep,
+    caller: CallerDep,
     status: StatusQuery = None,
     dataset_id: DatasetQuery = None,
     solver: SolverQuery = None,
@@ -104,7 +107,7 @@ def list_jobs(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    stmt = select(Job).where(*labels.tag_filter(Job.tags, tag or []))
+    stmt = visible_to(select(Job), Job, caller).where(*labels.tag_filter(Job.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Job.name == name)
     if status is not None:
@@ -143,23 +146,22 @@ WaitQuery = Annotated[
     summary="Status, progress and metrics",
     responses={**example(200, examples.JOB), **problems(404)},
 )
-async def get_job(job_id: JobId, factory: FactoryDep, runner: RunnerDep, wait: WaitQuery = 0.0) -> JobRead:
+async def get_job(
+    job_id: JobId, factory: FactoryDep, runner: RunnerDep, caller: CallerDep, wait: WaitQuery = 0.0
+) -> JobRead:
     deadline = time.monotonic() + wait
     ended = _ended_event(runner.future_of(job_id)) if wait > 0 else None
     while True:
-        read = await run_in_threadpool(_read_job, factory, runner, job_id)
+        read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
         remaining = deadline - time.monotonic()
         if read.status in JobStatus.TERMINAL or remaining <= 0 or SHUTTING_DOWN.is_set():
             return read
         await _pause(ended, min(remaining, WAIT_RECHECK_S))
 
 
-def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int) -> JobRead:
+def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int, caller: Caller) -> JobRead:
     with factory() as session:
-        job = session.get(Job, job_id)
-        if job is None:
-            raise not_found("job", job_id)
-        read = JobRead.model_validate(job)
+        read = JobRead.model_validate(owned_or_404(session, Job, job_id, "job", caller))
     if read.status == JobStatus.QUEUED:
         read.waiting_reason = runner.waiting_reason()
     return read

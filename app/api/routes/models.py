@@ -14,19 +14,22 @@ from starlette.concurrency import run_in_threadpool
 from app.api import examples
 from app.api.deps import (
     CacheDep,
+    CallerDep,
     FactoryDep,
     ModelRef,
     ModelRowDep,
     SessionDep,
     SettingsDep,
     require_json,
+    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
 from app.core.errors import ProblemError, conflict, field_error, invalid, not_found
-from app.db.engine import transaction
+from app.core.tenants import Caller
+from app.db.engine import SessionFactory, transaction
 from app.db.tables import BatchPrediction, Job, JobStatus, Model
 from app.schemas.models import (
     ExtraFeatures,
@@ -91,12 +94,13 @@ INLINE_BYTES = 16 * 1024
 )
 def list_models(
     session: SessionDep,
+    caller: CallerDep,
     name: NameQuery = None,
     tag: TagsQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
-    stmt = select(Model).where(*labels.tag_filter(Model.tags, tag or []))
+    stmt = visible_to(select(Model), Model, caller).where(*labels.tag_filter(Model.tags, tag or []))
     if name is not None:
         stmt = stmt.where(Model.name == name)  # the versions of a name
     items, next_cursor = paginate(session, stmt, Model.id, limit, cursor)
@@ -131,9 +135,10 @@ async def export_model(
     settings: SettingsDep,
     factory: FactoryDep,
     cache: CacheDep,
+    caller: CallerDep,
     format: Annotated[Literal["npz", "json", "onnx"], Query(description="File format")] = "npz",
 ) -> Response:
-    model = await _cached_model(model_id, settings, factory, cache)
+    model = await _cached_model(model_id, settings, factory, cache, caller)
     body = await run_in_threadpool(_export, model, format, settings, factory)
     return Response(
         body,
@@ -193,7 +198,9 @@ def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -
         ),
     },
 )
-async def import_model(request: Request, settings: SettingsDep, factory: FactoryDep) -> Any:
+async def import_model(
+    request: Request, settings: SettingsDep, factory: FactoryDep, caller: CallerDep
+) -> Any:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype not in ("application/json", "application/octet-stream"):
         raise ProblemError(
@@ -202,10 +209,10 @@ async def import_model(request: Request, settings: SettingsDep, factory: Factory
             kind="unsupported-media-type",
         )
     body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
-    return await run_in_threadpool(_import, body, ctype, settings, factory)
+    return await run_in_threadpool(_import, body, ctype, settings, factory, caller.owner)
 
 
-def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
+def _import(body: bytes, ctype: str, settings: Settings, factory: Any, owner: str) -> Model:
     doc, arrays = (
         from_json(body) if ctype == "application/json" else from_npz(body, settings.max_decompressed_bytes)
     )
@@ -214,6 +221,7 @@ def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
     facts = parsed.model
     with transaction(factory) as s:
         row = Model(
+            owner=owner,
             job_id=None,
             dataset_id=None,
             solver=facts.solver,
@@ -298,20 +306,29 @@ def delete_model(model: ModelRowDep, session: SessionDep, settings: SettingsDep,
     return Response(status_code=204)
 
 
-def _resolve(factory: Any, ref: str) -> int:
+def _resolve(factory: Any, ref: str, owner: str) -> int:
     with factory() as s:
-        return versions.resolve_ref(s, ref)
+        return versions.resolve_ref(s, ref, owner)
 
 
 async def _cached_model(
-    ref: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep
+    ref: ModelRef, settings: SettingsDep, factory: FactoryDep, cache: CacheDep, caller: CallerDep
+) -> LoadedModel:
+    model = await _cached_or_loaded(ref, settings, factory, cache, caller)
+    if not caller.sees(model.owner):
+        raise not_found("model", model.model_id)
+    return model
+
+
+async def _cached_or_loaded(
+    ref: ModelRef, settings: Settings, factory: SessionFactory, cache: ModelCache, caller: Caller
 ) -> LoadedModel:
     # An id hit touches neither the database nor the disk; an alias is looked up on every
     # request (so a moved alias takes effect at once), in the thread pool like a miss.
     if ref.isascii() and ref.isdigit() and len(ref) <= 18:
         model_id = int(ref)
     else:
-        model_id = await run_in_threadpool(_resolve, factory, ref)
+        model_id = await run_in_threadpool(_resolve, factory, ref, caller.owner)
     hit = cache.get(model_id)
     if hit is not None:
         return hit

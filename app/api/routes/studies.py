@@ -13,13 +13,14 @@ from sqlalchemy import select
 
 from app.api import examples
 from app.api.deps import (
+    CallerDep,
     IdempotencyKeyHeader,
-    PrincipalDep,
     RunnerDep,
     SessionDep,
     SettingsDep,
     StudyDep,
     require_json,
+    visible_to,
 )
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
@@ -55,12 +56,12 @@ def create_study(
     response: Response,
     session: SessionDep,
     runner: RunnerDep,
-    principal: PrincipalDep,
+    caller: CallerDep,
     settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> dict[str, Any]:
-    idem = idempotency(principal, idempotency_key, "POST /v1/studies", body.model_dump(mode="json"))
-    study, planned, replayed = study_requests.create_study(session, body, idem, settings)
+    idem = idempotency(caller.key_id, idempotency_key, "POST /v1/studies", body.model_dump(mode="json"))
+    study, planned, replayed = study_requests.create_study(session, body, idem, settings, caller)
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     # After the commit: a worker must find the rows. Repeat-major order (see plan_jobs).
@@ -76,8 +77,10 @@ def create_study(
     summary="List studies, newest first (no tables)",
     responses=example(200, examples.page({**examples.STUDY, "table": None})),
 )
-def list_studies(session: SessionDep, limit: LimitQuery = 50, cursor: CursorQuery = None) -> dict[str, Any]:
-    items, next_cursor = paginate(session, select(Study), Study.id, limit, cursor)
+def list_studies(
+    session: SessionDep, caller: CallerDep, limit: LimitQuery = 50, cursor: CursorQuery = None
+) -> dict[str, Any]:
+    items, next_cursor = paginate(session, visible_to(select(Study), Study, caller), Study.id, limit, cursor)
     counts = study_service.job_counts(session, [s.id for s in items])
     return {
         "items": [study_service.study_read(session, s, counts[s.id], with_table=False) for s in items],

@@ -27,7 +27,7 @@ from pydantic import ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from app.api.deps import FactoryDep, PrincipalDep, SettingsDep, require_json
+from app.api.deps import CallerDep, FactoryDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, Responses, example, problems
 from app.core.errors import ProblemError, conflict, not_found
 from app.db.tables import Upload, UploadState
@@ -117,15 +117,16 @@ def tus_version(tus_resumable: Annotated[str | None, Header()] = None) -> None:
         )
 
 
-def load_upload(upload_id: str, factory: FactoryDep, principal: PrincipalDep) -> Upload:
-    """The caller's upload or 404 (another key's upload does not exist for this caller); 410
+def load_upload(upload_id: str, request: Request, factory: FactoryDep, caller: CallerDep) -> Upload:
+    """The caller's upload or 404 (another owner's upload does not exist for this caller); 410
     once expired. Read in a session of its own: the routes write in short transactions."""
     with factory() as session:
         upload = session.get(Upload, upload_id)
         if upload is not None:
             session.expunge(upload)
-    if upload is None or upload.owner != principal:
+    if upload is None or not caller.sees(upload.owner):
         raise not_found("upload", upload_id)
+    request.state.object_owner = upload.owner  # whose object a write changes (app/api/audit.py)
     if upload.state == UploadState.RECEIVING and upload.expires_at < dt.datetime.now(dt.UTC):
         raise ProblemError(410, f"upload {upload_id} expired at {upload.expires_at.isoformat()}", kind="gone")
     return upload
@@ -184,14 +185,14 @@ async def create_upload(
     request: Request,
     settings: SettingsDep,
     factory: FactoryDep,
-    principal: PrincipalDep,
+    caller: CallerDep,
     upload_length: Annotated[int, Header(ge=0, description="The file's size in bytes")],
     upload_metadata: Annotated[
         str, Header(description="tus metadata: 'filename <base64>' names the data set's file")
     ] = "",
 ) -> Response:
     upload = await run_in_threadpool(
-        resumable.create, factory, settings, principal, upload_length, upload_metadata
+        resumable.create, factory, settings, caller.owner, upload_length, upload_metadata
     )
     location = request.url_for("head_upload", upload_id=upload.id).path
     return Response(status_code=201, headers={"Location": location, "Upload-Expires": _expires(upload)})
@@ -369,7 +370,7 @@ def import_dataset(
     body: ImportRequest,
     settings: SettingsDep,
     factory: FactoryDep,
-    principal: PrincipalDep,
+    caller: CallerDep,
 ) -> dict[str, Any]:
     body.tag_list()
     source = imports.check_source(settings, body.source)
@@ -378,7 +379,7 @@ def import_dataset(
     length = 0
     if imports.is_url(source):
         with factory() as s:
-            left = settings.upload_quota_bytes - resumable.reserved_bytes(s, principal)
+            left = settings.upload_quota_bytes - resumable.reserved_bytes(s, caller.owner)
         length = min(settings.max_upload_bytes, left)
         if length <= 0:
             raise ProblemError(
@@ -389,7 +390,7 @@ def import_dataset(
             )
     name = source.rstrip("/").rsplit("/", 1)[-1]
     upload = resumable.create(
-        factory, settings, principal, length, resumable.metadata_header({"filename": name}), source=source
+        factory, settings, caller.owner, length, resumable.metadata_header({"filename": name}), source=source
     )
     options = DatasetOptions.model_validate(body.model_dump(exclude={"source"}))
     finish.start(factory, settings, upload, options)

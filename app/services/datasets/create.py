@@ -165,12 +165,14 @@ def insert_dataset(
     stored: StoredDataset,
     sha256: str,
     size: int,
+    owner: str,
     idem: Idempotency | None = None,
 ) -> tuple[Dataset, bool]:
     """The row for a data set parsed into the store under ``key``; or, with an Idempotency-Key,
     the data set of a concurrent request with the same key that committed first (True)."""
     with factory() as s:
         ds = Dataset(
+            owner=owner,
             name=name,
             format=stored.format,
             compressed=stored.compressed,
@@ -210,13 +212,15 @@ def store_dataset(
     filename: str,
     sha256: str,
     size: int,
+    owner: str,
 ) -> Dataset:
-    """Parse ``path`` and record the data set (blocking): what a finished upload becomes."""
+    """Parse ``path`` and record the data set of ``owner`` (blocking): what a finished upload
+    becomes."""
     name = dataset_name(options, filename)
     key = new_dataset_key()
     stored = parse_file(path, settings, options, filename, key, factory)
     try:
-        return insert_dataset(factory, options, name, key, stored, sha256, size)[0]
+        return insert_dataset(factory, options, name, key, stored, sha256, size, owner)[0]
     except BaseException:
         shards.delete_dataset(settings.store, key)  # the row is the source of truth
         raise

@@ -65,7 +65,7 @@ def run(factory: SessionFactory, settings: Settings, upload_id: str) -> None:
         path, size = _bytes_of(settings, upload)
         sha256 = resumable.sha256_of(path)
         options = DatasetOptions.model_validate(upload.options or {})
-        dataset = store_dataset(factory, settings, path, options, upload.filename, sha256, size)
+        dataset = store_dataset(factory, settings, path, options, upload.filename, sha256, size, upload.owner)
     except ProblemError as exc:
         _fail(factory, settings, upload, exc.status, exc.detail)
         return

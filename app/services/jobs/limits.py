@@ -1,6 +1,6 @@
 """The server's limits on what a job may cost, checked before a job is queued: the size of the
 model it could write, the memory its data takes when its solver cannot stream it, and how many
-jobs may wait in the queue (per API key and in all).
+jobs may wait in the queue (per owner and in all).
 
 Both are answers to hostile or careless requests: a 40-byte svmlight file with the feature index
 16,777,216 makes every linear model 134 MB per class, and a loop of POSTs fills the queue faster
@@ -96,16 +96,21 @@ def _mib(n: int) -> str:
     return f"{n / MIB:.1f} MiB"
 
 
-def check_queue_room(session: Session, owner: str, n_new: int, per_key: int, total: int) -> None:
-    """429 with Retry-After when ``n_new`` more queued jobs would pass the caller's quota
-    (PGS_MAX_QUEUED_JOBS_PER_KEY) or the server's (PGS_MAX_QUEUED_JOBS). Call it under
-    :data:`queue_lock`, in the transaction that inserts the jobs."""
+def check_queue_room(session: Session, owner: str, n_new: int, per_owner: int, total: int) -> None:
+    """429 with Retry-After when ``n_new`` more queued jobs would pass the owner's quota
+    (PGS_MAX_QUEUED_JOBS_PER_OWNER) or the server's (PGS_MAX_QUEUED_JOBS) now; 422 when they
+    could never fit, since waiting would not help. Call it under :data:`queue_lock`, in the
+    transaction that inserts the jobs."""
+    limit, setting = min((per_owner, "PGS_MAX_QUEUED_JOBS_PER_OWNER"), (total, "PGS_MAX_QUEUED_JOBS"))
+    if n_new > limit:
+        msg = f"{n_new} jobs can never be queued at once: the limit is {limit} ({setting})"
+        raise invalid(msg, [field_error(["body"], msg)])
     queued = Job.status == JobStatus.QUEUED
     mine = session.scalar(select(func.count()).where(queued, Job.owner == owner)) or 0
-    if mine + n_new > per_key:
+    if mine + n_new > per_owner:
         _too_many(
-            f"this API key has {mine} queued job(s); {n_new} more would pass its quota "
-            f"of {per_key} (PGS_MAX_QUEUED_JOBS_PER_KEY)"
+            f"owner {owner!r} has {mine} queued job(s); {n_new} more would pass its quota "
+            f"of {per_owner} (PGS_MAX_QUEUED_JOBS_PER_OWNER)"
         )
     everyone = session.scalar(select(func.count()).where(queued)) or 0
     if everyone + n_new > total:

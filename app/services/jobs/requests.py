@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
+from app.core.tenants import Caller
 from app.db.tables import Dataset, Job, JobStatus
 from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
@@ -39,18 +40,18 @@ class JobPlan:
 
 
 def check_job_request(
-    session: Session, body: JobCreate, settings: Settings, in_memory: bool = False
+    session: Session, body: JobCreate, settings: Settings, caller: Caller, in_memory: bool = False
 ) -> JobPlan:
     """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
-    selection)."""
-    train = _dataset(session, body.dataset_id, "dataset_id")
+    selection). Its data sets must exist for ``caller``."""
+    train = _dataset(session, body.dataset_id, "dataset_id", caller)
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
         msg = f"dataset {train.id} has a single class; a classifier needs two or more"
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     datasets = [train]
     if body.test_dataset_id is not None:
-        datasets.append(_dataset(session, body.test_dataset_id, "test_dataset_id"))
+        datasets.append(_dataset(session, body.test_dataset_id, "test_dataset_id", caller))
         _check_test_dataset(train, datasets[-1])
     has_test = body.test_dataset_id is not None or body.test_fraction is not None
     check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
@@ -69,9 +70,9 @@ def check_job_request(
     return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
 
 
-def _dataset(session: Session, ident: int, field: str) -> Dataset:
+def _dataset(session: Session, ident: int, field: str, caller: Caller) -> Dataset:
     ds = session.get(Dataset, ident)
-    if ds is None:
+    if ds is None or not caller.sees(ds.owner):
         msg = f"dataset {ident} does not exist"
         raise invalid(msg, [field_error(["body", field], msg)])
     return ds
@@ -151,14 +152,16 @@ def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
 # -- create and cancel ---------------------------------------------------------------------------
 
 
-def create_job(session: Session, body: JobCreate, idem: Idempotency, settings: Settings) -> tuple[Job, bool]:
-    """The queued job of a checked request, committed; or, for an ``Idempotency-Key`` this
-    caller used before with the same body, that request's job. True when it is the earlier one.
-    A request that would pass the queue quotas is a 429 (app/services/jobs/limits.py)."""
+def create_job(
+    session: Session, body: JobCreate, idem: Idempotency, settings: Settings, caller: Caller
+) -> tuple[Job, bool]:
+    """The caller's queued job of a checked request, committed; or, for an ``Idempotency-Key``
+    this caller used before with the same body, that request's job. True when it is the earlier
+    one. A request that would pass the queue quotas is a 429 (app/services/jobs/limits.py)."""
     existing = replay(session, idem, Job)
     if existing is not None:
         return existing, True
-    plan = check_job_request(session, body, settings)
+    plan = check_job_request(session, body, settings, caller)
     job = Job(
         status=JobStatus.QUEUED,
         solver=body.solver,
@@ -171,7 +174,7 @@ def create_job(session: Session, body: JobCreate, idem: Idempotency, settings: S
         targets=body.targets,
         time_budget_s=body.time_budget_s,
         preprocessing=plan.preprocessing,
-        owner=idem.principal,
+        owner=caller.owner,
         time_limit_s=time_limit(body.time_budget_s, settings),
         name=body.name,
         description=body.description,
@@ -180,7 +183,7 @@ def create_job(session: Session, body: JobCreate, idem: Idempotency, settings: S
     )
     with job_limits.queue_lock:
         job_limits.check_queue_room(
-            session, idem.principal, 1, settings.max_queued_jobs_per_key, settings.max_queued_jobs
+            session, caller.owner, 1, settings.max_queued_jobs_per_owner, settings.max_queued_jobs
         )
         session.add(job)
         session.flush()

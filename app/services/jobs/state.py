@@ -138,9 +138,10 @@ def finish(
         if progress is not None:
             _write_points(s, job_id, progress)
         if model is not None:
-            model_name = s.scalar(select(Job.model_name).where(Job.id == job_id))
+            model_name, owner = s.execute(select(Job.model_name, Job.owner).where(Job.id == job_id)).one()
+            model.owner = owner  # a job's model is its owner's
             if model_name is not None:
-                model.name, model.version = model_name, next_version(s, model_name)
+                model.name, model.version = model_name, next_version(s, owner, model_name)
             s.add(model)
             s.flush()
             s.execute(update(Job).where(Job.id == job_id).values(model_id=model.id))

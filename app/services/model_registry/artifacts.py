@@ -79,6 +79,8 @@ class LoadedModel:
     """What a prediction needs, all in memory."""
 
     model_id: int
+    # Whose model it is (app/core/tenants.py): a cached model is checked against the caller.
+    owner: str
     estimator: Any
     task: str
     n_features: int
@@ -195,7 +197,7 @@ def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedMode
         row = s.get(Model, model_id)
         if row is None:
             raise not_found("model", model_id)
-        stem, classes, task = row.file_stem, row.classes, row.task
+        stem, classes, task, owner = row.file_stem, row.classes, row.task, row.owner
         n_features, index_base = row.n_features, row.index_base
     try:
         meta, arrays = load_model_files(store, stem)
@@ -205,6 +207,7 @@ def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedMode
     estimator = load_model(meta["estimator"], arrays)
     return LoadedModel(
         model_id=model_id,
+        owner=owner,
         estimator=estimator,
         task=task,
         n_features=n_features,

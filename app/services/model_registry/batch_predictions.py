@@ -78,6 +78,7 @@ def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> B
         )
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     row = BatchPrediction(
+        owner=model.owner,  # what runs under a model is its owner's
         model_id=model.id,
         dataset_id=dataset.id,
         n_rows=dataset.n_samples,

@@ -185,6 +185,7 @@ def checked_import(doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[
         estimator = load_model(parsed.files["estimator"], arrays)
         loaded = LoadedModel(
             model_id=0,
+            owner="",  # not stored yet: only checked here
             estimator=estimator,
             task=facts.task,
             n_features=facts.n_features,

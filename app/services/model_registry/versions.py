@@ -19,13 +19,15 @@ from app.core.errors import ProblemError, conflict, field_error, invalid, not_fo
 from app.db.tables import AliasEvent, Model, ModelAlias, utcnow
 
 
-def next_version(s: Session, name: str) -> int:
-    """The version number the next model named ``name`` gets (the unique index on (name,
-    version) refuses a concurrent duplicate)."""
-    return int(s.scalar(select(func.coalesce(func.max(Model.version), 0)).where(Model.name == name))) + 1
+def next_version(s: Session, owner: str, name: str) -> int:
+    """The version number the owner's next model named ``name`` gets (the unique index on
+    (owner, name, version) refuses a concurrent duplicate)."""
+    latest = select(func.coalesce(func.max(Model.version), 0)).where(Model.owner == owner, Model.name == name)
+    return int(s.scalar(latest)) + 1
 
 
 def aliases_of(s: Session, model_id: int) -> list[str]:
+    # A model's aliases are its owner's: an alias points into its own owner's names only.
     return [
         f"{a.name}@{a.alias}"
         for a in s.scalars(
@@ -46,7 +48,7 @@ def rename_model(s: Session, model: Model, name: str | None) -> None:
             f"model {model.id} is {', '.join(held)}; move or delete those aliases before renaming it"
         )
     model.name = name
-    model.version = None if name is None else next_version(s, name)
+    model.version = None if name is None else next_version(s, model.owner, name)
 
 
 def split_ref(ref: str) -> tuple[str, str] | None:
@@ -55,8 +57,9 @@ def split_ref(ref: str) -> tuple[str, str] | None:
     return (name, alias) if at and name and alias else None
 
 
-def resolve_ref(s: Session, ref: str) -> int:
-    """The model id a path's ``{model_id}`` names: a number, or ``name@alias``."""
+def resolve_ref(s: Session, ref: str, owner: str) -> int:
+    """The model id a path's ``{model_id}`` names: a number, or ``name@alias`` of ``owner``'s
+    names (an admin reaches other owners' models by id)."""
     if ref.isascii() and ref.isdigit() and len(ref) <= 18:
         return int(ref)
     parts = split_ref(ref)
@@ -64,25 +67,28 @@ def resolve_ref(s: Session, ref: str) -> int:
         msg = "a model is named by its id or by name@alias"
         raise invalid(msg, [field_error(["path", "model_id"], msg)])
     model_id = s.scalar(
-        select(ModelAlias.model_id).where(ModelAlias.name == parts[0], ModelAlias.alias == parts[1])
+        select(ModelAlias.model_id).where(
+            ModelAlias.owner == owner, ModelAlias.name == parts[0], ModelAlias.alias == parts[1]
+        )
     )
     if model_id is None:
         raise not_found("model alias", ref)
     return int(model_id)
 
 
-def get_alias(s: Session, name: str, alias: str) -> ModelAlias:
-    row = s.get(ModelAlias, (name, alias))
+def get_alias(s: Session, owner: str, name: str, alias: str) -> ModelAlias:
+    row = s.get(ModelAlias, (owner, name, alias))
     if row is None:
         raise not_found("model alias", f"{name}@{alias}")
     return row
 
 
-def set_alias(s: Session, name: str, alias: str, model_id: int, principal: str) -> ModelAlias:
-    """Point ``name@alias`` to ``model_id`` (a version of ``name``), recording the change."""
+def set_alias(s: Session, owner: str, name: str, alias: str, model_id: int, principal: str) -> ModelAlias:
+    """Point ``owner``'s ``name@alias`` to ``model_id`` (a version of ``name`` of the same owner),
+    recording the change."""
     model = s.get(Model, model_id)
     loc = ["body", "model_id"]
-    if model is None:
+    if model is None or model.owner != owner:
         msg = f"model {model_id} does not exist"
         raise invalid(msg, [field_error(loc, msg)])
     if model.name != name:
@@ -91,26 +97,38 @@ def set_alias(s: Session, name: str, alias: str, model_id: int, principal: str) 
             f"{model.name!r}); PATCH the model's name first"
         )
         raise ProblemError(409, msg, kind="conflict", errors=[field_error(loc, msg)])
-    row = s.get(ModelAlias, (name, alias), with_for_update=True)
+    row = s.get(ModelAlias, (owner, name, alias), with_for_update=True)
     previous = None if row is None else row.model_id
     if row is None:
-        row = ModelAlias(name=name, alias=alias, model_id=model_id, updated_at=utcnow())
+        row = ModelAlias(owner=owner, name=name, alias=alias, model_id=model_id, updated_at=utcnow())
         s.add(row)
     elif previous != model_id:
         row.model_id, row.updated_at = model_id, utcnow()
     if previous != model_id:
         s.add(
             AliasEvent(
-                name=name, alias=alias, model_id=model_id, previous_model_id=previous, principal=principal
+                owner=owner,
+                name=name,
+                alias=alias,
+                model_id=model_id,
+                previous_model_id=previous,
+                principal=principal,
             )
         )
     return row
 
 
-def delete_alias(s: Session, name: str, alias: str, principal: str) -> None:
-    row = get_alias(s, name, alias)
+def delete_alias(s: Session, owner: str, name: str, alias: str, principal: str) -> None:
+    row = get_alias(s, owner, name, alias)
     s.add(
-        AliasEvent(name=name, alias=alias, model_id=None, previous_model_id=row.model_id, principal=principal)
+        AliasEvent(
+            owner=owner,
+            name=name,
+            alias=alias,
+            model_id=None,
+            previous_model_id=row.model_id,
+            principal=principal,
+        )
     )
     s.delete(row)
 
@@ -126,18 +144,18 @@ def alias_read(s: Session, row: ModelAlias) -> dict[str, Any]:
     }
 
 
-def list_aliases(s: Session, name: str | None) -> list[dict[str, Any]]:
-    stmt = select(ModelAlias).order_by(ModelAlias.name, ModelAlias.alias)
+def list_aliases(s: Session, owner: str, name: str | None) -> list[dict[str, Any]]:
+    stmt = select(ModelAlias).where(ModelAlias.owner == owner).order_by(ModelAlias.name, ModelAlias.alias)
     if name is not None:
         stmt = stmt.where(ModelAlias.name == name)
     return [alias_read(s, row) for row in s.scalars(stmt)]
 
 
-def history(s: Session, name: str, alias: str) -> list[AliasEvent]:
+def history(s: Session, owner: str, name: str, alias: str) -> list[AliasEvent]:
     rows = list(
         s.scalars(
             select(AliasEvent)
-            .where(AliasEvent.name == name, AliasEvent.alias == alias)
+            .where(AliasEvent.owner == owner, AliasEvent.name == name, AliasEvent.alias == alias)
             .order_by(AliasEvent.id)
         )
     )

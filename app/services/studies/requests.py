@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import ProblemError, conflict, field_error, invalid
+from app.core.tenants import Caller
 from app.db.tables import Job, Study
 from app.schemas.jobs import JobCreate
 from app.schemas.studies import StudyCreate
@@ -38,9 +39,9 @@ class StudyPlan:
     estimators: list[Any]
 
 
-def check_study_request(session: Session, body: StudyCreate, settings: Settings) -> StudyPlan:
+def check_study_request(session: Session, body: StudyCreate, settings: Settings, caller: Caller) -> StudyPlan:
     _check_job_count(body)
-    plans = [_check_run(session, body, index, settings) for index in range(len(body.runs))]
+    plans = [_check_run(session, body, index, settings, caller) for index in range(len(body.runs))]
     task, n_train = plans[0].task, plans[0].n_train
     for k, m in enumerate(body.sizes):
         n_fit = _rows_to_fit(body, k, m, n_train)
@@ -64,7 +65,9 @@ def _check_job_count(body: StudyCreate) -> None:
         raise invalid(msg, [field_error(["body"], msg)])
 
 
-def _check_run(session: Session, body: StudyCreate, index: int, settings: Settings) -> job_requests.JobPlan:
+def _check_run(
+    session: Session, body: StudyCreate, index: int, settings: Settings, caller: Caller
+) -> job_requests.JobPlan:
     """Run ``index`` as the job request it becomes (and its sigma grid, with select_sigma)."""
     run = body.runs[index]
     request = JobCreate(
@@ -79,7 +82,7 @@ def _check_run(session: Session, body: StudyCreate, index: int, settings: Settin
     )
     try:
         plan = job_requests.check_job_request(
-            session, request, settings, in_memory=body.select_sigma is not None
+            session, request, settings, caller, in_memory=body.select_sigma is not None
         )
     except ProblemError as exc:
         raise _in_run(exc, index) from exc
@@ -151,7 +154,7 @@ def _rows_to_fit(body: StudyCreate, k: int, m: int, n_train: int) -> int:
 
 
 def create_study(
-    session: Session, body: StudyCreate, idem: Idempotency, settings: Settings
+    session: Session, body: StudyCreate, idem: Idempotency, settings: Settings, caller: Caller
 ) -> tuple[Study, list[Job], bool]:
     """The study of a checked request and its queued jobs, committed; or, for an
     ``Idempotency-Key`` this caller used before with the same body, that request's study (and
@@ -160,8 +163,9 @@ def create_study(
     existing = replay(session, idem, Study)
     if existing is not None:
         return existing, [], True
-    plan = check_study_request(session, body, settings)
+    plan = check_study_request(session, body, settings, caller)
     study = Study(
+        owner=caller.owner,
         name=body.name,
         task=plan.task,
         dataset_id=body.dataset_id,
@@ -188,13 +192,13 @@ def create_study(
     n_jobs = len(body.runs) * len(body.sizes) * body.repeats
     with job_limits.queue_lock:
         job_limits.check_queue_room(
-            session, idem.principal, n_jobs, settings.max_queued_jobs_per_key, settings.max_queued_jobs
+            session, caller.owner, n_jobs, settings.max_queued_jobs_per_owner, settings.max_queued_jobs
         )
         session.add(study)
         session.flush()
         planned = study_service.plan_jobs(study, plan.estimators)
         for job in planned:
-            job.owner, job.time_limit_s = idem.principal, limit
+            job.owner, job.time_limit_s = caller.owner, limit
         session.add_all(planned)
         winner = commit_created(session, idem, study)
     return (winner, [], True) if winner is not None else (study, planned, False)

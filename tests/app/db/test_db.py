@@ -140,3 +140,59 @@ def test_downgrade_of_0005_keeps_jobs_and_traces(tmp_path: Path):
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM job_trace")).scalar() == 1
         assert conn.execute(text("SELECT status FROM jobs")).scalar() == "succeeded"
+
+
+def test_owners_migration_gives_every_existing_object_the_default_owner(tmp_path: Path):
+    """0012: objects from before owners belong to "default" (a bare key's and a keyless server's
+    owner), names and aliases keep working in that owner's namespace."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'owners.db'}")
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0011_uploads")
+    stamp = "'2026-01-01 00:00:00'"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO datasets (id, name, format, compressed, file_name, n_samples, n_features, "
+                "nnz, task, label_kind, index_base, sha256, size_bytes, created_at) VALUES (1, 'heart', "
+                f"'svmlight', 0, 'datasets/x', 10, 3, 30, 'binary', 'numeric', 1, 'h', 100, {stamp})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, status, solver, task, split_seed, params, targets, attempts, "
+                "cancel_requested, created_at, owner) VALUES (1, 'succeeded', 'pgs', 'binary', 0, '{}', "
+                f"'[]', 1, 0, {stamp}, 'key:0123456789abcdef')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO models (id, job_id, solver, task, estimator, params, n_features, "
+                "index_base, file_stem, size_bytes, created_at, name, version) VALUES (1, 1, 'pgs', "
+                f"'binary', 'PGSClassifier', '{{}}', 3, 1, 'models/x', 10, {stamp}, 'heart', 1)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO model_aliases (name, alias, model_id, updated_at) "
+                f"VALUES ('heart', 'prod', 1, {stamp})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO uploads (id, owner, length, filename, metadata_header, state, created_at, "
+                f"expires_at) VALUES ('u1', 'key:0123456789abcdef', 5, 'f', '', 'receiving', {stamp}, "
+                f"{stamp})"
+            )
+        )
+    run_migrations(engine)
+    with engine.connect() as conn:
+        for table in ("datasets", "jobs", "models", "uploads"):
+            assert conn.execute(text(f"SELECT owner FROM {table}")).scalar() == "default", table
+        assert conn.execute(text("SELECT owner, name, alias, model_id FROM model_aliases")).one() == (
+            "default",
+            "heart",
+            "prod",
+            1,
+        )

@@ -187,11 +187,15 @@ def test_a_cancelled_job_keeps_its_last_iterate_as_a_partial_model(app_client: T
 # -- queue quotas (item 5) -------------------------------------------------------------------------
 
 
-def test_queued_jobs_are_capped_per_key_and_on_the_server(tmp_path: Path, data_dir: Path):
+def test_queued_jobs_are_capped_per_owner_and_on_the_server(tmp_path: Path, data_dir: Path):
+    # Two owners; team-b's admin key may train on team-a's data set, its jobs count as team-b's.
     settings = make_settings(
-        tmp_path, api_keys="key-one,key-two", max_queued_jobs_per_key=2, max_queued_jobs=3
+        tmp_path,
+        api_keys="team-a:member:key-one-0123,team-b:admin:key-two-4567",
+        max_queued_jobs_per_owner=2,
+        max_queued_jobs=3,
     )
-    one, two = ({"Authorization": f"Bearer {k}"} for k in ("key-one", "key-two"))
+    one, two = ({"Authorization": f"Bearer {k}"} for k in ("key-one-0123", "key-two-4567"))
     with TestClient(create_app(settings)) as c:
         heart = c.post(
             "/v1/datasets",
@@ -207,23 +211,22 @@ def test_queued_jobs_are_capped_per_key_and_on_the_server(tmp_path: Path, data_d
         assert [r.status_code for r in queued] == [202, 202]
         r = create_job(c, one, **short)
         body = assert_problem(r, 429)
-        assert r.headers["retry-after"].isdigit() and "PGS_MAX_QUEUED_JOBS_PER_KEY" in body["detail"]
-        # Another key has room of its own, up to the server's cap.
+        assert r.headers["retry-after"].isdigit() and "PGS_MAX_QUEUED_JOBS_PER_OWNER" in body["detail"]
+        # Another owner has room of its own, up to the server's cap.
         assert create_job(c, two, **short).status_code == 202
         r = create_job(c, two, **short)
         assert "PGS_MAX_QUEUED_JOBS " in assert_problem(r, 429)["detail"].replace(")", " ")
-        study = c.post(
-            "/v1/studies",
-            headers=two,
-            json={
-                "dataset_id": heart,
-                "test_fraction": 0.3,
-                "runs": [{"solver": "pgs"}],
-                "sizes": [50],
-                "targets": [0.5],
-            },
-        )
-        assert_problem(study, 429)
+        study_body = {
+            "dataset_id": heart,
+            "test_fraction": 0.3,
+            "runs": [{"solver": "pgs"}],
+            "sizes": [50],
+            "targets": [0.5],
+        }
+        # One job would fit later: 429, retry. Three can never (the owner's quota is 2): 422.
+        assert_problem(c.post("/v1/studies", headers=two, json={**study_body, "repeats": 1}), 429)
+        never = assert_problem(c.post("/v1/studies", headers=two, json={**study_body, "repeats": 3}), 422)
+        assert "can never be queued" in never["detail"] and "PGS_MAX_QUEUED_JOBS_PER_OWNER" in never["detail"]
         for job in c.get("/v1/jobs", params={"status": "queued"}).json()["items"]:
             c.post(f"/v1/jobs/{job['id']}/cancel")
         c.post(f"/v1/jobs/{blocker['id']}/cancel")

@@ -98,8 +98,28 @@ function askForKey(reason) {
   });
 }
 
-function showKeyState() {
-  document.getElementById("key-state").hidden = !storedKey();
+// Who the stored key is (GET /v1/me), asked again only when the key changes.
+let signedInFor;
+
+async function showKeyState() {
+  const key = storedKey();
+  document.getElementById("forget-key").hidden = !key;
+  if (key === signedInFor) return;
+  signedInFor = key;
+  const label = document.getElementById("signed-in");
+  try {
+    // fetch, not api.js: a missing key hides the label instead of opening the key dialog.
+    const answer = await fetch("/v1/me", { headers: key ? { Authorization: `Bearer ${key}` } : {} });
+    if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
+    const me = await answer.json();
+    label.textContent = me.authenticated
+      ? `Signed in as ${me.owner} (${me.role})`
+      : `No API keys: ${me.owner} (${me.role}), this machine only`;
+    label.hidden = false;
+  } catch {
+    signedInFor = undefined;  // ask again on the next page
+    label.hidden = true;
+  }
 }
 
 function start() {
