@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from tests.cluster.harness import tiny_svmlight
-from tests.helpers import assert_problem, make_settings, poll
+from tests.helpers import assert_problem, http_server, make_settings, poll
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -43,15 +42,8 @@ def web(tmp_path: Path) -> Iterator[str]:
         (root / sub).mkdir(parents=True)
         (root / sub / "d.svm").write_bytes(tiny_svmlight(200))
     (root / "private" / "secret.svm").write_bytes(tiny_svmlight(50))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with http_server(functools.partial(_Handler, directory=str(root))) as url:
+        yield url
 
 
 @pytest.fixture
