@@ -21,7 +21,7 @@ from app.core.files import remove_quietly
 from app.core.storage.base import STORAGE_ERRNOS
 from app.db.engine import SessionFactory, transaction
 from app.db.tables import Upload, UploadState, utcnow
-from app.services.datasets import imports, resumable
+from app.services.datasets import download, imports, resumable
 from app.services.datasets.create import DatasetOptions, store_dataset
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,8 @@ def _bytes_of(settings: Settings, upload: Upload) -> tuple[Path, int]:
     if upload.source is None:
         return target, target.stat().st_size
     if imports.is_url(upload.source):
-        return target, imports.fetch(settings, upload.source, target, upload.length)
+        url = imports.check_source(settings, upload.source)  # the roots may have changed
+        return target, download.download(settings, url, target, upload.length)
     path = Path(imports.check_source(settings, upload.source))  # the roots may have changed
     return path, path.stat().st_size
 
