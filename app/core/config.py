@@ -64,6 +64,29 @@ class Settings(BaseSettings):
     # Server-side imports (POST /v1/datasets/import): comma-separated directories and http(s)
     # URL prefixes the service may read data sets from; empty turns imports off.
     import_roots: str = ""
+    # The download of a URL import has these bounds; breaking one fails the import (504) and
+    # deletes what it had downloaded.
+    import_deadline_s: float = Field(
+        default=6 * 3600.0,
+        gt=0,
+        description="The whole download, connecting included. Six hours take the largest import "
+        "(PGS_MAX_UPLOAD_BYTES, 64 GiB) at 3.2 MB/s (25 Mbit/s), a quarter of a modest 100 Mbit/s "
+        "link; a source that trickles is stopped by the rate below long before.",
+    )
+    import_min_bytes_per_s: int = Field(
+        default=64 * 1024,
+        ge=1,
+        description="The slowest a download may go, averaged over each window of "
+        "PGS_IMPORT_RATE_WINDOW_S. 64 KiB/s (0.5 Mbit/s) is far below any link a data set is "
+        "fetched over, and far above a source that sends a byte now and then to hold a download.",
+    )
+    import_rate_window_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="The windows the rate is averaged over, from the start of the download: the "
+        "first is the grace for connecting and the first bytes. A minute rides out a stall of a "
+        "few seconds (a busy server, a retransmission) yet frees a held download within two.",
+    )
     # Guard against gzip bombs: the decompressed stream may not grow past this, nor past
     # max_compression_ratio times the compressed size (real data sets stay under 25:1; any gzip
     # may inflate to 16 MiB). Both are checked by inflating once before parsing.

@@ -3,8 +3,8 @@ real app: each test is one attack and asserts the outcome that must hold.
 
 Remote hosts are HTTP servers on 127.0.0.1 (tests.helpers.http_server): ``site`` is the host the
 operator allows, ``victim`` one it does not (in the review, the API's own port), which must
-never receive a request. Their endless answers end when the test does, or after a bounded
-number of steps.
+never receive a request. Their slow answers end when the test does, or after a bounded number
+of steps.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -26,6 +27,9 @@ from tests.helpers import assert_problem, http_server, make_settings, poll
 
 SVM = tiny_svmlight(50)
 SECRET = b"SECRET-7f3a"
+# A slow answer sends one byte per step, for at most this many steps (a minute).
+TRICKLE_STEP_S = 0.05
+TRICKLE_STEPS = 1200
 
 
 class Site:
@@ -89,6 +93,13 @@ class _Answers(BaseHTTPRequestHandler):
                 return
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
 
+    def trickle(self) -> None:
+        self._headers(200, 10**6)
+        self._trickle(b"1" * TRICKLE_STEPS)
+
+    def slow_headers(self) -> None:
+        self._trickle(b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * TRICKLE_STEPS)
+
     def not_found(self) -> None:
         self._headers(404, 0)
 
@@ -96,6 +107,14 @@ class _Answers(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", str(length))
         self.end_headers()
+
+    def _trickle(self, data: bytes) -> None:
+        for byte in data:
+            if self.site.stop.is_set():
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(TRICKLE_STEP_S)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -109,6 +128,8 @@ ANSWERS: dict[str, Callable[[_Answers], None]] = {
     "/data/not-http": _Answers.not_http,
     "/data/huge": _Answers.huge,
     "/data/endless": _Answers.endless,
+    "/data/trickle": _Answers.trickle,
+    "/data/slow-headers": _Answers.slow_headers,
 }
 
 
@@ -372,3 +393,20 @@ def test_i8_a_source_past_the_size_cap_fails_and_keeps_nothing(tmp_path: Path, s
     with _app(tmp_path, f"{site.url}/data/", max_upload_bytes=1024 * 1024) as client:
         detail = _failed(_imported(client, site.url + path), 413, tmp_path)
     assert "PGS_MAX_UPLOAD_BYTES" in detail
+
+
+# -- I9: sources that trickle ----------------------------------------------------------------------
+
+
+def test_i9_a_download_past_the_deadline_fails_and_keeps_nothing(tmp_path: Path, site: Site):
+    with _app(tmp_path, f"{site.url}/data/", import_deadline_s=2) as client:
+        detail = _failed(_imported(client, f"{site.url}/data/trickle"), 504, tmp_path)
+    assert "PGS_IMPORT_DEADLINE_S" in detail
+
+
+@pytest.mark.parametrize("path", ["/data/trickle", "/data/slow-headers"])
+def test_i9_a_download_under_the_minimum_rate_fails_and_keeps_nothing(tmp_path: Path, site: Site, path: str):
+    rate = {"import_min_bytes_per_s": 1000, "import_rate_window_s": 0.5}
+    with _app(tmp_path, f"{site.url}/data/", **rate) as client:
+        detail = _failed(_imported(client, site.url + path), 504, tmp_path)
+    assert "PGS_IMPORT_MIN_BYTES_PER_S" in detail
