@@ -64,8 +64,9 @@ class Settings(BaseSettings):
     # Server-side imports (POST /v1/datasets/import): comma-separated directories and http(s)
     # URL prefixes the service may read data sets from; empty turns imports off.
     import_roots: str = ""
-    # The download of a URL import has these bounds; breaking one fails the import (504) and
-    # deletes what it had downloaded.
+    # A URL import is downloaded before its parse, outside the parse slots (a slow source delays
+    # only its own import), with these bounds; breaking one fails the import (504) and deletes
+    # what it had downloaded.
     import_deadline_s: float = Field(
         default=6 * 3600.0,
         gt=0,
@@ -87,6 +88,13 @@ class Settings(BaseSettings):
         "first is the grace for connecting and the first bytes. A minute rides out a stall of a "
         "few seconds (a busy server, a retransmission) yet frees a held download within two.",
     )
+    max_concurrent_downloads_per_key: int = Field(
+        default=2,
+        ge=1,
+        description="URL imports of one API key downloading at once; more wait for one of them to "
+        "end. Two keep a link busy while the key's next import waits its turn; other keys have "
+        "their own.",
+    )
     # Guard against gzip bombs: the decompressed stream may not grow past this, nor past
     # max_compression_ratio times the compressed size (real data sets stay under 25:1; any gzip
     # may inflate to 16 MiB). Both are checked by inflating once before parsing.
@@ -94,7 +102,8 @@ class Settings(BaseSettings):
     max_compression_ratio: float = Field(default=100.0, ge=1)
     # An upload is parsed in a child process with these limits: the memory it may allocate
     # beyond the parser's own (an address-space limit) and the wall-clock time (the CPU time is
-    # capped a little above it); at most max_concurrent_parses run at once, further uploads wait.
+    # capped a little above it); at most max_concurrent_parses run at once, further uploads wait
+    # (those of resumable uploads and imports taking turns between API keys).
     # The parse holds a block of lines and a shard, whatever the file's size: the memory limit
     # is a guard against a pathological single line, not a bound on the data.
     parse_memory_bytes: int = Field(default=1024 * MIB, ge=16 * MIB)

@@ -9,6 +9,7 @@ of steps.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -23,13 +24,14 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from tests.cluster.harness import tiny_svmlight
-from tests.helpers import assert_problem, http_server, make_settings, poll
+from tests.helpers import JOB_TIMEOUT_S, assert_problem, http_server, make_settings, poll
 
 SVM = tiny_svmlight(50)
 SECRET = b"SECRET-7f3a"
 # A slow answer sends one byte per step, for at most this many steps (a minute).
 TRICKLE_STEP_S = 0.05
 TRICKLE_STEPS = 1200
+KEY_A, KEY_B = "key-a", "key-b"
 
 
 class Site:
@@ -189,9 +191,29 @@ def _refused(client: TestClient, source: str, status: int) -> dict[str, Any]:
 
 def _imported(client: TestClient, source: str) -> dict[str, Any]:
     """The upload of an accepted import, once done or failed."""
-    r = client.post("/v1/datasets/import", json={"source": source})
+    return _ended(client, _start(client, source))
+
+
+def _start(client: TestClient, source: str, key: str | None = None) -> str:
+    r = client.post("/v1/datasets/import", json={"source": source}, headers=_auth(key))
     assert r.status_code == 202, r.text
-    return poll(client, r.headers["Location"], lambda u: u["state"] != "parsing")
+    location: str = r.headers["Location"]
+    return location
+
+
+def _ended(client: TestClient, location: str, key: str | None = None) -> dict[str, Any]:
+    return poll(client, location, lambda u: u["state"] != "parsing", headers=_auth(key))
+
+
+def _auth(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + JOB_TIMEOUT_S  # bounds a hang; measures nothing
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true"
+        time.sleep(0.05)
 
 
 def _failed(upload: dict[str, Any], status: int, tmp_path: Path) -> str:
@@ -410,3 +432,35 @@ def test_i9_a_download_under_the_minimum_rate_fails_and_keeps_nothing(tmp_path: 
     with _app(tmp_path, f"{site.url}/data/", **rate) as client:
         detail = _failed(_imported(client, site.url + path), 504, tmp_path)
     assert "PGS_IMPORT_MIN_BYTES_PER_S" in detail
+
+
+def test_i9_trickling_imports_do_not_hold_other_keys_uploads(tmp_path: Path, site: Site):
+    settings = {"api_keys": f"{KEY_A},{KEY_B}", "max_concurrent_parses": 2}
+    with _app(tmp_path, f"{site.url}/data/", **settings) as client:
+        slow = [_start(client, f"{site.url}/data/trickle", KEY_A) for _ in range(2)]
+        _until(lambda: site.asked("/data/trickle") == 2)
+
+        location = _resumable_upload(client, SVM, KEY_B)
+        r = client.post(f"{location}/dataset", json={}, headers=_auth(KEY_B))
+        assert r.status_code == 202, r.text
+        assert _ended(client, location, KEY_B)["state"] == "done"
+
+        assert [client.get(u, headers=_auth(KEY_A)).json()["state"] for u in slow] == ["parsing"] * 2
+        site.stop.set()  # the trickles end short of their length: the downloads fail
+        for u in slow:
+            _failed(_ended(client, u, KEY_A), 502, tmp_path)
+
+
+def _resumable_upload(client: TestClient, data: bytes, key: str) -> str:
+    tus = {"Authorization": f"Bearer {key}", "Tus-Resumable": "1.0.0"}
+    meta = "filename " + base64.b64encode(b"b.svm").decode()
+    r = client.post("/v1/uploads", headers={**tus, "Upload-Length": str(len(data)), "Upload-Metadata": meta})
+    assert r.status_code == 201, r.text
+    location: str = r.headers["Location"]
+    r = client.patch(
+        location,
+        content=data,
+        headers={**tus, "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"},
+    )
+    assert r.status_code == 204, r.text
+    return location

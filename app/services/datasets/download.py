@@ -1,9 +1,11 @@
 """The download of a URL import: its bytes streamed into the uploads area before the parse.
 
-It is bounded in size (the cap), in time (PGS_IMPORT_DEADLINE_S) and in rate: from the start,
-each window of PGS_IMPORT_RATE_WINDOW_S must bring PGS_IMPORT_MIN_BYTES_PER_S x the window's
-length (the first window is the grace for connecting and the first bytes). Redirects are
-followed by hand, each hop checked against the roots as the source itself was (import_urls.py).
+The upload service runs it outside the parse slots, a few at a time per API key
+(app/background/upload_service.py), so a slow source delays only its own import. It is bounded
+in size (the cap), in time (PGS_IMPORT_DEADLINE_S) and in rate: from the start, each window of
+PGS_IMPORT_RATE_WINDOW_S must bring PGS_IMPORT_MIN_BYTES_PER_S x the window's length (the first
+window is the grace for connecting and the first bytes). Redirects are followed by hand, each
+hop checked against the roots as the source itself was (import_urls.py).
 
 An error quotes no byte of what the source sent (a body, a status line, a reason phrase): only
 the status code with its standard phrase, or the kind of failure.
