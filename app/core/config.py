@@ -62,7 +62,8 @@ class Settings(BaseSettings):
     upload_quota_bytes: int = Field(default=128 * 1024 * MIB, ge=1)
     upload_expiry_s: float = Field(default=24 * 3600.0, gt=0)
     # Server-side imports (POST /v1/datasets/import): comma-separated directories and http(s)
-    # URL prefixes the service may read data sets from; empty turns imports off.
+    # URL roots the service may read data sets from (services/datasets/import_urls.py says how a
+    # URL matches a root); empty turns imports off.
     import_roots: str = ""
     # A URL import is downloaded before its parse, outside the parse slots (a slow source delays
     # only its own import), with these bounds; breaking one fails the import (504) and deletes

@@ -1,4 +1,4 @@
-"""Server-side imports: a data set read from a directory or URL prefix the operator allows
+"""Server-side imports: a data set read from a directory or URL root the operator allows
 (PGS_IMPORT_ROOTS) instead of sent over HTTP.
 
 A path must resolve (symlinks and ``..`` followed) to a regular file inside an allowed directory;
