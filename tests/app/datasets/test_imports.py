@@ -114,3 +114,8 @@ def test_a_url_over_the_size_cap_is_refused(tmp_path: Path, web: str):
         upload = _import(client, f"{web}/data/d.svm")
         assert upload["state"] == "failed" and upload["error"]["status"] == 413, upload
         assert list((tmp_path / "var" / "uploads").iterdir()) == []
+
+
+def test_a_malformed_url_root_stops_the_start(tmp_path: Path):
+    with pytest.raises(ValueError, match="PGS_IMPORT_ROOTS"), _client(tmp_path, "http://127.0.0.1:80x/data/"):
+        pass
