@@ -43,6 +43,7 @@ from app.core.storage.base import install_storage_error_handler
 from app.core.tenants import KeyRing
 from app.db.engine import install_db_error_handlers, make_engine, make_session_factory, run_migrations
 from app.docs_ui import install_docs
+from app.services.datasets.imports import ImportRoots
 from app.services.datasets.parse_process import start_parser_server
 from app.services.datasets.shard_migration import convert_npz_datasets
 from app.services.jobs import state as job_service
@@ -88,6 +89,7 @@ def _lock_data_dir(settings: Settings) -> IO[str]:
 @asynccontextmanager
 async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     """The database, the worker pool and the background services, for the life of the app."""
+    ImportRoots.of(settings)  # a malformed PGS_IMPORT_ROOTS stops the start, not each import
     _prepare_dirs(settings)
     if settings.numba_cache_dir is not None:
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))

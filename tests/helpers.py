@@ -6,8 +6,11 @@ tests/cluster/harness.py."""
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,21 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "var" / "numba-cache"))
 PROBLEM = "application/problem+json"
 # Generous: these bound a hang, they do not measure speed.
 JOB_TIMEOUT_S = 180.0
+
+
+@contextmanager
+def http_server(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``http://127.0.0.1:<a free port>`` answered by ``handler`` in threads, for the block: the
+    stand-in for a remote host (an import's source). Its handlers must end by themselves."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def make_settings(root: Path, **overrides: Any) -> Settings:
@@ -53,11 +71,12 @@ def poll(
     done: Callable[[dict[str, Any]], bool],
     timeout: float = JOB_TIMEOUT_S,
     interval: float = 0.05,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """GET ``path`` until ``done(body)``; returns the body."""
+    """GET ``path`` (with ``headers``) until ``done(body)``; returns the body."""
     deadline = time.monotonic() + timeout
     while True:
-        body: dict[str, Any] = client.get(path).json()
+        body: dict[str, Any] = client.get(path, headers=headers).json()
         if done(body):
             return body
         if time.monotonic() > deadline:

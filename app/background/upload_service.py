@@ -1,12 +1,19 @@
-"""The upload service: runs the parses of finished uploads and imports (services/datasets/finish.py) in
-its own threads, and every ``sweep_interval_s`` refreshes their heartbeats, takes over the
-parses of dead processes (and of this one before a restart) and deletes expired uploads."""
+"""The upload service: runs the downloads and parses of finished uploads and imports
+(services/datasets/finish.py) in its own threads, and every ``sweep_interval_s`` refreshes
+their heartbeats, takes over the parses of dead processes (and of this one before a restart)
+and deletes expired uploads.
+
+A URL import is downloaded first, outside the parse slots and at most
+``max_concurrent_downloads_per_owner`` at a time per owner, then parsed: a source that trickles
+holds its own download, never a slot another owner's upload waits for. The parse slots
+(``max_concurrent_parses``) go round the owners that wait for one (slots.py)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 
+from app.background.slots import FairSlots
 from app.core.config import Settings
 from app.core.loop import LoopService, log_failure
 from app.db.engine import SessionFactory
@@ -23,7 +30,8 @@ class UploadService(LoopService):
         self.factory, self.settings = factory, settings
         # Each parse runs in its own child process (parse_process.py) and a daemon thread here
         # waits on it: a server that stops does not wait for a parse (the next one resumes it).
-        self._slots = threading.BoundedSemaphore(settings.max_concurrent_parses)
+        self._parses = FairSlots(total=settings.max_concurrent_parses)
+        self._downloads = FairSlots(per_owner=settings.max_concurrent_downloads_per_owner)
         self._held: set[str] = set()
         self._lock = threading.Lock()
 
@@ -38,8 +46,15 @@ class UploadService(LoopService):
 
     def _run(self, upload_id: str) -> None:
         try:
-            with self._slots:
-                finish.run(self.factory, self.settings, upload_id)
+            upload = finish.parsing(self.factory, upload_id)
+            if upload is None:
+                return
+            if finish.needs_download(upload):
+                with self._downloads.slot(upload.owner):
+                    if not finish.fetch(self.factory, self.settings, upload):
+                        return
+            with self._parses.slot(upload.owner):
+                finish.run(self.factory, self.settings, upload)
         except Exception as exc:
             # A database outage: the heartbeat stops, and a later pass takes the parse over.
             log_failure(f"upload {upload_id}: parse", exc)

@@ -127,8 +127,39 @@ class Settings(BaseSettings):
     )
     import_roots: str = Field(
         default="",
-        description="Comma-separated directories and `http(s)` URL prefixes that "
-        "`POST /v1/datasets/import` may read; empty turns imports off.",
+        description="Comma-separated directories and `http(s)` URL roots that "
+        "`POST /v1/datasets/import` may read (how a URL matches a root: docs/how-to/"
+        "large-uploads.md); empty turns imports off. A malformed root stops the start.",
+    )
+    import_deadline_s: float = Field(
+        default=6 * 3600.0,
+        gt=0,
+        description="A URL import's whole download, connecting included; beyond, the import fails "
+        "(504) and keeps no byte. Six hours take the largest import (`PGS_MAX_UPLOAD_BYTES`, "
+        "64 GiB) at 3.2 MB/s (25 Mbit/s), a quarter of a modest 100 Mbit/s link; a source that "
+        "trickles is stopped by the rate below long before.",
+    )
+    import_min_bytes_per_s: int = Field(
+        default=64 * 1024,
+        ge=1,
+        description="The slowest a URL import's download may go, averaged over each window of "
+        "`PGS_IMPORT_RATE_WINDOW_S`; slower, it fails (504). 64 KiB/s (0.5 Mbit/s) is far below "
+        "any link a data set is fetched over, and far above a source that sends a byte now and "
+        "then to hold a download.",
+    )
+    import_rate_window_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="The windows the download rate is averaged over, from the start: the first is "
+        "the grace for connecting and the first bytes. A minute rides out a stall of a few "
+        "seconds yet frees a held download within two.",
+    )
+    max_concurrent_downloads_per_owner: int = Field(
+        default=2,
+        ge=1,
+        description="URL imports of one owner downloading at once (a download holds no parse "
+        "slot); more wait for one of them to end. Two keep a link busy while the owner's next "
+        "import waits its turn; other owners have their own.",
     )
     max_decompressed_bytes: int = Field(
         default=2048 * MIB,

@@ -359,6 +359,11 @@ class ImportRequest(DatasetOptions):
         **problems(
             *BODY_GUARDS,
             (403, "Imports are off, or the source is outside the roots"),
+            (
+                422,
+                "The source is malformed (a control character, a bad port, user information, an "
+                "encoded '/' or dot segment), a relative path, or not a file",
+            ),
             (413, "Over PGS_UPLOAD_QUOTA_BYTES"),
             (415, "The body is not JSON"),
         ),

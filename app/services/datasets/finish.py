@@ -2,16 +2,18 @@
 
 This runs off the request (a multi-GiB file takes minutes to parse): the finish or import
 request marks the upload "parsing" and answers 202; the upload service (app/background/
-upload_service.py) runs :func:`run` in a thread, refreshes the heartbeat of what it runs, and
-takes over a parse whose process died (its heartbeat older than ``lease_s``).
+upload_service.py) runs :func:`fetch` (a URL import) and then :func:`run` in a thread, refreshes
+the heartbeat of what it runs, and takes over a parse whose process died (its heartbeat older
+than ``lease_s``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select, update
 
@@ -20,11 +22,13 @@ from app.core.errors import ProblemError, conflict
 from app.core.files import remove_quietly
 from app.core.storage.base import STORAGE_ERRNOS
 from app.db.engine import SessionFactory, transaction
-from app.db.tables import Upload, UploadState, utcnow
-from app.services.datasets import imports, resumable
+from app.db.tables import Dataset, Upload, UploadState, utcnow
+from app.services.datasets import download, imports, resumable
 from app.services.datasets.create import DatasetOptions, store_dataset
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def start(factory: SessionFactory, settings: Settings, upload: Upload, options: DatasetOptions) -> None:
@@ -54,48 +58,77 @@ def start(factory: SessionFactory, settings: Settings, upload: Upload, options: 
         raise conflict("the upload changed meanwhile (finished by another request?)")
 
 
-def run(factory: SessionFactory, settings: Settings, upload_id: str) -> None:
-    """Turn the upload into a data set, or record why not (state "failed", error)."""
+def parsing(factory: SessionFactory, upload_id: str) -> Upload | None:
+    """The upload (detached) if it is still to be turned into a data set."""
     with factory() as s:
         upload = s.get(Upload, upload_id)
         if upload is None or upload.state != UploadState.PARSING:
-            return
+            return None
         s.expunge(upload)
+        return upload
+
+
+def needs_download(upload: Upload) -> bool:
+    return upload.source is not None and imports.is_url(upload.source)
+
+
+def fetch(factory: SessionFactory, settings: Settings, upload: Upload) -> bool:
+    """Download a URL import's bytes into the upload's file; False when that failed (recorded)."""
+    source, target = upload.source or "", resumable.upload_path(settings, upload.id)
+
+    def step() -> int:
+        url = imports.check_source(settings, source)  # the roots may have changed
+        return download.download(settings, url, target, upload.length)
+
+    return _attempt(factory, settings, upload, step) is not None
+
+
+def run(factory: SessionFactory, settings: Settings, upload: Upload) -> None:
+    """Turn the upload (a URL import's bytes fetched already) into a data set, or record why not
+    (state "failed", error)."""
+    stored = _attempt(factory, settings, upload, lambda: _store(factory, settings, upload))
+    if stored is None:
+        return
+    dataset, size = stored
+    with transaction(factory) as s:
+        s.execute(
+            update(Upload)
+            .where(Upload.id == upload.id)
+            .values(state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None)
+        )
+    # The data set has its own copy now; the row stays (with its dataset_id) until it expires.
+    remove_quietly(resumable.upload_path(settings, upload.id))
+    log.info("upload %s: data set %d (%d bytes)", upload.id, dataset.id, size)
+
+
+def _store(factory: SessionFactory, settings: Settings, upload: Upload) -> tuple[Dataset, int]:
+    path, size = _bytes_of(settings, upload)
+    sha256 = resumable.sha256_of(path)
+    options = DatasetOptions.model_validate(upload.options or {})
+    return store_dataset(factory, settings, path, options, upload.filename, sha256, size, upload.owner), size
+
+
+def _attempt(factory: SessionFactory, settings: Settings, upload: Upload, step: Callable[[], T]) -> T | None:
+    """``step()``, or None when it failed: then the upload is failed with the reason."""
     try:
-        path, size = _bytes_of(settings, upload)
-        sha256 = resumable.sha256_of(path)
-        options = DatasetOptions.model_validate(upload.options or {})
-        dataset = store_dataset(factory, settings, path, options, upload.filename, sha256, size, upload.owner)
+        return step()
     except ProblemError as exc:
         _fail(factory, settings, upload, exc.status, exc.detail)
-        return
     except OSError as exc:
         if exc.errno not in STORAGE_ERRNOS:
             raise
         _fail(factory, settings, upload, 507, f"the server cannot store the data set ({exc})")
-        return
     except Exception:
-        log.exception("upload %s: the parse failed", upload_id)
+        log.exception("upload %s: failed", upload.id)
         _fail(factory, settings, upload, 500, "internal error; see the server log")
-        return
-    with transaction(factory) as s:
-        s.execute(
-            update(Upload)
-            .where(Upload.id == upload_id)
-            .values(state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None)
-        )
-    # The data set has its own copy now; the row stays (with its dataset_id) until it expires.
-    remove_quietly(resumable.upload_path(settings, upload_id))
-    log.info("upload %s: data set %d (%d bytes)", upload_id, dataset.id, size)
+    return None
 
 
 def _bytes_of(settings: Settings, upload: Upload) -> tuple[Path, int]:
-    """The file to parse and its size: an imported path as it is, a URL fetched first."""
-    target = resumable.upload_path(settings, upload.id)
-    if upload.source is None:
+    """The file to parse and its size: an imported path as it is, else the upload's file."""
+    if upload.source is None or imports.is_url(upload.source):
+        target = resumable.upload_path(settings, upload.id)
         return target, target.stat().st_size
-    if imports.is_url(upload.source):
-        return target, imports.fetch(settings, upload.source, target, upload.length)
     path = Path(imports.check_source(settings, upload.source))  # the roots may have changed
     return path, path.stat().st_size
 

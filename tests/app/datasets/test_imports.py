@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from tests.cluster.harness import tiny_svmlight
-from tests.helpers import assert_problem, make_settings, poll
+from tests.helpers import assert_problem, http_server, make_settings, poll
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -43,15 +42,8 @@ def web(tmp_path: Path) -> Iterator[str]:
         (root / sub).mkdir(parents=True)
         (root / sub / "d.svm").write_bytes(tiny_svmlight(200))
     (root / "private" / "secret.svm").write_bytes(tiny_svmlight(50))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with http_server(functools.partial(_Handler, directory=str(root))) as url:
+        yield url
 
 
 @pytest.fixture
@@ -122,3 +114,8 @@ def test_a_url_over_the_size_cap_is_refused(tmp_path: Path, web: str):
         upload = _import(client, f"{web}/data/d.svm")
         assert upload["state"] == "failed" and upload["error"]["status"] == 413, upload
         assert list((tmp_path / "var" / "uploads").iterdir()) == []
+
+
+def test_a_malformed_url_root_stops_the_start(tmp_path: Path):
+    with pytest.raises(ValueError, match="PGS_IMPORT_ROOTS"), _client(tmp_path, "http://127.0.0.1:80x/data/"):
+        pass
