@@ -93,8 +93,8 @@ def _entry(entry: str, where: str) -> KeyEntry:
         )
     if role not in ROLES:
         raise KeyConfigError(f"{where}: the role must be one of {', '.join(ROLES)}, as in owner:role:key")
-    if len(key) < 8:
-        raise KeyConfigError(f"{where}: the key must have at least 8 characters")
+    if not key.strip():
+        raise KeyConfigError(f"{where}: the key is empty, as in owner:role:key")
     return KeyEntry(key.encode(), Caller(owner, role, key_id_of(key)))
 
 

@@ -67,7 +67,7 @@ import_router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 def _tus_problems(*statuses: int) -> Responses:
     texts = {
         400: "Bad header (metadata, checksum), or the client left before the body ended",
-        404: "No such upload (for this API key)",
+        404: "No such upload (for this owner)",
         409: "Upload-Offset is not the upload's offset, another request is writing to it, or "
         "its state does not allow this",
         410: "The upload expired",
@@ -389,7 +389,7 @@ def import_dataset(
         if length <= 0:
             raise ProblemError(
                 413,
-                "this API key's unfinished uploads fill its upload quota "
+                "this owner's unfinished uploads fill its upload quota "
                 "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first",
                 kind="quota-exceeded",
             )

@@ -74,7 +74,7 @@ def check_room(session: Session, settings: Settings, owner: str, length: int) ->
     if held + length > settings.upload_quota_bytes:
         raise ProblemError(
             413,
-            f"the upload of {length} bytes does not fit the upload quota: this API key's "
+            f"the upload of {length} bytes does not fit the upload quota: owner {owner!r}'s "
             f"unfinished uploads hold {held} of {settings.upload_quota_bytes} bytes "
             "(PGS_UPLOAD_QUOTA_BYTES); finish or delete some first",
             kind="quota-exceeded",

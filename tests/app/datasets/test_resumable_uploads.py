@@ -29,7 +29,10 @@ OFFSET_STREAM = "application/offset+octet-stream"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return make_settings(tmp_path, api_keys=f"{KEY_A},{KEY_B}", upload_quota_bytes=100_000)
+    # Two owners (app/core/tenants.py): uploads and their quota are per owner.
+    return make_settings(
+        tmp_path, api_keys=f"team-a:member:{KEY_A},team-b:member:{KEY_B}", upload_quota_bytes=100_000
+    )
 
 
 @pytest.fixture
@@ -120,7 +123,7 @@ def test_protocol_errors(client: TestClient):
     assert r.status_code == 204 and "creation" in r.headers["Tus-Extension"]
 
 
-def test_another_keys_upload_does_not_exist(client: TestClient):
+def test_another_owners_upload_does_not_exist(client: TestClient):
     location = create(client, 10).headers["Location"]
     assert client.head(location, headers=auth(KEY_B)).status_code == 404
     assert_problem(patch(client, location, 0, b"x", key=KEY_B), 404)
@@ -133,7 +136,7 @@ def test_the_quota_holds_the_unfinished_uploads_of_one_key(client: TestClient):
     assert first.status_code == 201
     body = assert_problem(create(client, 50_000), 413)
     assert "PGS_UPLOAD_QUOTA_BYTES" in body["detail"] and body["type"].endswith("quota-exceeded")
-    assert create(client, 50_000, key=KEY_B).status_code == 201  # another key's own quota
+    assert create(client, 50_000, key=KEY_B).status_code == 201  # another owner's own quota
     assert client.delete(first.headers["Location"], headers=auth()).status_code == 204
     assert create(client, 50_000).status_code == 201
     assert client.head(first.headers["Location"], headers=auth()).status_code == 404
