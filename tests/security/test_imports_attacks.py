@@ -434,8 +434,8 @@ def test_i9_a_download_under_the_minimum_rate_fails_and_keeps_nothing(tmp_path: 
     assert "PGS_IMPORT_MIN_BYTES_PER_S" in detail
 
 
-def test_i9_trickling_imports_do_not_hold_other_keys_uploads(tmp_path: Path, site: Site):
-    settings = {"api_keys": f"{KEY_A},{KEY_B}", "max_concurrent_parses": 2}
+def test_i9_trickling_imports_do_not_hold_another_owners_uploads(tmp_path: Path, site: Site):
+    settings = {"api_keys": f"team-a:member:{KEY_A},team-b:member:{KEY_B}", "max_concurrent_parses": 2}
     with _app(tmp_path, f"{site.url}/data/", **settings) as client:
         slow = [_start(client, f"{site.url}/data/trickle", KEY_A) for _ in range(2)]
         _until(lambda: site.asked("/data/trickle") == 2)
