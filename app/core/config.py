@@ -119,7 +119,12 @@ class Settings(BaseSettings):
     # A job is refused (422, before it is queued) when its model could grow past this: the dense
     # worst case, 8 bytes per weight, n_features x n_outputs (one output per class beyond two),
     # plus the support vectors of a kernel model. The worker holds that much while it trains.
+    # A model import (POST /v1/models) is held to it too: its body, its arrays (as their headers
+    # declare them, before any is built), its parsed JSON and its dense weights each stay under it.
     max_model_bytes: int = Field(default=256 * MIB, ge=1024)
+    # Model imports that read and check their file at once; further ones wait before reading
+    # their body, so at most this many bodies, and the models built from them, are in memory.
+    max_concurrent_model_imports: int = Field(default=2, ge=1)
     # Wall-clock time a job may run (data loading and evaluation included) when it gives no
     # time_budget_s; a job's own time_budget_s is its wall-clock limit too.
     max_job_seconds: float = Field(default=3600.0, gt=0)

@@ -180,11 +180,7 @@ def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -
         **example(201, examples.MODEL),
         **problems(
             *BODY_GUARDS,
-            (
-                413,
-                "Over PGS_MAX_UPLOAD_BYTES; its arrays, its parsed JSON or its dense weights over "
-                "PGS_MAX_MODEL_BYTES",
-            ),
+            (413, "The body, its arrays, its parsed JSON or its dense weights over PGS_MAX_MODEL_BYTES"),
             (415, "Neither application/json nor application/octet-stream"),
             (
                 422,
@@ -204,8 +200,11 @@ async def import_model(request: Request, settings: SettingsDep, factory: Factory
             "send an npz export as application/octet-stream or a json export as application/json",
             kind="unsupported-media-type",
         )
-    body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
-    return await run_in_threadpool(_import, body, ctype, settings, factory)
+    # A waiting import has not read its body: at most max_concurrent_model_imports bodies, and
+    # what their checks build, are in memory at once.
+    async with request.app.state.model_import_limiter:
+        body = await _read_body(request, settings.max_model_bytes, "PGS_MAX_MODEL_BYTES")
+        return await run_in_threadpool(_import, body, ctype, settings, factory)
 
 
 def _import(body: bytes, ctype: str, settings: Settings, factory: Any) -> Model:
