@@ -173,6 +173,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.parse_limiter = CapacityLimiter(settings.max_concurrent_parses)
+    app.state.model_import_limiter = CapacityLimiter(settings.max_concurrent_model_imports)
 
     def snapshot() -> dict[str, Any]:
         with app.state.session_factory() as s:

@@ -285,7 +285,16 @@ class Settings(BaseSettings):
         description="A job is refused (422, before it is queued) when its model could grow past "
         "this: the dense worst case, 8 bytes x (n_features + 1) x outputs (one output for two "
         "classes or regression, one per class beyond), plus a kernel model's support vectors. The "
-        "worker allocates that much while it trains.",
+        "worker allocates that much while it trains. A model import (`POST /v1/models`) is held "
+        "to it too: its body, its arrays (as their headers declare them, before any is built), its "
+        "parsed JSON and its dense weights each stay under it.",
+    )
+    max_concurrent_model_imports: int = Field(
+        default=2,
+        ge=1,
+        description="Model imports that read and check their file at once; further ones wait "
+        "before reading their body, so at most this many bodies, and the models built from them, "
+        "are in memory.",
     )
     max_job_seconds: float = Field(
         default=3600.0,

@@ -7,11 +7,12 @@
   ``body_timeout_s`` in all (408). A slow sender otherwise holds a connection, and an upload's
   ``.part`` file, for as long as it likes.
 - Size and depth: uploads (``POST /v1/datasets``, streamed to disk with ``max_upload_bytes``;
-  a resumable upload's ``PATCH /v1/uploads/{id}``, capped by the upload's length) and
-  predictions (``max_predict_bytes``, ``max_predict_rows``) have their own limits; every other
-  body (job and study requests) is cut at ``max_body_bytes`` (413) before the route or FastAPI's
-  body parsing buffers it, and a JSON body nested deeper than ``max_json_depth`` is a 400
-  (serializing a 400-deep ``params`` for the idempotency hash failed with a 500).
+  a resumable upload's ``PATCH /v1/uploads/{id}``, capped by the upload's length), predictions
+  (``max_predict_bytes``, ``max_predict_rows``) and model imports (``POST /v1/models``,
+  ``max_model_bytes``: a model the service exports imports back) have their own limits; every
+  other body (job and study requests) is cut at ``max_body_bytes`` (413) before the route or
+  FastAPI's body parsing buffers it, and a JSON body nested deeper than ``max_json_depth`` is a
+  400 (serializing a 400-deep ``params`` for the idempotency hash failed with a 500).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _has_own_limit(method: str, path: str) -> bool:
         return True  # a resumable upload's bytes: the upload's length and quota cap them
     if method != "POST":
         return False
-    return path.rstrip("/") == "/v1/datasets" or (
+    return path.rstrip("/") in ("/v1/datasets", "/v1/models") or (
         path.startswith("/v1/models/") and path.endswith("/predict")
     )
 

@@ -239,6 +239,10 @@ class _KernelPGSBase(LinearModelBase):
             ),
             shape=shape,
         )
+        # The arrays come from a file, and scipy's routines trust a CSR matrix's indices.
+        est.support_vectors_.check_format(full_check=True)
+        if not est.support_vectors_.has_canonical_format:
+            raise ValueError("support vectors need sorted, distinct column indices in each row")
         est.dual_coef_ = np.asarray(arrays["dual_coef"], dtype=np.float64).reshape(-1, shape[0])
         est.support_ = np.asarray(arrays["support"], dtype=np.int64)
         est.n_support_ = int(shape[0])

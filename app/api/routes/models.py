@@ -50,16 +50,10 @@ from app.services.model_registry.artifacts import (
     save_model_files,
 )
 from app.services.model_registry.batch_predictions import delete_result
+from app.services.model_registry.import_read import ImportLimits
+from app.services.model_registry.import_rebuild import READERS, import_file
 from app.services.model_registry.onnx_graph import NotExportable, to_onnx
-from app.services.model_registry.portable import (
-    checked_import,
-    document,
-    facts_of,
-    from_json,
-    from_npz,
-    to_json,
-    to_npz,
-)
+from app.services.model_registry.portable import document, facts_of, to_json, to_npz
 from app.services.model_registry.predict import (
     check_row_count,
     csv_to_payload,
@@ -191,9 +185,14 @@ def _export(model: LoadedModel, format: str, settings: Settings, factory: Any) -
         **example(201, examples.MODEL),
         **problems(
             *BODY_GUARDS,
-            (413, "Over PGS_MAX_UPLOAD_BYTES"),
+            (413, "The body, its arrays, its parsed JSON or its dense weights over PGS_MAX_MODEL_BYTES"),
             (415, "Neither application/json nor application/octet-stream"),
-            (422, "Not a model export, or one that does not rebuild and run"),
+            (
+                422,
+                "Not a model export, one whose facts and arrays disagree, with a width over "
+                "PGS_MAX_FEATURES, params a job could not have, numbers that are not finite, or "
+                "one that does not rebuild and run",
+            ),
             507,
         ),
     },
@@ -202,23 +201,23 @@ async def import_model(
     request: Request, settings: SettingsDep, factory: FactoryDep, caller: CallerDep
 ) -> Any:
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if ctype not in ("application/json", "application/octet-stream"):
+    if ctype not in READERS:
         raise ProblemError(
             415,
             "send an npz export as application/octet-stream or a json export as application/json",
             kind="unsupported-media-type",
         )
-    body = await _read_body(request, settings.max_upload_bytes, "PGS_MAX_UPLOAD_BYTES")
-    return await run_in_threadpool(_import, body, ctype, settings, factory, caller.owner)
+    # A waiting import has not read its body: at most max_concurrent_model_imports bodies, and
+    # what their checks build, are in memory at once.
+    async with request.app.state.model_import_limiter:
+        body = await _read_body(request, settings.max_model_bytes, "PGS_MAX_MODEL_BYTES")
+        return await run_in_threadpool(_import, body, ctype, settings, factory, caller.owner)
 
 
 def _import(body: bytes, ctype: str, settings: Settings, factory: Any, owner: str) -> Model:
-    doc, arrays = (
-        from_json(body) if ctype == "application/json" else from_npz(body, settings.max_decompressed_bytes)
-    )
-    parsed, _ = checked_import(doc, arrays)
-    stem, size = save_model_files(settings.store, parsed.files, arrays)
-    facts = parsed.model
+    imported = import_file(body, ctype, ImportLimits.of(settings))
+    stem, size = save_model_files(settings.store, imported.files, imported.arrays)
+    facts = imported.facts
     with transaction(factory) as s:
         row = Model(
             owner=owner,

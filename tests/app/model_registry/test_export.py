@@ -1,6 +1,6 @@
 """GET /v1/models/{id}/export (npz, json, onnx) and POST /v1/models (import) on real data: the ONNX
 graph run by onnxruntime agrees with /predict to 1e-5, an export imported into another
-installation predicts the same, and a malformed file is a 422, never a 500."""
+installation predicts the same, and a malformed file is a 422 (a 413 when too large), never a 500."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _model(c: TestClient, **body: Any) -> int:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, Any]]:
-    settings = make_settings(tmp_path_factory.mktemp("export"), max_decompressed_bytes=64 * 1024 * 1024)
+    settings = make_settings(tmp_path_factory.mktemp("export"))
     with TestClient(create_app(settings)) as c:
         magic = upload(c, data_dir / "magic04.csv", "magic04.csv").json()["id"]
         abalone = upload(c, data_dir / "abalone.svm", "abalone.svm", task="classification")
@@ -126,7 +126,7 @@ def _json_export(c: TestClient, model_id: int) -> dict[str, Any]:
     return doc
 
 
-def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str]]:
+def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str, int]]:
     doc = _json_export(c, model_id)
     wrong_shape = json.loads(json.dumps(doc))
     wrong_shape["arrays"]["coef"]["shape"] = [1, 3]
@@ -138,30 +138,31 @@ def _broken_exports(c: TestClient, model_id: int) -> list[tuple[str, bytes, str]
     bad_prep["arrays"]["preprocessing.scale.scale_"]["data"][0] = "x"
     npz = io.BytesIO()
     np.savez(npz, coef=np.zeros(3))
-    bomb = io.BytesIO()
+    bomb = io.BytesIO()  # 256 MiB of zeros, one byte over the model size limit with its header
     np.savez_compressed(bomb, __model__=np.asarray("{}"), coef=np.zeros(2**28 // 8))
     J, B = "application/json", "application/octet-stream"
     return [
-        ("not json", b"{not json", J),
-        ("a list", b"[1, 2]", J),
-        ("another format", json.dumps({**doc, "format": "mlflow"}).encode(), J),
-        ("an array of the wrong size", json.dumps(wrong_shape).encode(), J),
-        ("a model of the wrong width", json.dumps(wrong_width).encode(), J),
-        ("classes that do not fit", json.dumps(no_classes).encode(), J),
-        ("a string in a float array", json.dumps(bad_prep).encode(), J),
-        ("random bytes", b"\x00\x01garbage" * 10, B),
-        ("an npz without the document", npz.getvalue(), B),
-        ("an npz that inflates past the limit", bomb.getvalue(), B),
+        ("not json", b"{not json", J, 422),
+        ("a list", b"[1, 2]", J, 422),
+        ("another format", json.dumps({**doc, "format": "mlflow"}).encode(), J, 422),
+        ("an array of the wrong size", json.dumps(wrong_shape).encode(), J, 422),
+        ("a model of the wrong width", json.dumps(wrong_width).encode(), J, 422),
+        ("classes that do not fit", json.dumps(no_classes).encode(), J, 422),
+        ("a string in a float array", json.dumps(bad_prep).encode(), J, 422),
+        ("random bytes", b"\x00\x01garbage" * 10, B, 422),
+        ("an npz without the document", npz.getvalue(), B, 422),
+        ("an npz that inflates past the limit", bomb.getvalue(), B, 413),
     ]
 
 
-def test_malformed_imports_are_422_and_store_nothing(served: dict[str, Any]):
+def test_malformed_imports_are_refused_and_store_nothing(served: dict[str, Any]):
     c, model_id = served["client"], served["magic"]
     before = len(c.get("/v1/models", params={"limit": 200}).json()["items"])
-    for what, body, ctype in _broken_exports(c, model_id):
+    for what, body, ctype, status in _broken_exports(c, model_id):
         r = c.post("/v1/models", content=body, headers={"content-type": ctype})
-        problem = assert_problem(r, 422)
-        assert problem["detail"].startswith("not a model export"), (what, problem)
+        problem = assert_problem(r, status)
+        prefix = "not a model export" if status == 422 else "the model is too large"
+        assert problem["detail"].startswith(prefix), (what, problem)
     r = c.post("/v1/models", content=b"x", headers={"content-type": "text/plain"})
     assert_problem(r, 415)
     assert len(c.get("/v1/models", params={"limit": 200}).json()["items"]) == before
