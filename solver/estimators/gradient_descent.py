@@ -20,16 +20,9 @@ from ..parameters import declare_parameters, param
 from ..penalties import l2_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    choice,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _STEP = [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})]
 

@@ -42,15 +42,9 @@ from ..parameters import declare_parameters, param
 from ..penalties import l1_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import mirror_descent_step
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _CLASSIFIER_LOSS_DOC = "A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step."
 _REGRESSOR_LOSS_DOC = "A smooth loss l(z; y): its curvature bound sets the step."

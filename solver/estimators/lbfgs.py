@@ -11,14 +11,9 @@ from ..lbfgs import LBFGSEngine
 from ..losses import LOSSES, SMOOTH_CLASSIFICATION_LOSSES, SMOOTH_REGRESSION_LOSSES
 from ..parameters import declare_parameters, param
 from ..penalties import pnorm_penalty
-from .base import (
-    AT_LEAST_ONE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
 @declare_parameters

@@ -14,16 +14,9 @@ from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    choice,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 # The smallest p PGS accepts: eq. (7) holds for p in (1, 2], but below 1.01 q = p / (p - 1) passes
 # 101 and the first steps' |lambda_j / ref|^q already overflow a double on scaled data.
