@@ -22,7 +22,7 @@ from app.schemas.common import Task
 class StudyRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    solver: str = Field(default="pgs", description="Training algorithm (see the registry)")
+    solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
     params: dict[str, Any] = Field(
         default_factory=dict, description="Estimator parameters, validated as for a job"
     )

@@ -1,4 +1,4 @@
-"""The service's view of the solver registry (``solver.SOLVERS``): build a validated estimator for
+"""The service's view of the solver catalogue (``solver.SOLVERS``): build a validated estimator for
 a job, or explain in API terms (the field and the reason) why it cannot be built; and describe each
 solver for ``GET /v1/solvers`` from the same declarations and the same bounds the build checks.
 
@@ -6,7 +6,7 @@ solver for ``GET /v1/solvers`` from the same declarations and the same bounds th
 and in the worker (to fit): the request's ``params`` as they are stored, plus the job's time
 budget and, for a study's sigma selection, a sigma.
 
-Adding a solver is one entry in ``solver/registry.py``; nothing here changes. ``solver`` is imported
+Adding a solver is one entry in ``solver/catalogue.py``; nothing here changes. ``solver`` is imported
 on first use, so importing the web app does not load Numba.
 """
 
@@ -137,7 +137,7 @@ def solver_catalogue() -> dict[str, dict[str, Any]]:
 
 
 def _describe(solver: dict[str, Any]) -> dict[str, Any]:
-    """The registry's description (``solver.SolverSpec.describe``) in API terms: the parameters a
+    """The catalogue's description (``solver.SolverSpec.describe``) in API terms: the parameters a
     job's ``params`` may set, each with the range this module lets through."""
     tasks = []
     for task, data_task in CATALOGUE_TASKS.items():

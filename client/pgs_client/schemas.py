@@ -505,7 +505,7 @@ class StudyRow:
 class StudyRun:
     solver: str | None = "pgs"
     """
-    Training algorithm (see the registry)
+    Training algorithm: a name of GET /v1/solvers
     """
     params: dict[str, Any] | None = None
     """
@@ -690,7 +690,7 @@ class JobCreate:
     """
     solver: str | None = "pgs"
     """
-    Training algorithm (see the registry)
+    Training algorithm: a name of GET /v1/solvers
     """
     params: dict[str, Any] | None = None
     """

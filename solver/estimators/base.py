@@ -5,8 +5,8 @@ A solver family subclasses ``LinearModelBase`` once, declaring its own parameter
 ``solver.parameters``) and the three hooks ``_make_engine`` (the engine that runs the iterations, see
 ``solver.tracing.Engine``), ``_default_n_iter`` and ``_penalty``; its classifier and regressor add
 ``LinearClassifierMixin`` / ``LinearRegressorMixin`` (``solver.estimators.tasks``) and re-declare
-``loss`` with the losses they accept. Concrete classes register themselves by name, so that
-``load_model`` can rebuild any of them.
+``loss`` with the losses they accept. A family names its solver (``solver_name``) and says whether it
+streams; ``solver.catalogue`` lists the solvers from these class attributes.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, drive
 from .constraints import AT_LEAST_ONE, POSITIVE, choice
 from .persistence import FittedModel
-
-ESTIMATORS: dict[str, type[LinearModelBase]] = {}
 
 
 @declare_parameters
@@ -89,14 +87,13 @@ class LinearModelBase(FittedModel):
         "and the test score (over the whole eval_set) do not depend on it.",
     )
 
+    # What a training job names the solver by (``solver.SOLVERS``), declared by each family.
+    solver_name: ClassVar[str]
     # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
-    # ``solver.sampling.TrainingRows``); ``solver.registry`` says the same per solver.
+    # ``solver.sampling.TrainingRows``): true for the stochastic solvers whose step reads one sample
+    # or minibatch at a time; the others (full gradients, coordinate descent, kernel expansions)
+    # need every row at once.
     streams: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if not cls.__name__.startswith("_"):
-            ESTIMATORS[cls.__name__] = cls
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
@@ -232,12 +229,9 @@ class LinearModelBase(FittedModel):
         """ValueError unless this estimator's solver trains from shards."""
         if self.streams:
             return
-        from ..registry import SOLVERS  # the registry imports the estimators
-
-        streaming = sorted(name for name, spec in SOLVERS.items() if spec.streams)
         raise ValueError(
             f"{type(self).__name__} needs every row of the data at once and cannot train from "
-            f"{X!r}; the solvers that stream from shards are {', '.join(streaming)}"
+            f"{X!r}; the solvers that stream from shards are {', '.join(_streaming_solvers())}"
         )
 
     def _check_fit_request(self, m: int, evaluation: Evaluation | None) -> None:
@@ -346,13 +340,6 @@ class Evaluation:
         return self.finish(total / max(count, 1))
 
 
-def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
-    """Rebuild a fitted estimator from ``export_model()`` output; runs no code from the data."""
-    if meta.get("format") != 1 or meta.get("estimator") not in ESTIMATORS:
-        raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
-    return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
-
-
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     """X @ W.T (+ the intercept column when ``weights`` carries it last): shape (m, n_outputs)."""
     coef = weights[:, :-1] if with_intercept else weights
@@ -367,3 +354,14 @@ def _generator(random_state) -> np.random.Generator:
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return np.random.default_rng(random_state)
     return np.random.default_rng(check_random_state(random_state).randint(0, 2**32 - 1))
+
+
+def _streaming_solvers() -> list[str]:
+    """The names of the solvers whose estimators stream, from the estimator classes themselves."""
+    names, pending = set(), [LinearModelBase]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.streams and not cls.__name__.startswith("_"):
+            names.add(cls.solver_name)
+    return sorted(names)

@@ -118,6 +118,7 @@ class _GradientDescentBase(LinearModelBase):
 class _GDBase(_GradientDescentBase):
     """Algorithm 1: full gradient, constant step ``eta``."""
 
+    solver_name = "gd"
     _full_batch = True
     streams = False
 
@@ -150,6 +151,8 @@ class _GDBase(_GradientDescentBase):
 class _SGDBase(_GradientDescentBase):
     """Algorithm 2: random minibatches, constant step ``eta``."""
 
+    solver_name = "sgd"
+
     eta: float | str = param(
         default="auto",
         allowed=_STEP,
@@ -173,6 +176,8 @@ class _SGDBase(_GradientDescentBase):
 @declare_parameters
 class _OGDBase(_GradientDescentBase):
     """Algorithm 3: random minibatches, step 1 / (sigma (t + t0))."""
+
+    solver_name = "ogd"
 
     t0: float | str = param(
         default="auto",

@@ -32,6 +32,8 @@ from .tasks import LinearClassifierMixin, LinearRegressorMixin
 class _KernelPGSBase(LinearModelBase):
     """Kernel PGS (p = 2): the parameters, and a model of support vectors and dual coefficients."""
 
+    solver_name = "kernel_pgs"
+
     sigma: float = param(
         default=1e-5,
         allowed=[POSITIVE],

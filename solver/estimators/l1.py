@@ -108,6 +108,7 @@ class _CoordinateDescentBase(_L1Base):
 class _SCDBase(_CoordinateDescentBase):
     """Stochastic coordinate descent: the coordinate is drawn uniformly at random (Algorithm 2)."""
 
+    solver_name = "scd"
     _engine = StochasticCoordinateEngine
     _default_sweeps = 20
 
@@ -124,6 +125,7 @@ class _GCDBase(_CoordinateDescentBase):
     """Greedy coordinate descent: the coordinate with the largest guaranteed decrease of the
     objective (the greedy rule of Section 4.2), for which the full gradient is maintained."""
 
+    solver_name = "gcd"
     _engine = GreedyCoordinateEngine
     # A greedy step costs far more than a random one (it updates the gradient on every row it
     # touches), hence fewer sweeps.
@@ -283,12 +285,16 @@ class _MirrorDescentBase(_L1Base):
 
 @declare_parameters
 class _SMIDASBase(_MirrorDescentBase):
+    solver_name = "smidas"
+
     def _link_exponent(self, n_features: int) -> int:
         return dual_exponent(n_features)
 
 
 @declare_parameters
 class _TruncGradBase(_MirrorDescentBase):
+    solver_name = "truncgrad"
+
     def _link_exponent(self, n_features: int) -> int:
         return 2  # the identity link
 

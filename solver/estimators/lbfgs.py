@@ -21,6 +21,8 @@ class _LBFGSBase(LinearModelBase):
     """Eq. (7) of the PGS paper, ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(<w, x_i>; y_i)``, the
     objective PGS minimises (bias included in the norm), so that their traces compare directly."""
 
+    solver_name = "lbfgs"
+
     p: float = param(
         default=2.0,
         allowed=[Interval(Real, 1.0, 2.0, closed="right")],

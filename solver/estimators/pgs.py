@@ -29,6 +29,7 @@ _DIVERGED_MARGIN = 1e100
 class _PGSBase(LinearModelBase):
     """The PGS parameters and how they become the kernel's settings."""
 
+    solver_name = "pgs"
     streams = True
 
     p: float = param(

@@ -1,5 +1,5 @@
 """Declared parameters (solver.parameters): one declaration gives the signature, the validation,
-the docstring and the JSON description, for every registered estimator."""
+the docstring and the JSON description, for every catalogued estimator."""
 
 from __future__ import annotations
 
