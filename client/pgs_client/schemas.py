@@ -588,6 +588,14 @@ class FieldError:
     """
     Machine-readable kind, e.g. missing, value_error
     """
+    rule: str | None = None
+    """
+    For a solver parameter (body.params.<name>): the values it accepts, in words, e.g. float in [1.01, 2]; for an unknown one, the parameters there are
+    """
+    input: Any | None = None
+    """
+    For a solver parameter: the value received (a number that is not finite as "nan", "inf" or "-inf")
+    """
 
 
 @dataclass(kw_only=True)

@@ -12,7 +12,6 @@ streams; ``solver.catalogue`` lists the solvers from these class attributes.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Real
@@ -26,11 +25,11 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._sparse import DataStats, KernelData, prepare
 from ..losses import LOSSES, mean_loss
-from ..parameters import declare_parameters, param
+from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards
 from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, drive
-from .constraints import AT_LEAST_ONE, POSITIVE, choice
+from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
 from .persistence import FittedModel
 
 
@@ -61,7 +60,7 @@ class LinearModelBase(FittedModel):
     )
     target_score: float | None = param(
         default=None,
-        allowed=[Real, None],
+        allowed=[FINITE, None],
         doc="Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.",
         details="A test accuracy in [0, 1] for classifiers, a test RMSE (reached from above) for regressors.",
     )
@@ -115,12 +114,10 @@ class LinearModelBase(FittedModel):
 
     def validate_params(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
-        self._validate_params()
-        if self.target_score is not None and not math.isfinite(self.target_score):
-            raise ValueError(
-                f"The 'target_score' parameter of {type(self).__name__} must be a finite number or "
-                f"None. Got {self.target_score!r} instead."
-            )
+        self._validate_params()  # each parameter alone, in scikit-learn's words
+        problems = check_parameters(type(self), self.get_params())  # what is left: the joint rules
+        if problems:
+            raise ValueError(problems[0].message(type(self).__name__))
 
     def _engine_over(self, rows: TrainingRows, rng: np.random.Generator) -> Engine:
         """An engine that reads ``rows`` block by block (``solver.sampling``): the hook of the

@@ -13,6 +13,7 @@ from ..parameters import param
 
 POSITIVE = Interval(Real, 0.0, None, closed="neither")
 AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
+FINITE = Interval(Real, None, None, closed="neither")  # a number, not NaN or infinite
 
 
 def choice(options) -> list:

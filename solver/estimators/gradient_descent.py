@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..gradient_descent import SGDEngine, SGDState
 from ..losses import LOSSES
-from ..parameters import declare_parameters, param
+from ..parameters import JointRule, declare_parameters, param
 from ..penalties import l2_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
@@ -25,6 +25,12 @@ from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regres
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _STEP = [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})]
+# A constant step eta: the regulariser's part of a step, (1 - eta sigma) w, must not overshoot 0.
+_STEP_WITHIN_REGULARISER = JointRule(
+    ("eta", "sigma"),
+    "eta * sigma at most 1 (the step (1 - eta sigma) w of the regulariser must not overshoot 0)",
+    lambda eta, sigma: isinstance(eta, str) or eta * sigma <= 1.0,
+)
 
 
 @declare_parameters
@@ -103,16 +109,6 @@ class _GradientDescentBase(LinearModelBase):
         sampler = None if self._full_batch else rows.sampler(batch, "replacement", rng)
         return SGDEngine(states, batch, self.output, sampler)
 
-    def validate_params(self) -> None:
-        super().validate_params()
-        eta = getattr(self, "eta", "auto")
-        if not isinstance(eta, str) and eta * self.sigma > 1.0:
-            raise ValueError(
-                f"The 'eta' parameter of {type(self).__name__} times 'sigma' must be at most 1 (the "
-                f"step (1 - eta sigma) w of the regulariser must not overshoot 0). Got eta={eta!r} "
-                f"and sigma={self.sigma!r} (product {eta * self.sigma:g})."
-            )
-
 
 @declare_parameters
 class _GDBase(_GradientDescentBase):
@@ -121,6 +117,7 @@ class _GDBase(_GradientDescentBase):
     solver_name = "gd"
     _full_batch = True
     streams = False
+    _parameter_rules = (_STEP_WITHIN_REGULARISER,)
 
     n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: 100.")
     random_state: object = param(
@@ -152,6 +149,7 @@ class _SGDBase(_GradientDescentBase):
     """Algorithm 2: random minibatches, constant step ``eta``."""
 
     solver_name = "sgd"
+    _parameter_rules = (_STEP_WITHIN_REGULARISER,)
 
     eta: float | str = param(
         default="auto",

@@ -30,7 +30,7 @@ def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
 
 
 def _catalogue() -> list[dict[str, Any]]:
-    from app.services.solvers import solver_catalogue
+    from app.services.solvers.catalogue import solver_catalogue
 
     return list(solver_catalogue().values())
 
@@ -106,3 +106,19 @@ def test_the_listing_is_what_a_job_accepts(app_client: TestClient, solver: str, 
         create_job(c, dataset_id=dataset, solver=solver, params={"colour": 1}), 422, "body.params.colour"
     )
     wait_for(c, r.json()["id"])
+
+
+def test_a_refused_parameter_names_the_listed_rule_and_the_value_received(app_client: TestClient):
+    c = app_client
+    dataset = c.ids["classification"]  # type: ignore[attr-defined]
+    body = assert_problem(create_job(c, dataset_id=dataset, params={"p": 2.5}), 422, "body.params.p")
+    (error,) = body["errors"]
+    assert (error["rule"], error["input"]) == ("float in [1.01, 2]", 2.5)
+    # Python's JSON parser reads NaN, which JSON cannot write back: the answer names it.
+    nan = c.post(
+        "/v1/jobs",
+        content=b'{"dataset_id": %d, "params": {"sigma": NaN}}' % dataset,
+        headers={"content-type": "application/json"},
+    )
+    (error,) = assert_problem(nan, 422, "body.params.sigma")["errors"]
+    assert (error["rule"], error["input"]) == ("float in (0, inf)", "nan")
