@@ -81,9 +81,8 @@ class LinearModelBase(FittedModel):
         doc="The trace's training objective is computed on this many rows, evenly spread, when "
         "the data has more; None: on every row.",
         details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
-        "costs the same at every m (over all rows it cost a pass over the data, 24 times "
-        "in a run of 120,000 samples: many times the fit itself on a large set). The fitted model "
-        "and the test score (over the whole eval_set) do not depend on it.",
+        "costs the same at every m instead of a pass over the data. The fitted model and the test "
+        "score (over the whole eval_set) do not depend on it.",
     )
 
     # What a training job names the solver by (``solver.SOLVERS``), declared by each family.

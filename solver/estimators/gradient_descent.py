@@ -182,8 +182,7 @@ class _OGDBase(_GradientDescentBase):
         allowed=[Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
         doc="eta_t = 1 / (sigma (t + t0)); t0=0 is Algorithm 3 verbatim, eta_t = 1 / (lambda t).",
         details="""Its first step 1 / sigma is huge for a small sigma: the logistic and hinge losses
-        recover slowly (on a9a at sigma 1e-3: 67% above the optimum after 1e4 iterations, against 2%
-        with "auto") and the squared loss, which is not Lipschitz, diverges. "auto" is PGS's rule
+        recover slowly and the squared loss, which is not Lipschitz, diverges. "auto" is PGS's rule
         (a first step of about 1 / (curvature * mean ||x||^2), then 1 / (sigma t) asymptotically):
         the default, as for PGS, so that default parameters never diverge.""",
     )

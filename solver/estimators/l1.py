@@ -224,9 +224,8 @@ class _MirrorDescentBase(_L1Base):
         doc="The constant learning rate; the value used is eta_.",
         details="""The paper tunes it per data set (its Table 1 spans 5e-5 to 50); "auto" is the step
         of the paper's Proposition 4 with K = 1, 1 / (2 (p - 1) sup l'' max_i ||x_i||_p^2) with p the
-        link's exponent (``dual_exponent_``): a scale from the theory, not a tuned value. In the
-        eta sweeps of ``python -m bench.l1_paths`` the best rate lay between auto / 243 and
-        auto * 729 depending on data set and sigma (mostly below auto); tune it as the paper did.""",
+        link's exponent (``dual_exponent_``): a scale from the theory, not a tuned value; tune it per
+        data set as the paper did.""",
     )
     batch_size: int = param(
         default=1,
