@@ -61,7 +61,7 @@ class JobCreate(BaseModel):
     solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
     params: dict[str, Any] = Field(
         default_factory=dict,
-        description="Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing",
+        description="The solver's parameters, validated before queueing",
     )
     targets: list[float] = Field(
         default_factory=list,

@@ -28,3 +28,23 @@ def within(name: str, value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return True
     return math.isfinite(value) and abs(value) <= limit(name)
+
+
+def bounded(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema``, the JSON Schema of parameter ``name``'s values, with its numbers cut to the
+    bound: one lower and one upper bound, each inclusive or exclusive."""
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [bounded(name, branch) for branch in schema["anyOf"]]}
+    kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    if "number" not in kinds and "integer" not in kinds:
+        return schema
+    low, low_key = -limit(name), "minimum"
+    for key in ("minimum", "exclusiveMinimum"):
+        if key in schema and schema[key] >= low:
+            low, low_key = schema[key], key
+    high, high_key = limit(name), "maximum"
+    for key in ("maximum", "exclusiveMaximum"):
+        if key in schema and schema[key] <= high:
+            high, high_key = schema[key], key
+    unbounded = {key: value for key, value in schema.items() if "imum" not in key}
+    return {**unbounded, low_key: low, high_key: high}

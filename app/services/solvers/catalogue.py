@@ -38,15 +38,16 @@ def _describe(solver: dict[str, Any]) -> dict[str, Any]:
         "title": solver["title"],
         "paper": solver["paper"],
         "algorithm": solver["algorithm"],
+        "streams": solver["streams"],
         "tasks": tasks,
     }
 
 
 def _describe_param(name: str, info: dict[str, Any]) -> dict[str, Any]:
     """One parameter (``solver.parameters.describe_parameters``): the JSON Schema of its values
-    split into its kind, the interval of its numbers (within the service's bounds, ``bounds``),
-    the strings it takes and whether it takes null."""
-    schema = info["schema"]
+    within the service's bounds (``bounds.bounded``) split into its kind, the interval of its
+    numbers, the strings it takes and whether it takes null."""
+    schema = bounds.bounded(name, info["schema"])
     described: dict[str, Any] = {
         "name": name,
         "type": "string",
@@ -66,18 +67,16 @@ def _describe_param(name: str, info: dict[str, Any]) -> dict[str, Any]:
             else:
                 described["type"] = kind
                 if kind in ("number", "integer"):
-                    described["range"] = _range(branch, bounds.limit(name))
+                    described["range"] = _range(branch)
     return described
 
 
-def _range(schema: dict[str, Any], limit: float) -> dict[str, Any]:
-    """The interval of a number schema, cut to [-limit, limit]."""
-    low, low_open = -limit, False
-    for key, is_open in (("minimum", False), ("exclusiveMinimum", True)):
-        if key in schema and schema[key] >= low:
-            low, low_open = schema[key], is_open
-    high, high_open = limit, False
-    for key, is_open in (("maximum", False), ("exclusiveMaximum", True)):
-        if key in schema and schema[key] <= high:
-            high, high_open = schema[key], is_open
-    return {"min": low, "max": high, "min_inclusive": not low_open, "max_inclusive": not high_open}
+def _range(schema: dict[str, Any]) -> dict[str, Any]:
+    """The interval of a bounded number schema (``bounds.bounded``)."""
+    low_open, high_open = "exclusiveMinimum" in schema, "exclusiveMaximum" in schema
+    return {
+        "min": schema["exclusiveMinimum" if low_open else "minimum"],
+        "max": schema["exclusiveMaximum" if high_open else "maximum"],
+        "min_inclusive": not low_open,
+        "max_inclusive": not high_open,
+    }
