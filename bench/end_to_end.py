@@ -211,7 +211,7 @@ def measure(
     dataset_id: int,
     n_features: int,
 ) -> None:
-    from app.services.solvers import EstimatorSpec
+    from app.services.solvers.estimators import EstimatorSpec
 
     def body(case: dict[str, Any]) -> dict[str, Any]:
         return job_body(dataset_id, case["p"], n_iter, case["preprocessing"])

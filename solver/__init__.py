@@ -7,11 +7,12 @@ Public API::
     from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
     from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
 
-``SOLVERS`` names every solver a training job can use, with its classifier and regressor.
+``SOLVERS`` is the catalogue: every solver a training job can name, with its classifier and regressor.
 """
 
 from typing import TYPE_CHECKING
 
+from .catalogue import SOLVERS, SolverSpec, estimator_for, load_model
 from .estimators import (
     GCDClassifier,
     GCDRegressor,
@@ -33,10 +34,8 @@ from .estimators import (
     SMIDASRegressor,
     TruncGradClassifier,
     TruncGradRegressor,
-    load_model,
 )
 from .preprocessing import export_preprocessor, load_preprocessor, make_preprocessor
-from .registry import SOLVERS, SolverSpec, estimator_for
 from .shards import ShardedMatrix
 from .tracing import TracePoint, time_to_target
 

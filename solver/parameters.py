@@ -12,16 +12,23 @@ decorated with ``declare_parameters``, which derives from these declarations
 and ``describe_parameters`` gives the same declarations as JSON (type, default, allowed values,
 description) for an API to publish. A subclass re-declares a parameter to change it (as each
 classifier and regressor does for ``loss``).
+
+A rule over two parameters, which neither's allowed values can say alone, is a ``JointRule`` in the
+class's ``_parameter_rules``. ``check_parameters`` checks a mapping of values against all of these
+before any estimator exists and says, per parameter at fault, which rule it breaks
+(``ParameterProblem``): a service validates a request with it and reports the field. It applies
+scikit-learn's own constraint objects, so it refuses exactly what ``_validate_params`` refuses.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import textwrap
+from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, TypeVar, dataclass_transform
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 T = TypeVar("T")
 
@@ -55,6 +62,65 @@ def declare_parameters(cls: type[T]) -> type[T]:
     if estimator.__doc__ and not estimator.__name__.startswith("_"):
         estimator.__doc__ = _with_parameters_section(estimator.__doc__, estimator)
     return estimator
+
+
+@dataclasses.dataclass(frozen=True)
+class JointRule:
+    """A rule that the values of two parameters must keep together, e.g. a step times the
+    regularisation weight at most 1. It is checked once both values are allowed on their own;
+    the first parameter is the one at fault when it breaks."""
+
+    names: tuple[str, str]
+    rule: str  # what the two values must satisfy, in words: "eta * sigma at most 1"
+    holds: Callable[[Any, Any], bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterProblem:
+    """Why a value of one parameter is refused: the rule it breaks and the value given."""
+
+    name: str
+    rule: str  # the values allowed, in words (``type_text``), or a joint rule's
+    value: Any
+    # The other parameter of a broken joint rule, with its value; empty otherwise.
+    others: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    unknown: bool = False  # not a parameter at all: ``rule`` lists the parameters
+
+    def __str__(self) -> str:
+        if self.unknown:
+            return f"unknown parameter {self.name!r}; the parameters are {self.rule}"
+        with_others = "".join(f" with {name}={value!r}" for name, value in self.others.items())
+        return f"{self.name}: expected {self.rule}, got {self.value!r}{with_others}"
+
+    def message(self, owner: str) -> str:
+        """The error of estimator class ``owner``, worded as scikit-learn words its own."""
+        if not self.others:
+            return f"The {self.name!r} parameter of {owner} must be {self.rule}. Got {self.value!r} instead."
+        given = {self.name: self.value, **self.others}
+        quoted = " and ".join(repr(name) for name in given)
+        values = " and ".join(f"{name}={value!r}" for name, value in given.items())
+        return f"The {quoted} parameters of {owner} must have {self.rule}. Got {values} instead."
+
+
+def check_parameters(cls: type, params: Mapping[str, Any]) -> list[ParameterProblem]:
+    """The problems of ``params`` as parameters of estimator class ``cls``, at most one per
+    parameter (none: ``cls(**params)`` passes ``validate_params``): names that are not
+    parameters, values outside their declared constraints, then broken joint rules."""
+    specs = declared(cls)
+    problems = []
+    for name, value in params.items():
+        spec = specs.get(name)
+        if spec is None:
+            problems.append(ParameterProblem(name, ", ".join(sorted(specs)), value, unknown=True))
+        elif not any(make_constraint(constraint).is_satisfied_by(value) for constraint in spec.allowed):
+            problems.append(ParameterProblem(name, type_text(spec.allowed), value))
+    refused = {problem.name for problem in problems}
+    values = {**defaults(cls), **params}
+    for joint in getattr(cls, "_parameter_rules", ()):
+        first, second = joint.names
+        if refused.isdisjoint(joint.names) and not joint.holds(values[first], values[second]):
+            problems.append(ParameterProblem(first, joint.rule, values[first], {second: values[second]}))
+    return problems
 
 
 def declared(cls: type) -> dict[str, ParameterSpec]:

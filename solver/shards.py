@@ -2,7 +2,7 @@
 
 ``ShardedMatrix`` describes the rows of a data set cut into consecutive shards (the service stores
 each as memory-mapped CSR arrays); ``open_shard(i)`` returns shard i's rows and labels on demand.
-The estimators of the solvers that stream (``SolverSpec.streams``: those whose step reads one
+The estimators of the solvers that stream (their ``streams`` attribute: those whose step reads one
 sample or minibatch at a time) accept it for ``fit`` and as an ``eval_set``. They keep a reference
 to an opened shard only while they read it, so at most ``window`` shards (and one more while the
 sampler moves on) are resident, and memory follows the shard size rather than the data set's.

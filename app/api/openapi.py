@@ -21,6 +21,7 @@ from pydantic.json_schema import models_json_schema
 
 from app.core.errors import PROBLEM_MEDIA_TYPE, TYPE_PREFIX
 from app.schemas.errors import Problem, ValidationProblem
+from app.services.solvers.params_schema import add_params_schemas
 
 Responses = dict[int | str, dict[str, Any]]
 _COMPONENTS = "#/components/schemas/"
@@ -207,13 +208,15 @@ def _restore_null_examples(schema: dict[str, Any], routers: Sequence[APIRouter])
 
 
 def install_openapi(app: FastAPI, routers: Sequence[APIRouter]) -> None:
-    """Register the problem schemas in the document FastAPI builds (once, on first use)."""
+    """Register the problem schemas and each solver's params schema in the document FastAPI builds
+    (once, on first use)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = build()  # caches itself in app.openapi_schema
             schema.setdefault("components", {}).setdefault("schemas", {}).update(_problem_schemas())
+            add_params_schemas(schema)
             _restore_null_examples(schema, routers)
         return app.openapi_schema or {}
 

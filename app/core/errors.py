@@ -41,9 +41,12 @@ class ProblemError(Exception):
         self.headers = headers
 
 
-def field_error(loc: Sequence[str | int], msg: str, type_: str = "value_error") -> dict[str, Any]:
-    """One entry of a validation problem's ``errors`` list, shaped like FastAPI's own."""
-    return {"loc": list(loc), "field": ".".join(str(p) for p in loc), "msg": msg, "type": type_}
+def field_error(
+    loc: Sequence[str | int], msg: str, type_: str = "value_error", **details: Any
+) -> dict[str, Any]:
+    """One entry of a validation problem's ``errors`` list, shaped like FastAPI's own; ``details``
+    are further members (a solver parameter's ``rule`` and ``input``, app.schemas.errors)."""
+    return {"loc": list(loc), "field": ".".join(str(p) for p in loc), "msg": msg, "type": type_, **details}
 
 
 def not_found(resource: str, ident: object) -> ProblemError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import (
     BaseModel,
     Field,
@@ -15,6 +17,16 @@ class FieldError(BaseModel):
     field: str = Field(description="loc joined with dots, e.g. body.params.sigma")
     msg: str
     type: str = Field(description="Machine-readable kind, e.g. missing, value_error")
+    rule: str | None = Field(
+        default=None,
+        description="For a solver parameter (body.params.<name>): the values it accepts, in words, "
+        "e.g. float in [1.01, 2]; for an unknown one, the parameters there are",
+    )
+    input: Any = Field(
+        default=None,
+        description="For a solver parameter: the value received (a number that is not finite as "
+        '"nan", "inf" or "-inf")',
+    )
 
 
 class Problem(BaseModel):

@@ -58,10 +58,10 @@ class JobCreate(BaseModel):
         default=None, gt=0.0, lt=1.0, description="Hold out this fraction of the training set"
     )
     split_seed: int = Field(default=0, ge=0, description="Seed of the test_fraction split")
-    solver: str = Field(default="pgs", description="Training algorithm (see the registry)")
+    solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
     params: dict[str, Any] = Field(
         default_factory=dict,
-        description="Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing",
+        description="The solver's parameters, validated before queueing",
     )
     targets: list[float] = Field(
         default_factory=list,

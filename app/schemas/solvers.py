@@ -55,6 +55,7 @@ class SolverRead(BaseModel):
                     "paper": "Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss "
                     "Minimization (JMLR 2011)",
                     "algorithm": "Section 4.2 (baseline)",
+                    "streams": False,
                     "tasks": [
                         {
                             "task": "classification",
@@ -87,6 +88,10 @@ class SolverRead(BaseModel):
     title: str
     paper: str = Field(description="The paper it implements")
     algorithm: str = Field(description="Where in the paper")
+    streams: bool = Field(
+        description="Whether it trains from a data set's shards one at a time, so on data larger "
+        "than a worker's memory budget (PGS_WORKER_MEMORY_BYTES)"
+    )
     tasks: list[SolverTaskRead] = Field(description="Per task it trains: its losses and parameters")
 
 

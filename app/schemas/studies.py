@@ -22,9 +22,9 @@ from app.schemas.common import Task
 class StudyRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    solver: str = Field(default="pgs", description="Training algorithm (see the registry)")
+    solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Estimator parameters, validated as for a job"
+        default_factory=dict, description="The solver's parameters, validated as for a job"
     )
     label: str | None = Field(
         default=None, max_length=80, description="Legend text; default: solver and loss/p"

@@ -1,8 +1,8 @@
 """The training path of one job, as small steps a worker runs top to bottom.
 
-1. :func:`load_job` reads the job and its data sets into a :class:`TrainingJob`; its estimator is
-   an :class:`app.services.solvers.EstimatorSpec`, the one typed form of a job's ``params`` from the
-   request to the fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
+1. :func:`load_job` reads the job and its data sets into a :class:`TrainingJob`; its estimator is an
+   :class:`app.services.solvers.estimators.EstimatorSpec`, the one typed form of a job's ``params``
+   from request to fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
 2. :func:`load_data` selects the rows (the evaluation split or the test set, a study's
    subsample; :mod:`app.services.jobs.rows`) and encodes the labels. A solver that streams gets
    them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
@@ -34,7 +34,7 @@ from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.model_registry.artifacts import save_model_files
-from app.services.solvers import EstimatorSpec
+from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
 from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
 from solver import SOLVERS, ShardedMatrix

@@ -1,4 +1,5 @@
-"""JSON answers to the typed result objects (dataclasses), and lists of them to DataFrames."""
+"""JSON answers to the typed result objects (dataclasses), lists of them to DataFrames, and a
+solver's typed parameters (``schemas.PGSParams``, ...) to a request's ``params``."""
 
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ def _fits(tp: Any, value: Any) -> bool:
     if typing.get_origin(tp) is list:
         return isinstance(value, list)
     return tp is dt.datetime and isinstance(value, str)
+
+
+def params_json(params: Any) -> dict[str, Any]:
+    """A job's ``params``: a mapping as it is, or of a ``<Solver>Params`` the fields set to other
+    than their defaults (a field without one, such as ``loss``, whose default depends on the task,
+    is None until set). Sending only those leaves the rest to the service, which applies the same
+    defaults."""
+    if params is None:
+        return {}
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return {
+            field.name: getattr(params, field.name)
+            for field in dataclasses.fields(params)
+            if getattr(params, field.name) != field.default
+        }
+    return dict(params)
 
 
 def to_frame(items: list[Any]) -> Any:

@@ -502,22 +502,6 @@ class StudyRow:
 
 
 @dataclass(kw_only=True)
-class StudyRun:
-    solver: str | None = "pgs"
-    """
-    Training algorithm (see the registry)
-    """
-    params: dict[str, Any] | None = None
-    """
-    Estimator parameters, validated as for a job
-    """
-    label: str | None = None
-    """
-    Legend text; default: solver and loss/p
-    """
-
-
-@dataclass(kw_only=True)
 class TracePointRead:
     iteration: int
     samples_seen: int
@@ -588,6 +572,14 @@ class FieldError:
     """
     Machine-readable kind, e.g. missing, value_error
     """
+    rule: str | None = None
+    """
+    For a solver parameter (body.params.<name>): the values it accepts, in words, e.g. float in [1.01, 2]; for an unknown one, the parameters there are
+    """
+    input: Any | None = None
+    """
+    For a solver parameter: the value received (a number that is not finite as "nan", "inf" or "-inf")
+    """
 
 
 @dataclass(kw_only=True)
@@ -633,6 +625,614 @@ class ValidationProblem:
     errors: list[FieldError] | None = None
     """
     One entry per field at fault (absent when no field is)
+    """
+
+
+@dataclass(kw_only=True)
+class PGSParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1} (Section IV). Default "logistic". regression: The loss l(z; y): "squared", (z - y)^2 (Section IV), or "huber". Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight.
+    """
+    n_iter: int | None = None
+    """
+    T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias, the weight of a constant extra feature regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Seeds the minibatch draws and the random output.
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    p: float | None = 2.0
+    """
+    The norm of the regulariser r(w) = ||w||_p^2 / (2 (p - 1)), eq. (3).
+    """
+    batch_size: int | None = 1
+    """
+    k = |A_t|, the minibatch size.
+    """
+    radius: float | Literal["auto"] | None = "auto"
+    """
+    The domain S: None is R^n, a number B the ball ||w||_p <= B (Figure 2, lines 5-6).
+    """
+    output: Literal["average", "last", "random"] | None = "average"
+    """
+    The returned predictor: the average of w_1..w_T, w_T, or a random iterate.
+    """
+    t0: float | Literal["auto"] | None = "auto"
+    """
+    w_t = grad r*(lambda / ((t + t0) sigma)); t0 = 1 is the paper's (t + 1) sigma.
+    """
+    sampling: Literal["permutation", "replacement"] | None = "permutation"
+    """
+    How A_t is drawn: a fresh random permutation per epoch, or i.i.d. with replacement.
+    """
+    intercept_scaling: float | Literal["auto"] | None = "auto"
+    """
+    s, the value of the constant feature; the intercept is b = s w_b.
+    """
+    average_power: float | None = 1.0
+    """
+    output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.
+    """
+
+
+@dataclass(kw_only=True)
+class SCDParams:
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    The L1 weight (the paper's lambda).
+    """
+    n_iter: int | None = None
+    """
+    Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn an unpenalised intercept (a constant column, updated like the other coordinates).
+    """
+    random_state: int | None = None
+    """
+    Seeds the coordinate draws.
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    beta: Literal["column", "uniform"] | None = "column"
+    """
+    The curvature bound behind the step 1 / beta: per coordinate, or one for all.
+    """
+
+
+@dataclass(kw_only=True)
+class GCDParams:
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    The L1 weight (the paper's lambda).
+    """
+    n_iter: int | None = None
+    """
+    Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn an unpenalised intercept (a constant column, updated like the other coordinates).
+    """
+    random_state: int | None = None
+    """
+    Unused: GCD is deterministic (kept for the parameters every solver shares).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    beta: Literal["column", "uniform"] | None = "column"
+    """
+    The curvature bound behind the step 1 / beta: per coordinate, or one for all.
+    """
+
+
+@dataclass(kw_only=True)
+class SMIDASParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    The L1 weight (the paper's lambda).
+    """
+    n_iter: int | None = None
+    """
+    Iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn an unpenalised intercept (a constant feature that is never truncated).
+    """
+    random_state: int | None = None
+    """
+    Seeds the sample draws (uniform, with replacement).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eta: float | Literal["auto"] | None = "auto"
+    """
+    The constant learning rate; the value used is eta_.
+    """
+    batch_size: int | None = 1
+    """
+    Samples per iteration; their sub-gradients are averaged (the paper uses 1).
+    """
+
+
+@dataclass(kw_only=True)
+class TruncGradParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    The L1 weight (the paper's lambda).
+    """
+    n_iter: int | None = None
+    """
+    Iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn an unpenalised intercept (a constant feature that is never truncated).
+    """
+    random_state: int | None = None
+    """
+    Seeds the sample draws (uniform, with replacement).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eta: float | Literal["auto"] | None = "auto"
+    """
+    The constant learning rate; the value used is eta_.
+    """
+    batch_size: int | None = 1
+    """
+    Samples per iteration; their sub-gradients are averaged (the paper uses 1).
+    """
+
+
+@dataclass(kw_only=True)
+class LBFGSParams:
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: A smooth loss l(z; y), y in {-1, +1}. Default "logistic". regression: A smooth loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight.
+    """
+    n_iter: int | None = None
+    """
+    The most L-BFGS iterations (scipy's maxiter); None: 1000.
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias as the weight of a constant feature 1, regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Unused: L-BFGS is deterministic (kept for the parameters every solver shares).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    p: float | None = 2.0
+    """
+    The norm of the regulariser, as for PGS.
+    """
+    tol: float | None = 1e-10
+    """
+    scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).
+    """
+
+
+@dataclass(kw_only=True)
+class GDParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    """
+    n_iter: int | None = None
+    """
+    Iterations T; None: 100.
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias as the weight of a constant feature 1, regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Accepted for a uniform interface; gd is deterministic.
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    output: Literal["average", "last"] | None = "average"
+    """
+    The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or the last iterate w_{T+1}.
+    """
+    eta: float | Literal["auto"] | None = "auto"
+    """
+    The step; eta * sigma must be at most 1.
+    """
+
+
+@dataclass(kw_only=True)
+class SGDParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    """
+    n_iter: int | None = None
+    """
+    Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias as the weight of a constant feature 1, regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Seeds the sample draws (uniform, with replacement; the same draws as PGS with sampling="replacement" for one seed).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    output: Literal["average", "last"] | None = "average"
+    """
+    The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or the last iterate w_{T+1}.
+    """
+    eta: float | Literal["auto"] | None = "auto"
+    """
+    The constant step; eta * sigma must be at most 1.
+    """
+    batch_size: int | None = 1
+    """
+    k, the samples per iteration.
+    """
+
+
+@dataclass(kw_only=True)
+class OGDParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    """
+    n_iter: int | None = None
+    """
+    Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias as the weight of a constant feature 1, regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Seeds the sample draws (uniform, with replacement; the same draws as PGS with sampling="replacement" for one seed).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    output: Literal["average", "last"] | None = "average"
+    """
+    The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or the last iterate w_{T+1}.
+    """
+    t0: float | Literal["auto"] | None = "auto"
+    """
+    eta_t = 1 / (sigma (t + t0)); t0=0 is Algorithm 3 verbatim, eta_t = 1 / (lambda t).
+    """
+    batch_size: int | None = 1
+    """
+    k, the samples per iteration.
+    """
+
+
+@dataclass(kw_only=True)
+class KernelPGSParams:
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    """
+    classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
+    """
+    sigma: float | None = 1e-05
+    """
+    Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha.
+    """
+    n_iter: int | None = None
+    """
+    Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    fit_intercept: bool | None = True
+    """
+    A constant feature 1 in the feature space (K + 1), regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Seeds the sample draws (the same draws as PGS for one seed).
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    kernel: Literal["linear", "poly", "rbf"] | None = "rbf"
+    """
+    K(x, z) = <x, z>, exp(-gamma ||x - z||^2) or (gamma <x, z> + coef0)^degree.
+    """
+    gamma: float | Literal["scale"] | None = "scale"
+    """
+    rbf width and poly scale; "scale" is 1 / (n_features * X.var()), as scikit-learn's SVC.
+    """
+    degree: int | None = 3
+    """
+    The poly kernel's degree.
+    """
+    coef0: float | None = 1.0
+    """
+    The poly kernel's constant (the lecture's (1 + <x, z>)^l is gamma=1, coef0=1).
+    """
+    batch_size: int | None = 1
+    """
+    k, the samples per iteration (Section VII: for p = 2, k = 1 is the best choice).
+    """
+    t0: float | Literal["auto"] | None = "auto"
+    """
+    w_t = lambda / ((t + t0) sigma), as PGS; "auto" is PGS's rule with E K(x, x) for E ||x||^2.
+    """
+    output: Literal["average", "last"] | None = "average"
+    """
+    The average of w_1..w_T or w_T.
+    """
+    cache_size: float | None = 200.0
+    """
+    Megabytes of the kernel-row cache (solver.kernel_pgs); 0 recomputes every row.
     """
 
 
@@ -688,13 +1288,39 @@ class JobCreate:
     """
     Seed of the test_fraction split
     """
-    solver: str | None = "pgs"
+    solver: (
+        Literal[
+            "pgs",
+            "scd",
+            "gcd",
+            "smidas",
+            "truncgrad",
+            "lbfgs",
+            "gd",
+            "sgd",
+            "ogd",
+            "kernel_pgs",
+        ]
+        | None
+    ) = "pgs"
     """
-    Training algorithm (see the registry)
+    Training algorithm: a name of GET /v1/solvers
     """
-    params: dict[str, Any] | None = None
+    params: (
+        PGSParams
+        | SCDParams
+        | GCDParams
+        | SMIDASParams
+        | TruncGradParams
+        | LBFGSParams
+        | GDParams
+        | SGDParams
+        | OGDParams
+        | KernelPGSParams
+        | None
+    ) = None
     """
-    Estimator parameters (PGSClassifier / PGSRegressor), validated before queueing
+    The solver's parameters, validated before queueing; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
     """
     targets: list[float] | None = None
     """
@@ -744,10 +1370,67 @@ class SolverRead:
     """
     Where in the paper
     """
+    streams: bool
+    """
+    Whether it trains from a data set's shards one at a time, so on data larger than a worker's memory budget (PGS_WORKER_MEMORY_BYTES)
+    """
     tasks: list[SolverTaskRead]
     """
     Per task it trains: its losses and parameters
     """
+
+
+@dataclass(kw_only=True)
+class StudyRun:
+    solver: (
+        Literal[
+            "pgs",
+            "scd",
+            "gcd",
+            "smidas",
+            "truncgrad",
+            "lbfgs",
+            "gd",
+            "sgd",
+            "ogd",
+            "kernel_pgs",
+        ]
+        | None
+    ) = "pgs"
+    """
+    Training algorithm: a name of GET /v1/solvers
+    """
+    params: (
+        PGSParams
+        | SCDParams
+        | GCDParams
+        | SMIDASParams
+        | TruncGradParams
+        | LBFGSParams
+        | GDParams
+        | SGDParams
+        | OGDParams
+        | KernelPGSParams
+        | None
+    ) = None
+    """
+    The solver's parameters, validated as for a job; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
+    """
+    label: str | None = None
+    """
+    Legend text; default: solver and loss/p
+    """
+
+
+@dataclass(kw_only=True)
+class BatchPredictionList:
+    items: list[BatchPredictionRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class SolverList:
+    solvers: list[SolverRead]
 
 
 @dataclass(kw_only=True)
@@ -827,17 +1510,6 @@ class StudyRead:
     """
     One row per (run, m, target); left out of listings
     """
-
-
-@dataclass(kw_only=True)
-class BatchPredictionList:
-    items: list[BatchPredictionRead]
-    next_cursor: str | None
-
-
-@dataclass(kw_only=True)
-class SolverList:
-    solvers: list[SolverRead]
 
 
 @dataclass(kw_only=True)

@@ -1,6 +1,6 @@
 """The scikit-learn estimators, one module per solver family, all on ``base.LinearModelBase``."""
 
-from .base import LinearModelBase, load_model
+from .base import LinearModelBase
 from .gradient_descent import (
     GDClassifier,
     GDRegressor,
@@ -45,5 +45,4 @@ __all__ = [
     "SMIDASRegressor",
     "TruncGradClassifier",
     "TruncGradRegressor",
-    "load_model",
 ]

@@ -1,79 +1,40 @@
-"""What every estimator of this package shares: the common parameters, validation, one-vs-rest,
-the chunked and traced fit, prediction, and persistence without pickle.
+"""What every estimator of this package shares: the common parameters, their validation, and the
+chunked and traced fit.
 
 A solver family subclasses ``LinearModelBase`` once, declaring its own parameters (see
 ``solver.parameters``) and the three hooks ``_make_engine`` (the engine that runs the iterations, see
 ``solver.tracing.Engine``), ``_default_n_iter`` and ``_penalty``; its classifier and regressor add
-``LinearClassifierMixin`` / ``LinearRegressorMixin`` and re-declare ``loss`` with the losses they
-accept. Concrete classes register themselves by name, so that ``load_model`` can rebuild any of them.
+``LinearClassifierMixin`` / ``LinearRegressorMixin`` (``solver.estimators.tasks``) and re-declare
+``loss`` with the losses they accept. A family names its solver (``solver_name``) and says whether it
+streams; ``solver.catalogue`` lists the solvers from these class attributes.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._sparse import DataStats, KernelData, prepare
-from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, mean_loss
-from ..parameters import declare_parameters, param
+from ..losses import LOSSES, mean_loss
+from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards
 from ..shards import ShardedMatrix
-from ..tracing import CheckpointSchedule, Engine, TracePoint, drive
-
-ESTIMATORS: dict[str, type[LinearModelBase]] = {}
-
-POSITIVE = Interval(Real, 0.0, None, closed="neither")
-AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
-
-
-def choice(options) -> list:
-    """The constraint of a parameter that takes one of ``options`` (strings)."""
-    return [StrOptions(set(options))]
-
-
-# Each classifier and regressor re-declares ``loss`` with the losses it accepts and its default, and
-# has a docstring of its own: scikit-learn reads a signature and its docs per class, so these few
-# lines per class are deliberate (the rest of a declaration lives once, in the family's base).
-def classifier_loss(options=CLASSIFICATION_LOSSES, doc="The loss l(z; y), y in {-1, +1}.", details="") -> Any:
-    """The ``loss`` of a classifier: one of ``options``, "logistic" by default."""
-    return param(default="logistic", allowed=choice(options), kw_only=False, doc=doc, details=details)
-
-
-def regressor_loss(options=REGRESSION_LOSSES, doc="The loss l(z; y): squared or huber.") -> Any:
-    """The ``loss`` of a regressor: one of ``options``, "squared" by default."""
-    return param(default="squared", allowed=choice(options), kw_only=False, doc=doc)
-
-
-class _Fitted(BaseEstimator):
-    """The attributes ``fit`` sets, for type checkers (in a class of their own: annotations in a
-    ``declare_parameters`` class declare parameters)."""
-
-    coef_: np.ndarray
-    intercept_: Any  # an array per output for classifiers, a float for regressors
-    n_features_in_: int
-    n_iter_: int
-    trace_: list[TracePoint]
-    stop_reason_: str
-    solver_seconds_: float
-    compile_seconds_: float
+from ..tracing import CheckpointSchedule, Engine, drive
+from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
+from .persistence import FittedModel
 
 
 @declare_parameters
-class LinearModelBase(_Fitted):
+class LinearModelBase(FittedModel):
     """Fit machinery shared by every estimator; a subclass per solver family supplies the hooks."""
 
     loss: str = param(
@@ -99,7 +60,7 @@ class LinearModelBase(_Fitted):
     )
     target_score: float | None = param(
         default=None,
-        allowed=[Real, None],
+        allowed=[FINITE, None],
         doc="Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.",
         details="A test accuracy in [0, 1] for classifiers, a test RMSE (reached from above) for regressors.",
     )
@@ -120,19 +81,17 @@ class LinearModelBase(_Fitted):
         doc="The trace's training objective is computed on this many rows, evenly spread, when "
         "the data has more; None: on every row.",
         details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
-        "costs the same at every m (over all rows it cost a pass over the data, 24 times "
-        "in a run of 120,000 samples: many times the fit itself on a large set). The fitted model "
-        "and the test score (over the whole eval_set) do not depend on it.",
+        "costs the same at every m instead of a pass over the data. The fitted model and the test "
+        "score (over the whole eval_set) do not depend on it.",
     )
 
+    # What a training job names the solver by (``solver.SOLVERS``), declared by each family.
+    solver_name: ClassVar[str]
     # Whether ``fit`` accepts a ``solver.ShardedMatrix`` (the family's ``_engine_over`` reads
-    # ``solver.sampling.TrainingRows``); ``solver.registry`` says the same per solver.
+    # ``solver.sampling.TrainingRows``): true for the stochastic solvers whose step reads one sample
+    # or minibatch at a time; the others (full gradients, coordinate descent, kernel expansions)
+    # need every row at once.
     streams: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if not cls.__name__.startswith("_"):
-            ESTIMATORS[cls.__name__] = cls
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
@@ -154,19 +113,17 @@ class LinearModelBase(_Fitted):
 
     def validate_params(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
-        self._validate_params()
-        if self.target_score is not None and not math.isfinite(self.target_score):
-            raise ValueError(
-                f"The 'target_score' parameter of {type(self).__name__} must be a finite number or "
-                f"None. Got {self.target_score!r} instead."
-            )
+        self._validate_params()  # each parameter alone, in scikit-learn's words
+        problems = check_parameters(type(self), self.get_params())  # what is left: the joint rules
+        if problems:
+            raise ValueError(problems[0].message(type(self).__name__))
 
     def _engine_over(self, rows: TrainingRows, rng: np.random.Generator) -> Engine:
         """An engine that reads ``rows`` block by block (``solver.sampling``): the hook of the
         families whose estimators stream."""
         raise NotImplementedError
 
-    def _fit_targets(self, X, targets: np.ndarray, evaluation: _Evaluation | None, callback, trace):
+    def _fit_targets(self, X, targets: np.ndarray, evaluation: Evaluation | None, callback, trace):
         """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
         self._check_fit_request(X.shape[0], evaluation)
         data, stats = prepare(X)
@@ -188,7 +145,7 @@ class LinearModelBase(_Fitted):
         X: ShardedMatrix,
         encode: Callable[[np.ndarray], np.ndarray],
         n_outputs: int,
-        evaluation: _Evaluation | None,
+        evaluation: Evaluation | None,
         callback,
         trace,
     ):
@@ -231,7 +188,7 @@ class LinearModelBase(_Fitted):
         engine: Engine,
         m: int,
         objective: Callable[[np.ndarray], float],
-        evaluation: _Evaluation | None,
+        evaluation: Evaluation | None,
         callback,
         trace,
         data: KernelData | None,
@@ -268,15 +225,12 @@ class LinearModelBase(_Fitted):
         """ValueError unless this estimator's solver trains from shards."""
         if self.streams:
             return
-        from ..registry import SOLVERS  # the registry imports the estimators
-
-        streaming = sorted(name for name, spec in SOLVERS.items() if spec.streams)
         raise ValueError(
             f"{type(self).__name__} needs every row of the data at once and cannot train from "
-            f"{X!r}; the solvers that stream from shards are {', '.join(streaming)}"
+            f"{X!r}; the solvers that stream from shards are {', '.join(_streaming_solvers())}"
         )
 
-    def _check_fit_request(self, m: int, evaluation: _Evaluation | None) -> None:
+    def _check_fit_request(self, m: int, evaluation: Evaluation | None) -> None:
         batch_size = getattr(self, "batch_size", None)  # the minibatch solvers' k
         if batch_size is not None and batch_size > m:
             # Not only pointless: each iteration draws k indices, so a huge k exhausts memory.
@@ -319,9 +273,6 @@ class LinearModelBase(_Fitted):
             self.coef_, self.intercept_ = weights.copy(), np.zeros(weights.shape[0])
         self._as_task_outputs()
 
-    def _as_task_outputs(self) -> None:
-        """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""
-
     def _decision_scores(self, X) -> np.ndarray:
         """The fitted model's scores of X, shape (n_samples, n_outputs)."""
         return _margins(self._validated(X), np.atleast_2d(self.coef_), False) + self.intercept_
@@ -357,54 +308,6 @@ class LinearModelBase(_Fitted):
         check_is_fitted(self)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
 
-    def _export_meta(self, nnz_weights: int) -> dict:
-        return {
-            "format": 1,
-            "estimator": type(self).__name__,
-            "params": {k: _jsonable(v) for k, v in self.get_params().items()},
-            "n_features_in": int(self.n_features_in_),
-            "n_iter": int(self.n_iter_),
-            "classes": self.classes_.tolist() if hasattr(self, "classes_") else None,
-            "nnz_weights": nnz_weights,
-        }
-
-    def export_model(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """A JSON-serialisable description and plain arrays; ``solver.load_model`` reverses it.
-
-        Sparse weights (an L1 model, or a few features seen among millions of columns) are
-        exported as their non-zeros, so the export's size follows nnz rather than
-        n_features x n_outputs (see ``_pack_coef``).
-        """
-        check_is_fitted(self)
-        coef = np.atleast_2d(np.asarray(self.coef_))
-        meta = self._export_meta(int(np.count_nonzero(coef)))
-        arrays = {**_pack_coef(coef), "intercept": np.atleast_1d(self.intercept_)}
-        return meta, arrays
-
-    @classmethod
-    def _from_export(cls, meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
-        """The inverse of ``export_model`` for this class (see ``load_model``)."""
-        est = cls._unfitted_from(meta)
-        coef = _unpack_coef(arrays)
-        if coef.shape[-1] != est.n_features_in_:
-            raise ValueError("coef does not match n_features_in")
-        est.coef_ = coef.reshape(-1, est.n_features_in_)
-        est.intercept_ = np.asarray(arrays["intercept"], dtype=np.float64)
-        est._as_task_outputs()
-        return est
-
-    @classmethod
-    def _unfitted_from(cls, meta: dict) -> LinearModelBase:
-        """An estimator with the exported parameters, counts and classes, and an empty trace."""
-        est = cls(**meta["params"])
-        est.n_features_in_ = int(meta["n_features_in"])
-        est.n_iter_ = int(meta["n_iter"])
-        if meta.get("classes") is not None:
-            est.classes_ = np.asarray(meta["classes"])
-        est.trace_ = []
-        est.stop_reason_ = "loaded"
-        return est
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -412,7 +315,7 @@ class LinearModelBase(_Fitted):
 
 
 @dataclass(frozen=True)
-class _Evaluation:
+class Evaluation:
     """The test set of a fit: the test score is ``finish`` of the mean of ``per_row(scores, y)``
     over its rows, read block by block (one block in memory, one shard at a time for a
     ShardedMatrix): accuracy, or RMSE."""
@@ -433,221 +336,6 @@ class _Evaluation:
         return self.finish(total / max(count, 1))
 
 
-class LinearClassifierMixin(ClassifierMixin):
-    """Binary (labels of any two values) and one-vs-rest multiclass classification."""
-
-    classes_: np.ndarray
-
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
-        """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
-
-        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
-        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
-        chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
-        leaving a fitted model.
-        """
-        self.validate_params()
-        if isinstance(X, ShardedMatrix):
-            self._check_streams(X)
-            self.n_features_in_ = X.n_features
-            self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
-        else:
-            X, y = validate_data(
-                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_all_finite=False
-            )  # X's values: prepare's one pass
-            self.classes_ = _classes_of(y)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
-                f"{self.classes_.tolist()}"
-            )
-        if self.target_score is not None and not 0.0 <= self.target_score <= 1.0:
-            raise ValueError(
-                f"The 'target_score' parameter of {type(self).__name__} is a test accuracy, in "
-                f"[0, 1]. Got {self.target_score!r} instead."
-            )
-        evaluation = self._accuracy_on(self._check_eval_set(eval_set))
-        if isinstance(X, ShardedMatrix):
-            classes = self.classes_
-            return self._fit_shards(
-                X,
-                lambda y: _one_vs_rest(y, classes),
-                1 if classes.shape[0] == 2 else classes.shape[0],
-                evaluation,
-                callback,
-                trace,
-            )
-        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
-
-    def _accuracy_on(self, eval_data) -> _Evaluation | None:
-        """Test accuracy; the labels of a ShardedMatrix are not checked against the classes (one
-        it does not know counts as an error)."""
-        if eval_data is None:
-            return None
-        if not isinstance(eval_data, ShardedMatrix):
-            unknown = np.setdiff1d(eval_data[1], self.classes_)
-            if unknown.size:
-                raise ValueError(
-                    f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
-                    f"are {self.classes_[:10].tolist()})"
-                )
-        return _Evaluation(
-            eval_data,
-            lambda scores, y: self._labels_from(scores) == y,
-            lambda mean: mean,
-            "accuracy",
-            higher_is_better=True,
-        )
-
-    def _labels_from(self, scores):
-        if scores.ndim == 1 or scores.shape[1] == 1:
-            return self.classes_[(np.ravel(scores) > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def decision_function(self, X):
-        """Signed scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        scores = self._decision_scores(X)
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        return self._labels_from(self.decision_function(X))
-
-    def _is_logistic(self):
-        # scikit-learn's available_if re-raises this as "has no attribute", caused by this message.
-        if self.loss != "logistic":
-            raise AttributeError(
-                f"probabilities need loss='logistic'; this {type(self).__name__} has "
-                f"loss={self.loss!r} (use decision_function)"
-            )
-        return True
-
-    @available_if(_is_logistic)
-    def predict_proba(self, X):
-        """Class probabilities of the logistic model.
-
-        Two classes: the sigmoid of the score. More classes: each one-vs-rest score is a log-odds,
-        and the odds are normalised (a softmax of the scores). Unlike normalising the sigmoids,
-        this never ties two saturated classes, so its argmax is always ``predict``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            pos = expit(scores)
-            return np.column_stack([1.0 - pos, pos])
-        return softmax(scores, axis=1)
-
-    @available_if(_is_logistic)
-    def predict_log_proba(self, X):
-        return np.log(self.predict_proba(X))
-
-
-class LinearRegressorMixin(RegressorMixin):
-    """Regression on real targets; ``trace_`` records the test RMSE."""
-
-    coef_: np.ndarray
-    intercept_: float
-
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
-        """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
-
-        ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
-        """
-        self.validate_params()
-        if isinstance(X, ShardedMatrix):
-            self._check_streams(X)
-            self.n_features_in_ = X.n_features
-        else:
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                accept_sparse="csr",
-                dtype=[np.float64, np.float32],
-                y_numeric=True,
-                ensure_all_finite=False,  # X's values: checked by prepare's one pass
-            )
-            y = np.ascontiguousarray(y, dtype=np.float64)
-        if self.target_score is not None and self.target_score < 0.0:
-            raise ValueError(
-                f"The 'target_score' parameter of {type(self).__name__} is a test RMSE, >= 0. Got "
-                f"{self.target_score!r} instead."
-            )
-        evaluation = self._rmse_on(self._check_eval_set(eval_set))
-        if isinstance(X, ShardedMatrix):
-            return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
-        return self._fit_targets(X, y[None, :], evaluation, callback, trace)
-
-    @staticmethod
-    def _rmse_on(eval_data) -> _Evaluation | None:
-        if eval_data is None:
-            return None
-        if not isinstance(eval_data, ShardedMatrix):
-            X_test, y_test = eval_data
-            eval_data = (
-                X_test,
-                check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y"),
-            )
-        return _Evaluation(
-            eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt, "rmse", higher_is_better=False
-        )
-
-    def _as_task_outputs(self) -> None:
-        # One output: coef_ of shape (n_features,) (when the model has one) and a float intercept.
-        self.intercept_ = float(np.ravel(self.intercept_)[0])
-        if hasattr(self, "coef_"):
-            self.coef_ = np.ravel(self.coef_)
-
-    def predict(self, X):
-        return self._decision_scores(X)[:, 0]
-
-
-def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
-    """Rebuild a fitted estimator from ``export_model()`` output; runs no code from the data."""
-    if meta.get("format") != 1 or meta.get("estimator") not in ESTIMATORS:
-        raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
-    return ESTIMATORS[meta["estimator"]]._from_export(meta, arrays)
-
-
-# Weights are exported as their non-zeros when at most this fraction of them is non-zero: the
-# (row, column, value) triplets then take at most half the dense array's bytes (20 bytes each
-# against 8 per dense weight).
-SPARSE_EXPORT_DENSITY = 0.2
-
-
-def _pack_coef(coef: np.ndarray) -> dict[str, np.ndarray]:
-    """``coef`` (n_outputs, n_features) as ``{"coef": dense}`` or, when sparse, its non-zeros:
-    ``coef_rows``, ``coef_cols`` (int32 and int64), ``coef_values`` and ``coef_shape``."""
-    rows, cols = np.nonzero(coef)
-    if rows.size > SPARSE_EXPORT_DENSITY * coef.size:
-        return {"coef": coef}
-    return {
-        "coef_rows": rows.astype(np.int32),
-        "coef_cols": cols.astype(np.int64),
-        "coef_values": coef[rows, cols].astype(np.float64),
-        "coef_shape": np.asarray(coef.shape, dtype=np.int64),
-    }
-
-
-def _unpack_coef(arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """The dense weights of ``_pack_coef``'s arrays, whichever form they were stored in."""
-    if "coef" in arrays:
-        return np.asarray(arrays["coef"], dtype=np.float64)
-    shape = tuple(int(v) for v in arrays["coef_shape"])
-    rows, cols = np.asarray(arrays["coef_rows"]), np.asarray(arrays["coef_cols"])
-    if (
-        len(shape) != 2
-        or min(shape) < 0
-        or rows.shape != cols.shape
-        or (
-            rows.size
-            and (rows.min() < 0 or rows.max() >= shape[0] or cols.min() < 0 or cols.max() >= shape[1])
-        )
-    ):
-        raise ValueError("sparse coef arrays do not describe a weight matrix")
-    coef = np.zeros(shape)
-    coef[rows, cols] = np.asarray(arrays["coef_values"], dtype=np.float64)
-    return coef
-
-
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     """X @ W.T (+ the intercept column when ``weights`` carries it last): shape (m, n_outputs)."""
     coef = weights[:, :-1] if with_intercept else weights
@@ -658,45 +346,18 @@ def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     return z
 
 
-def _classes_of(y: np.ndarray) -> np.ndarray:
-    """``np.unique(y)`` of classification labels, after scikit-learn's check that they are.
-
-    Labels of at most two integral values (the common binary case) are recognised in a few
-    vectorised passes; scikit-learn's check and the sort of np.unique cost 30 ms at m = 500k.
-    """
-    if y.ndim == 1 and y.size and y.dtype.kind in "iuf":
-        low, high = y.min(), y.max()
-        integral = y.dtype.kind != "f" or (float(low).is_integer() and float(high).is_integer())
-        if integral and np.count_nonzero((y == low) | (y == high)) == y.size:
-            return np.unique(np.array([low, high], dtype=y.dtype))
-    check_classification_targets(y)
-    return np.unique(y)
-
-
-def _regression_targets(y: np.ndarray) -> np.ndarray:
-    """A shard's float targets as one output row, refusing values that are not finite."""
-    y = np.asarray(y, dtype=np.float64)[None, :]
-    if not np.isfinite(y).all():
-        raise ValueError("Input y contains NaN or infinity.")
-    return y
-
-
-def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Targets in {-1, +1}: one row for two classes (positive = classes[1]), else one per class."""
-    if classes.shape[0] == 2:
-        return np.where(y == classes[1], 1.0, -1.0)[None, :]
-    return np.stack([np.where(y == c, 1.0, -1.0) for c in classes])
-
-
 def _generator(random_state) -> np.random.Generator:
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return np.random.default_rng(random_state)
     return np.random.default_rng(check_random_state(random_state).randint(0, 2**32 - 1))
 
 
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.random.RandomState):
-        return None
-    return value
+def _streaming_solvers() -> list[str]:
+    """The names of the solvers whose estimators stream, from the estimator classes themselves."""
+    names, pending = set(), [LinearModelBase]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.streams and not cls.__name__.startswith("_"):
+            names.add(cls.solver_name)
+    return sorted(names)

@@ -23,21 +23,16 @@ from ..kernel_pgs import KERNELS, KernelPGSEngine, kernel_scores, row_norms, row
 from ..losses import LOSSES
 from ..parameters import declare_parameters, param
 from ..step_sizes import first_step_t0
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    choice,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
 @declare_parameters
 class _KernelPGSBase(LinearModelBase):
     """Kernel PGS (p = 2): the parameters, and a model of support vectors and dual coefficients."""
+
+    solver_name = "kernel_pgs"
 
     sigma: float = param(
         default=1e-5,

@@ -42,15 +42,9 @@ from ..parameters import declare_parameters, param
 from ..penalties import l1_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import mirror_descent_step
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _CLASSIFIER_LOSS_DOC = "A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step."
 _REGRESSOR_LOSS_DOC = "A smooth loss l(z; y): its curvature bound sets the step."
@@ -114,6 +108,7 @@ class _CoordinateDescentBase(_L1Base):
 class _SCDBase(_CoordinateDescentBase):
     """Stochastic coordinate descent: the coordinate is drawn uniformly at random (Algorithm 2)."""
 
+    solver_name = "scd"
     _engine = StochasticCoordinateEngine
     _default_sweeps = 20
 
@@ -130,6 +125,7 @@ class _GCDBase(_CoordinateDescentBase):
     """Greedy coordinate descent: the coordinate with the largest guaranteed decrease of the
     objective (the greedy rule of Section 4.2), for which the full gradient is maintained."""
 
+    solver_name = "gcd"
     _engine = GreedyCoordinateEngine
     # A greedy step costs far more than a random one (it updates the gradient on every row it
     # touches), hence fewer sweeps.
@@ -228,9 +224,8 @@ class _MirrorDescentBase(_L1Base):
         doc="The constant learning rate; the value used is eta_.",
         details="""The paper tunes it per data set (its Table 1 spans 5e-5 to 50); "auto" is the step
         of the paper's Proposition 4 with K = 1, 1 / (2 (p - 1) sup l'' max_i ||x_i||_p^2) with p the
-        link's exponent (``dual_exponent_``): a scale from the theory, not a tuned value. In the
-        eta sweeps of ``python -m bench.l1_paths`` the best rate lay between auto / 243 and
-        auto * 729 depending on data set and sigma (mostly below auto); tune it as the paper did.""",
+        link's exponent (``dual_exponent_``): a scale from the theory, not a tuned value; tune it per
+        data set as the paper did.""",
     )
     batch_size: int = param(
         default=1,
@@ -289,12 +284,16 @@ class _MirrorDescentBase(_L1Base):
 
 @declare_parameters
 class _SMIDASBase(_MirrorDescentBase):
+    solver_name = "smidas"
+
     def _link_exponent(self, n_features: int) -> int:
         return dual_exponent(n_features)
 
 
 @declare_parameters
 class _TruncGradBase(_MirrorDescentBase):
+    solver_name = "truncgrad"
+
     def _link_exponent(self, n_features: int) -> int:
         return 2  # the identity link
 

@@ -11,20 +11,17 @@ from ..lbfgs import LBFGSEngine
 from ..losses import LOSSES, SMOOTH_CLASSIFICATION_LOSSES, SMOOTH_REGRESSION_LOSSES
 from ..parameters import declare_parameters, param
 from ..penalties import pnorm_penalty
-from .base import (
-    AT_LEAST_ONE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
 @declare_parameters
 class _LBFGSBase(LinearModelBase):
     """Eq. (7) of the PGS paper, ``sigma / (2 (p-1)) ||w||_p^2 + (1/m) sum_i l(<w, x_i>; y_i)``, the
     objective PGS minimises (bias included in the norm), so that their traces compare directly."""
+
+    solver_name = "lbfgs"
 
     p: float = param(
         default=2.0,

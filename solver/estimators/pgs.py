@@ -14,16 +14,9 @@ from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
-from .base import (
-    AT_LEAST_ONE,
-    POSITIVE,
-    LinearClassifierMixin,
-    LinearModelBase,
-    LinearRegressorMixin,
-    choice,
-    classifier_loss,
-    regressor_loss,
-)
+from .base import LinearModelBase
+from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 # The smallest p PGS accepts: eq. (7) holds for p in (1, 2], but below 1.01 q = p / (p - 1) passes
 # 101 and the first steps' |lambda_j / ref|^q already overflow a double on scaled data.
@@ -36,6 +29,7 @@ _DIVERGED_MARGIN = 1e100
 class _PGSBase(LinearModelBase):
     """The PGS parameters and how they become the kernel's settings."""
 
+    solver_name = "pgs"
     streams = True
 
     p: float = param(
@@ -86,17 +80,14 @@ class _PGSBase(LinearModelBase):
         the objective and its guarantees. "auto" picks t0 so that the first step is about
         1 / (curvature of the loss * (p - 1) * mean ||x||_q^2), q = p / (p - 1), which moves a
         sample's margin by about 1 / curvature (for p = 2 it is 1 / (curvature * mean ||x||^2),
-        SGD's "optimal" schedule; for p < 2 the q-norm is estimated on up to 4,096 rows); it reached
-        a given accuracy fastest in ``python -m bench.time_to_accuracy``, especially at small sigma
-        (``solver.step_sizes``).""",
+        SGD's "optimal" schedule; for p < 2 the q-norm is estimated on up to 4,096 rows;
+        ``solver.step_sizes``).""",
     )
     sampling: str = param(
         default="permutation",
         allowed=choice(("permutation", "replacement")),
         doc="How A_t is drawn: a fresh random permutation per epoch, or i.i.d. with replacement.",
-        details="""Replacement is Figure 1 and its analysis. Permutations reached the targets of
-        ``python -m bench.time_to_accuracy`` in 1.8-2.4x fewer epochs on the RCV1-like set; on the
-        small sets, whose runs last hundredths of an epoch, between 25% fewer and 57% more.""",
+        details="Replacement is Figure 1 and its analysis.",
     )
     intercept_scaling: float | str = param(
         default="auto",
@@ -106,8 +97,7 @@ class _PGSBase(LinearModelBase):
         norm (LIBLINEAR's convention); s = 1 is the paper's extra feature 1. "auto" takes the root
         mean square of the non-zero feature values (1 for binary features, about 0.1 for
         L2-normalised text), so that the bias steps like a typical weight: with s = 1 on normalised
-        text, the bias, present in every row, moves ~10x more than any other weight per step, and
-        the runs took 2-3x the epochs on the text sets of ``python -m bench.time_to_accuracy``.
+        text, the bias, present in every row, would move ~10x more than any other weight per step.
         ``intercept_scaling_`` holds the value used.""",
     )
     average_power: float = param(
@@ -116,9 +106,7 @@ class _PGSBase(LinearModelBase):
         doc='output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.',
         details="""0 is the plain mean of w_1..w_T; 1 weighs iterate t by t, which discounts the
         early iterates (Lacoste-Julien, Schmidt and Bach, 2012, prove the O(1 / (sigma T)) rate of
-        this average for step sizes ~ 1 / (sigma t)); it reached the targets of
-        ``python -m bench.time_to_accuracy`` in 17-57% fewer epochs in 10 of 12 cases (on a9a,
-        whose runs end within 0.1 epoch, 14-38% more).""",
+        this average for step sizes ~ 1 / (sigma t)).""",
     )
 
     def _default_n_iter(self, m: int) -> int:

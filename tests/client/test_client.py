@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from pgs_client import Client, Conflict, Dataset, Job, JobCancelled, TracePoint
+from pgs_client import Client, Conflict, Dataset, Job, JobCancelled, TracePoint, ValidationError
 from pgs_client.data import encode_row, rows
+from pgs_client.schemas import PGSParams, SCDParams
 from sklearn.datasets import load_svmlight_file
 
 from tests.client.conftest import PREDICT_LIMIT
@@ -72,6 +73,19 @@ def test_train_wait_trace(client: Client, heart_job: tuple[Dataset, Job]):
     assert list(frame["iteration"]) == [p.iteration for p in points]
     assert {"solver_seconds", "objective", "test_score"} <= set(frame.columns)
     assert client.jobs.plot(job).startswith(b"<?xml")
+
+
+def test_typed_params_send_the_fields_that_were_set(client: Client, heart_job: tuple[Dataset, Job]):
+    ds, _ = heart_job
+    # radius=None (no ball) is set, unlike its default "auto"; the loss, left unset, is the task's.
+    job = client.jobs.create(ds, params=PGSParams(sigma=1e-3, radius=None, n_iter=500, random_state=0))
+    assert job.params == {"sigma": 1e-3, "radius": None, "n_iter": 500, "random_state": 0}
+    assert client.jobs.wait(job).status == "succeeded"
+    with pytest.raises(ValidationError) as refused:
+        client.jobs.create(ds, solver="scd", params=SCDParams(loss="hinge"))
+    (error,) = refused.value.errors
+    assert (error["field"], error["input"]) == ("body.params.loss", "hinge")
+    assert '"logistic"' in error["rule"] and '"hinge"' not in error["rule"]
 
 
 def test_predict_in_every_input_form_agrees(client: Client, heart: Path, heart_job: tuple[Dataset, Job]):

@@ -1,11 +1,12 @@
 """Declared parameters (solver.parameters): one declaration gives the signature, the validation,
-the docstring and the JSON description, for every registered estimator."""
+the docstring and the JSON description, for every catalogued estimator."""
 
 from __future__ import annotations
 
 import inspect
 from numbers import Integral
 
+import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -29,7 +30,14 @@ from solver import (
     TruncGradClassifier,
     TruncGradRegressor,
 )
-from solver.parameters import declare_parameters, declared, describe_parameters, param, type_text
+from solver.parameters import (
+    check_parameters,
+    declare_parameters,
+    declared,
+    describe_parameters,
+    param,
+    type_text,
+)
 
 from .problems import binary_problem
 
@@ -176,3 +184,126 @@ def test_bad_parameters_name_parameter_range_and_value(cls, params, words):
         cls(**params).fit(X, y)
     for word in words:
         assert word in str(info.value)
+
+
+# -- the structured check (check_parameters) and scikit-learn's agree ------------------------------
+
+# Values tried on every parameter of every estimator: each kind of JSON value, the bounds of the
+# declared intervals and either side of them, non-finite numbers, every declared string and
+# strings that are none.
+PROBES = [
+    None,
+    True,
+    False,
+    -1,
+    0,
+    1,
+    2,
+    3,
+    2**32,
+    2**63,
+    -1.0,
+    0.0,
+    0.5,
+    1.0,
+    1.005,
+    1.01,
+    1.5,
+    2.0,
+    2.5,
+    1e12,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "",
+    "no-such-choice",
+    "1.0",
+    [1.0],
+    {"value": 1.0},
+    np.random.RandomState(0),
+]
+
+
+def _probes(spec) -> list:
+    """PROBES and, for a parameter with choices, each of them."""
+    options = [option for c in spec.allowed if isinstance(c, StrOptions) for option in sorted(c.options)]
+    return PROBES + options
+
+
+def _accepts(check) -> bool:
+    try:
+        check()
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_the_structured_check_refuses_what_scikit_learn_refuses(cls):
+    accepted: dict[str, int] = {}
+    refused: dict[str, int] = {}
+    for name, spec in declared(cls).items():
+        for value in _probes(spec):
+            problems = check_parameters(cls, {name: value})
+            estimator = cls(**{name: value})
+            # What fit checks (scikit-learn's check of each parameter, then the joint rules), and
+            # scikit-learn's check alone.
+            assert (not problems) == _accepts(estimator.validate_params), (name, value)
+            alone = [problem for problem in problems if not problem.others]
+            assert (not alone) == _accepts(estimator._validate_params), (name, value)
+            if alone:
+                (problem,) = alone
+                assert (problem.name, problem.value, problem.rule) == (name, value, type_text(spec.allowed))
+            if problems:
+                refused[name] = refused.get(name, 0) + 1
+            else:
+                accepted[name] = accepted.get(name, 0) + 1
+    # The table tells good from bad for every parameter: it has values of both kinds.
+    assert set(accepted) == set(refused) == set(declared(cls))
+
+
+def test_an_unknown_name_is_a_problem_and_no_parameter():
+    (problem,) = check_parameters(PGSClassifier, {"colour": "red"})
+    assert (problem.name, problem.value, problem.unknown) == ("colour", "red", True)
+    assert "batch_size" in problem.rule and "sigma" in problem.rule
+    with pytest.raises(TypeError, match="colour"):
+        PGSClassifier(colour="red")
+
+
+# A step and a regularisation weight whose product passes 1: a rule of the two together.
+JOINT = [
+    (GDRegressor, {"eta": 2.0, "sigma": 1.0}, False),
+    (GDRegressor, {"eta": 1.0, "sigma": 1.0}, True),
+    (GDClassifier, {"eta": 1e4}, True),  # with the default sigma, 1e-5: 0.1
+    (SGDClassifier, {"eta": 2e5}, False),
+    (SGDRegressor, {"eta": "auto", "sigma": 1e6}, True),
+    (OGDClassifier, {"sigma": 1e6}, True),  # no constant step
+]
+
+
+@pytest.mark.parametrize(("cls", "params", "valid"), JOINT)
+def test_a_joint_rule_is_checked_as_validate_params_checks_it(cls, params, valid):
+    problems = check_parameters(cls, params)
+    try:
+        cls(**params).validate_params()
+    except ValueError as exc:
+        (problem,) = problems
+        assert not valid and str(exc) == problem.message(cls.__name__)
+        assert problem.name == "eta" and set(problem.others) == {"sigma"}
+    else:
+        assert valid and not problems
+
+
+def test_a_joint_rule_waits_for_both_values_to_be_allowed():
+    # eta="big" is refused on its own; the product is not computed.
+    (problem,) = check_parameters(SGDClassifier, {"eta": "big", "sigma": 1.0})
+    assert problem.others == {} and problem.rule == type_text(declared(SGDClassifier)["eta"].allowed)
+
+
+def test_a_problem_reads_as_the_rule_and_the_value():
+    (single,) = check_parameters(Toy, {"size": 0})
+    assert str(single) == "size: expected int in [1, inf), got 0"
+    assert single.message("Toy") == "The 'size' parameter of Toy must be int in [1, inf). Got 0 instead."
+    (joint,) = check_parameters(GDRegressor, {"eta": 2.0, "sigma": 1.0})
+    assert str(joint).startswith("eta: expected eta * sigma at most 1")
+    assert str(joint).endswith("got 2.0 with sigma=1.0")

@@ -92,7 +92,7 @@ def test_from_arrays_refuses_rows_that_do_not_add_up():
         ShardedMatrix.from_arrays(X, y, [4, 5])
 
 
-def test_the_registry_says_which_solvers_stream():
+def test_the_catalogue_says_which_solvers_stream():
     streaming = {name for name, spec in SOLVERS.items() if spec.streams}
     assert streaming == {"pgs", "sgd", "ogd", "smidas", "truncgrad"}
     assert SOLVERS["pgs"].describe()["streams"] is True

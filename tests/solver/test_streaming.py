@@ -289,12 +289,6 @@ def test_a_solver_that_does_not_stream_refuses_shards_and_names_those_that_do(na
         est.fit(ShardedMatrix.from_arrays(X, y, SHARDS), None)
 
 
-def test_the_registry_flag_is_the_estimators_own():
-    for spec in SOLVERS.values():
-        assert spec.classifier.streams is spec.streams
-        assert spec.regressor.streams is spec.streams
-
-
 def test_a_shard_with_bad_values_is_named():
     X, y = _problem()
     X = X.copy()

@@ -1,5 +1,5 @@
 """docs/reference/solver-parameters.md: every solver's parameters, per task, as ``GET /v1/solvers``
-lists them (``app.services.solvers.solver_catalogue``: the estimators' own declarations within
+lists them (``app.services.solvers.catalogue.solver_catalogue``: the estimators' own declarations within
 the service's bounds)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ each solver works: [PGS](../explanation/solver.md), [the L1 solvers](../explanat
 
 
 def page() -> str:
-    from app.services.solvers import solver_catalogue
+    from app.services.solvers.catalogue import solver_catalogue
 
     return render(list(solver_catalogue().values()))
 

@@ -1,4 +1,5 @@
-"""/v1/solvers: the solvers a job can name, their tasks, losses and parameters (app/services/solvers.py)."""
+"""/v1/solvers: the solvers a job can name, their tasks, losses and parameters
+(app/services/solvers/catalogue.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import APIRouter, Path
 from app.api.openapi import example, problems
 from app.core.errors import not_found
 from app.schemas.solvers import SolverList, SolverRead
-from app.services.solvers import solver_catalogue
+from app.services.solvers.catalogue import solver_catalogue
 
 router = APIRouter(prefix="/v1/solvers", tags=["solvers"])
 

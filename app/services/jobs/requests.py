@@ -3,9 +3,9 @@ job: create (idempotent) and cancel. Errors are problem+json (app.core.errors).
 
 A request is checked against its data sets (they exist, the test set fits the training set), its
 evaluation (scores to reach need evaluation data) and its estimator, built once from the request
-as the worker will build it (:class:`app.training.steps.EstimatorSpec`); the one parameter that must
-fit the data, the batch size, is checked against the rows the fit will get. A study checks each
-of its runs with the same rules (app/services/studies/requests.py).
+as the worker will build it (:class:`app.services.solvers.estimators.EstimatorSpec`); the one
+parameter that must fit the data, the batch size, is checked against the rows the fit will get.
+A study checks each of its runs with the same rules (app/services/studies/requests.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
-from app.services.solvers import EstimatorSpec, InvalidParams
+from app.services.solvers.estimators import EstimatorSpec, InvalidParams
 
 
 @dataclass(frozen=True)

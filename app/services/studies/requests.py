@@ -23,7 +23,7 @@ from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import requests as job_requests
-from app.services.solvers import EstimatorSpec, InvalidParams
+from app.services.solvers.estimators import EstimatorSpec, InvalidParams
 from app.services.studies import state as study_service
 
 # Fields of a job request that come from one run of the study (the others are the study's own).
@@ -101,7 +101,8 @@ def _in_run(exc: ProblemError, index: int) -> ProblemError:
         if loc[:1] == ["body"] and len(loc) > 1 and loc[1] in _RUN_FIELDS:
             loc = ["body", "runs", index, *loc[1:]]
             moved = True
-        errors.append(field_error(loc, e["msg"], e.get("type", "value_error")))
+        details = {key: value for key, value in e.items() if key not in ("loc", "field", "msg", "type")}
+        errors.append(field_error(loc, e["msg"], e.get("type", "value_error"), **details))
     detail = f"runs[{index}]: {exc.detail}" if moved else exc.detail
     return invalid(detail, errors)
 

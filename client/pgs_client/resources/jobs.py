@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pgs_client.convert import from_json, to_frame
+from pgs_client.convert import from_json, params_json, to_frame
 from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident, labels
@@ -52,7 +52,7 @@ class Jobs:
         dataset: int | DatasetRead,
         *,
         solver: str = "pgs",
-        params: dict[str, Any] | None = None,
+        params: Any = None,
         test_dataset: int | DatasetRead | None = None,
         test_fraction: float | None = None,
         split_seed: int = 0,
@@ -64,14 +64,16 @@ class Jobs:
         model_name: str | None = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
-        """Queue a training job. The request carries an ``Idempotency-Key`` (a fresh one unless
-        given): a retry after a lost connection returns the first job instead of a second.
+        """Queue a training job. ``params`` is a dict, or the solver's typed parameters
+        (``pgs_client.schemas.PGSParams(sigma=1e-4)``, ...; see ``convert.params_json``). The
+        request carries an ``Idempotency-Key`` (a fresh one unless given): a retry after a lost
+        connection returns the first job instead of a second.
         Pass your own key to make a retry from another process safe too. ``model_name``:
         the model is registered as the next version of that name."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
-            "params": dict(params or {}),
+            "params": params_json(params),
             "split_seed": split_seed,
             "targets": list(targets),
             **labels(description, tags, name=name, model_name=model_name),

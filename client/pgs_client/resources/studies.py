@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pgs_client.convert import from_json
+from pgs_client.convert import from_json, params_json
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident
 from pgs_client.resources.jobs import poll
@@ -34,13 +34,14 @@ class Studies:
         select_sigma: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> StudyRead:
-        """Start a study: every run (``{"solver", "params", "label"}``) at every training-set
-        size, ``repeats`` times, each an ordinary job. Give ``test_dataset`` or
-        ``test_fraction``. The request carries an ``Idempotency-Key`` (a fresh one unless given):
-        a retry after a lost connection returns the first study instead of starting a second."""
+        """Start a study: every run (``{"solver", "params", "label"}``, its params a dict or the
+        solver's typed parameters, as for a job) at every training-set size, ``repeats`` times,
+        each an ordinary job. Give ``test_dataset`` or ``test_fraction``. The request carries an
+        ``Idempotency-Key`` (a fresh one unless given): a retry after a lost connection returns
+        the first study instead of starting a second."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
-            "runs": [dict(r) for r in runs],
+            "runs": [{**run, "params": params_json(run.get("params"))} for run in runs],
             "sizes": list(sizes),
             "targets": list(targets),
             "repeats": repeats,

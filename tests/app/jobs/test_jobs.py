@@ -347,15 +347,15 @@ def test_target_score_stop_keeps_the_trace(app_client: TestClient):
     assert [p["iteration"] for p in points] == [0]
 
 
-def _registered_solvers() -> list[str]:
+def _catalogued_solvers() -> list[str]:
     from solver import SOLVERS
 
     return sorted(SOLVERS)
 
 
-@pytest.mark.parametrize("solver", _registered_solvers())
-def test_every_registered_solver_trains_and_predicts(app_client: TestClient, solver: str):
-    """The registry is the only place a solver is named: each entry works end to end."""
+@pytest.mark.parametrize("solver", _catalogued_solvers())
+def test_every_catalogued_solver_trains_and_predicts(app_client: TestClient, solver: str):
+    """The catalogue is the only place a solver is listed: each entry works end to end."""
     c, ids = app_client, _ids(app_client)
     r = create_job(
         c,

@@ -313,6 +313,18 @@ def test_invalid_studies_are_refused_before_anything_is_queued(
     assert after == before
 
 
+def test_a_runs_refused_parameter_keeps_its_rule_and_value(app_client: TestClient):
+    c = app_client
+    runs = [{"params": {"p": 2.5}}]
+    body = {"dataset_id": _heart(c), "test_fraction": 0.3, "runs": runs, "sizes": [40], "targets": [0.8]}
+    (error,) = assert_problem(c.post("/v1/studies", json=body), 422, "body.runs.0.params.p")["errors"]
+    assert (error["loc"], error["rule"], error["input"]) == (
+        ["body", "runs", 0, "params", "p"],
+        "float in [1.01, 2]",
+        2.5,
+    )
+
+
 def test_study_requests_must_be_json_and_ids_must_exist(app_client: TestClient):
     c = app_client
     assert_problem(c.post("/v1/studies", content=b"x", headers={"content-type": "text/plain"}), 415)

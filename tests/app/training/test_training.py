@@ -16,7 +16,7 @@ from app.services.datasets.splits import ShardSplit
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import codes_of, split
 from app.services.model_registry.artifacts import load_model_files
-from app.services.solvers import EstimatorSpec
+from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import subsample_rows
 from app.training.steps import (
     DataSpec,

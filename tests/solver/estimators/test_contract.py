@@ -1,7 +1,7 @@
-"""The contract every registered estimator keeps, run over ``solver.SOLVERS``: scikit-learn's
+"""The contract every catalogued estimator keeps, run over ``solver.SOLVERS``: scikit-learn's
 estimator checks, export and load without pickle, and the same model from dense and CSR input.
 
-A new solver in the registry is checked here without a line of test code, except its entry in
+A new solver in the catalogue is checked here without a line of test code, except its entry in
 ``DENSE_CSR`` (the parameters and the agreement its dense and CSR paths promise).
 """
 
@@ -165,5 +165,5 @@ def test_dense_and_sparse_give_the_same_model(cls, params, rtol, atol):
     np.testing.assert_allclose(dense.predict(X), sparse.predict(sp.csr_matrix(X)), rtol=1e-10, atol=1e-12)
 
 
-def test_every_registered_solver_declares_its_dense_csr_case():
+def test_every_catalogued_solver_declares_its_dense_csr_case():
     assert DENSE_CSR.keys() == SOLVERS.keys()

@@ -1,14 +1,19 @@
-"""The solvers a training job can name: one entry per solver, nothing else to change elsewhere.
+"""The catalogue of solvers: every solver a training job can name, one entry each with its
+classifier and regressor. A solver's name and whether it streams are its estimators' class
+attributes (``solver_name``, ``streams``); its entry here adds where it comes from.
 
-The service validates a job's ``solver`` and ``params`` against this table and trains with the
+The service validates a job's ``solver`` and ``params`` against this catalogue and trains with the
 estimator class it gives for the data set's task. ``SolverSpec.describe`` publishes the same
-declarations (tasks, losses, every parameter's type, default, allowed values and description).
+declarations (tasks, losses, every parameter's type, default, allowed values and description), and
+``load_model`` finds the class of an exported model among the catalogued estimators.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .estimators import (
     GCDClassifier,
@@ -42,16 +47,36 @@ REGRESSION_TASKS = ("regression",)
 
 @dataclass(frozen=True)
 class SolverSpec:
-    name: str
+    """A solver: its estimators (a classifier and a regressor) and where it comes from. Its name
+    and whether it streams are its estimators' own (``solver_name``, ``streams``)."""
+
     classifier: type[LinearModelBase] | None
     regressor: type[LinearModelBase] | None
     title: str
     paper: str  # the paper it implements...
     algorithm: str  # ...and where in it
-    # Whether its estimators train from a ``solver.ShardedMatrix``, shard by shard: true for the
-    # stochastic solvers whose step reads one sample or minibatch at a time; the others (full
-    # gradients, coordinate descent, kernel expansions) need every row at once.
-    streams: bool
+
+    def __post_init__(self) -> None:
+        if not self.estimators:
+            raise ValueError(f"solver {self.title!r} has no estimator")
+        for attribute in ("solver_name", "streams"):
+            values = {getattr(cls, attribute) for cls in self.estimators}
+            if len(values) > 1:
+                raise ValueError(f"the estimators of solver {self.title!r} disagree on {attribute}: {values}")
+
+    @property
+    def estimators(self) -> tuple[type[LinearModelBase], ...]:
+        return tuple(cls for cls in (self.classifier, self.regressor) if cls is not None)
+
+    @property
+    def name(self) -> str:
+        """What a training job names it by."""
+        return self.estimators[0].solver_name
+
+    @property
+    def streams(self) -> bool:
+        """Whether its estimators train from a ``solver.ShardedMatrix``, shard by shard."""
+        return self.estimators[0].streams
 
     def estimator_class(self, task: str) -> type[LinearModelBase] | None:
         """The estimator that trains ``task`` ("binary", "multiclass" or "regression"), if any."""
@@ -91,94 +116,74 @@ SOLVERS: dict[str, SolverSpec] = {
     spec.name: spec
     for spec in (
         SolverSpec(
-            "pgs",
             PGSClassifier,
             PGSRegressor,
             "Primal Gradient Solver, p-norm regularised",
             PGS_PAPER,
             "Figures 1-2",
-            streams=True,
         ),
         SolverSpec(
-            "scd",
             SCDClassifier,
             SCDRegressor,
             "Stochastic coordinate descent, L1-regularised",
             L1_PAPER,
             "Algorithm 2",
-            streams=False,
         ),
         SolverSpec(
-            "gcd",
             GCDClassifier,
             GCDRegressor,
             "Greedy coordinate descent, L1-regularised",
             L1_PAPER,
             "Section 4.2 (baseline)",
-            streams=False,
         ),
         SolverSpec(
-            "smidas",
             SMIDASClassifier,
             SMIDASRegressor,
             "Stochastic mirror descent made sparse, L1-regularised",
             L1_PAPER,
             "Algorithm 3",
-            streams=True,
         ),
         SolverSpec(
-            "truncgrad",
             TruncGradClassifier,
             TruncGradRegressor,
             "Truncated gradient, L1-regularised",
             L1_PAPER,
             "Section 4.2 (baseline of Langford, Li and Zhang)",
-            streams=True,
         ),
         SolverSpec(
-            "lbfgs",
             LBFGSClassifier,
             LBFGSRegressor,
             "L-BFGS (scipy) on PGS's p-norm objective",
             PGS_PAPER,
             "Section V, Figure 5 (baseline)",
-            streams=False,
         ),
         SolverSpec(
-            "gd",
             GDClassifier,
             GDRegressor,
             "Gradient descent, full gradient, L2-regularised",
             LECTURE,
             "Algorithm 1",
-            streams=False,
         ),
         SolverSpec(
-            "sgd",
             SGDClassifier,
             SGDRegressor,
             "Stochastic gradient descent, constant step, L2-regularised",
             LECTURE,
             "Algorithm 2",
-            streams=True,
         ),
         SolverSpec(
-            "ogd",
             OGDClassifier,
             OGDRegressor,
             "Online gradient descent, step 1/(sigma t), averaged",
             LECTURE,
             "Algorithm 3",
-            streams=True,
         ),
         SolverSpec(
-            "kernel_pgs",
             KernelPGSClassifier,
             KernelPGSRegressor,
             "Kernel PGS, p = 2: linear, RBF or polynomial kernel",
             PGS_PAPER,
             "Section VII",
-            streams=False,
         ),
     )
 }
@@ -195,3 +200,11 @@ def estimator_for(solver: str, task: str, params: dict) -> LinearModelBase:
     estimator = cls(**params)
     estimator.validate_params()
     return estimator
+
+
+def load_model(meta: dict, arrays: dict[str, np.ndarray]) -> LinearModelBase:
+    """Rebuild a fitted estimator from ``export_model()`` output; runs no code from the data."""
+    classes = {cls.__name__: cls for spec in SOLVERS.values() for cls in spec.estimators}
+    if meta.get("format") != 1 or meta.get("estimator") not in classes:
+        raise ValueError(f"not a model this version can load: {meta.get('estimator')!r}")
+    return classes[meta["estimator"]]._from_export(meta, arrays)

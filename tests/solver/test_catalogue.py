@@ -1,12 +1,15 @@
-"""The registry (solver.registry): every solver with its estimators, built and validated by name,
+"""The catalogue (solver.catalogue): every solver with its estimators, built and validated by name,
 and described from the same declarations that validate it."""
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
+import solver.estimators
 from solver import (
     SOLVERS,
     GCDClassifier,
@@ -19,21 +22,24 @@ from solver import (
     LBFGSRegressor,
     OGDClassifier,
     OGDRegressor,
+    PGSClassifier,
     SCDClassifier,
     SCDRegressor,
     SGDClassifier,
     SGDRegressor,
     SMIDASClassifier,
     SMIDASRegressor,
+    SolverSpec,
     TruncGradClassifier,
     TruncGradRegressor,
     estimator_for,
+    load_model,
 )
-from solver.estimators.base import ESTIMATORS
+from solver.estimators import LinearModelBase
 from solver.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 
-def test_every_l1_solver_is_registered():
+def test_every_l1_solver_is_catalogued():
     for name, (clf, reg) in {
         "scd": (SCDClassifier, SCDRegressor),
         "gcd": (GCDClassifier, GCDRegressor),
@@ -43,7 +49,7 @@ def test_every_l1_solver_is_registered():
         assert SOLVERS[name].classifier is clf and SOLVERS[name].regressor is reg
 
 
-def test_every_lecture_solver_and_lbfgs_is_registered():
+def test_every_lecture_solver_and_lbfgs_is_catalogued():
     for name in ("gd", "sgd", "ogd", "kernel_pgs"):
         assert SOLVERS[name].classifier is not None and SOLVERS[name].regressor is not None
     assert (SOLVERS["gd"].classifier, SOLVERS["gd"].regressor) == (GDClassifier, GDRegressor)
@@ -54,12 +60,58 @@ def test_every_lecture_solver_and_lbfgs_is_registered():
     assert SOLVERS["lbfgs"].regressor is LBFGSRegressor
 
 
-def test_every_public_estimator_is_registered_and_exported():
+def _public_estimators() -> set[type]:
+    """Every estimator class of the package that is not a family's private base."""
+    found, pending = set(), [LinearModelBase]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__module__.startswith("solver.") and not cls.__name__.startswith("_"):
+            found.add(cls)
+    return found - {LinearModelBase}
+
+
+def test_every_public_estimator_is_catalogued_and_exported():
     import solver
 
-    registered = {cls for spec in SOLVERS.values() for cls in (spec.classifier, spec.regressor)}
-    assert registered == set(ESTIMATORS.values())
-    assert {cls.__name__ for cls in registered} <= set(solver.__all__)
+    catalogued = {cls for spec in SOLVERS.values() for cls in spec.estimators}
+    assert catalogued == _public_estimators()
+    assert {cls.__name__ for cls in catalogued} <= set(solver.__all__)
+
+
+def test_a_solvers_name_and_streaming_are_its_estimators_own():
+    for name, spec in SOLVERS.items():
+        assert name == spec.name == spec.classifier.solver_name == spec.regressor.solver_name
+        assert spec.streams is spec.classifier.streams is spec.regressor.streams
+    # An entry whose estimators belong to two solvers is refused when it is written.
+    with pytest.raises(ValueError, match="disagree on solver_name"):
+        SolverSpec(PGSClassifier, SGDRegressor, "Mixed", "paper", "algorithm")
+    with pytest.raises(ValueError, match="disagree on streams"):
+        SolverSpec(OGDClassifier, _Unstreamed, "Mixed", "paper", "algorithm")
+
+
+class _Unstreamed(OGDRegressor):
+    """An ogd estimator that claims not to stream."""
+
+    streams = False
+
+
+def test_the_estimators_do_not_import_the_catalogue():
+    # The catalogue imports the estimators; they read their solver's name and streaming from
+    # their own class attributes.
+    for module in sorted(Path(solver.estimators.__file__).parent.glob("*.py")):
+        tree = ast.parse(module.read_text())
+        imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)] + [
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        ]
+        assert not [name for name in imported if "catalogue" in name], module.name
+
+
+def test_load_model_refuses_a_class_outside_the_catalogue():
+    meta, arrays = PGSClassifier(n_iter=50).fit([[0.0], [1.0]], [0, 1]).export_model()
+    assert type(load_model(meta, arrays)) is PGSClassifier
+    with pytest.raises(ValueError, match="not a model this version can load: 'LinearModelBase'"):
+        load_model({**meta, "estimator": "LinearModelBase"}, arrays)
 
 
 def test_estimator_for_builds_and_validates():

@@ -1,0 +1,214 @@
+"""Classification and regression over ``LinearModelBase``: a family's classifier adds
+``LinearClassifierMixin`` (two or more classes, one-vs-rest beyond two), its regressor
+``LinearRegressorMixin``; each turns labels into the targets the engines fit and scores a test set."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, validate_data
+
+from ..shards import ShardedMatrix
+from .base import Evaluation
+
+
+class LinearClassifierMixin(ClassifierMixin):
+    """Binary (labels of any two values) and one-vs-rest multiclass classification."""
+
+    classes_: np.ndarray
+
+    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+        """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
+
+        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
+        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
+        chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
+        leaving a fitted model.
+        """
+        self.validate_params()
+        if isinstance(X, ShardedMatrix):
+            self._check_streams(X)
+            self.n_features_in_ = X.n_features
+            self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
+        else:
+            X, y = validate_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_all_finite=False
+            )  # X's values: prepare's one pass
+            self.classes_ = _classes_of(y)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in y; got 1 class: "
+                f"{self.classes_.tolist()}"
+            )
+        if self.target_score is not None and not 0.0 <= self.target_score <= 1.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test accuracy, in "
+                f"[0, 1]. Got {self.target_score!r} instead."
+            )
+        evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        if isinstance(X, ShardedMatrix):
+            classes = self.classes_
+            return self._fit_shards(
+                X,
+                lambda y: _one_vs_rest(y, classes),
+                1 if classes.shape[0] == 2 else classes.shape[0],
+                evaluation,
+                callback,
+                trace,
+            )
+        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
+
+    def _accuracy_on(self, eval_data) -> Evaluation | None:
+        """Test accuracy; the labels of a ShardedMatrix are not checked against the classes (one
+        it does not know counts as an error)."""
+        if eval_data is None:
+            return None
+        if not isinstance(eval_data, ShardedMatrix):
+            unknown = np.setdiff1d(eval_data[1], self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"eval_set y has labels that y has not: {unknown[:5].tolist()} (the classes "
+                    f"are {self.classes_[:10].tolist()})"
+                )
+        return Evaluation(
+            eval_data,
+            lambda scores, y: self._labels_from(scores) == y,
+            lambda mean: mean,
+            "accuracy",
+            higher_is_better=True,
+        )
+
+    def _labels_from(self, scores):
+        if scores.ndim == 1 or scores.shape[1] == 1:
+            return self.classes_[(np.ravel(scores) > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def decision_function(self, X):
+        """Signed scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        scores = self._decision_scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        return self._labels_from(self.decision_function(X))
+
+    def _is_logistic(self):
+        # scikit-learn's available_if re-raises this as "has no attribute", caused by this message.
+        if self.loss != "logistic":
+            raise AttributeError(
+                f"probabilities need loss='logistic'; this {type(self).__name__} has "
+                f"loss={self.loss!r} (use decision_function)"
+            )
+        return True
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X):
+        """Class probabilities of the logistic model.
+
+        Two classes: the sigmoid of the score. More classes: each one-vs-rest score is a log-odds,
+        and the odds are normalised (a softmax of the scores). Unlike normalising the sigmoids,
+        this never ties two saturated classes, so its argmax is always ``predict``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            pos = expit(scores)
+            return np.column_stack([1.0 - pos, pos])
+        return softmax(scores, axis=1)
+
+    @available_if(_is_logistic)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+
+class LinearRegressorMixin(RegressorMixin):
+    """Regression on real targets; ``trace_`` records the test RMSE."""
+
+    coef_: np.ndarray
+    intercept_: float
+
+    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+        """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
+
+        ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
+        """
+        self.validate_params()
+        if isinstance(X, ShardedMatrix):
+            self._check_streams(X)
+            self.n_features_in_ = X.n_features
+        else:
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                y_numeric=True,
+                ensure_all_finite=False,  # X's values: checked by prepare's one pass
+            )
+            y = np.ascontiguousarray(y, dtype=np.float64)
+        if self.target_score is not None and self.target_score < 0.0:
+            raise ValueError(
+                f"The 'target_score' parameter of {type(self).__name__} is a test RMSE, >= 0. Got "
+                f"{self.target_score!r} instead."
+            )
+        evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        if isinstance(X, ShardedMatrix):
+            return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
+        return self._fit_targets(X, y[None, :], evaluation, callback, trace)
+
+    @staticmethod
+    def _rmse_on(eval_data) -> Evaluation | None:
+        if eval_data is None:
+            return None
+        if not isinstance(eval_data, ShardedMatrix):
+            X_test, y_test = eval_data
+            eval_data = (
+                X_test,
+                check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y"),
+            )
+        return Evaluation(
+            eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt, "rmse", higher_is_better=False
+        )
+
+    def _as_task_outputs(self) -> None:
+        # One output: coef_ of shape (n_features,) (when the model has one) and a float intercept.
+        self.intercept_ = float(np.ravel(self.intercept_)[0])
+        if hasattr(self, "coef_"):
+            self.coef_ = np.ravel(self.coef_)
+
+    def predict(self, X):
+        return self._decision_scores(X)[:, 0]
+
+
+def _classes_of(y: np.ndarray) -> np.ndarray:
+    """``np.unique(y)`` of classification labels, after scikit-learn's check that they are.
+
+    Labels of at most two integral values (the common binary case) are recognised in a few
+    vectorised passes; scikit-learn's check and the sort of np.unique cost 30 ms at m = 500k.
+    """
+    if y.ndim == 1 and y.size and y.dtype.kind in "iuf":
+        low, high = y.min(), y.max()
+        integral = y.dtype.kind != "f" or (float(low).is_integer() and float(high).is_integer())
+        if integral and np.count_nonzero((y == low) | (y == high)) == y.size:
+            return np.unique(np.array([low, high], dtype=y.dtype))
+    check_classification_targets(y)
+    return np.unique(y)
+
+
+def _regression_targets(y: np.ndarray) -> np.ndarray:
+    """A shard's float targets as one output row, refusing values that are not finite."""
+    y = np.asarray(y, dtype=np.float64)[None, :]
+    if not np.isfinite(y).all():
+        raise ValueError("Input y contains NaN or infinity.")
+    return y
+
+
+def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Targets in {-1, +1}: one row for two classes (positive = classes[1]), else one per class."""
+    if classes.shape[0] == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[None, :]
+    return np.stack([np.where(y == c, 1.0, -1.0) for c in classes])
