@@ -58,6 +58,38 @@ class AliasRead:
 
 
 @dataclass(kw_only=True)
+class AuditEventRead:
+    id: int
+    at: datetime
+    owner: str
+    """
+    The owner of the object written
+    """
+    actor_owner: str
+    actor_key: str
+    actor_role: str
+    action: Literal["create", "update", "delete"]
+    resource: str
+    """
+    dataset, upload, job, model, alias, study or batch_prediction
+    """
+    resource_id: str
+    detail: dict[str, Any] | None = None
+    """
+    The request's method, path and status
+    """
+
+
+@dataclass(kw_only=True)
+class AuditList:
+    items: list[AuditEventRead]
+    next_cursor: str | None
+    """
+    Pass as ?cursor= for the next page; null at the end
+    """
+
+
+@dataclass(kw_only=True)
 class BatchPredictionCreate:
     dataset_id: int
     """
@@ -74,6 +106,26 @@ class BatchProgress:
     rows_done: int
     n_rows: int
     fraction: float
+
+
+@dataclass(kw_only=True)
+class CallerRead:
+    owner: str
+    """
+    The owner whose objects this key sees and creates
+    """
+    role: Literal["admin", "member", "reader"]
+    """
+    admin: every owner's objects; member: its owner's; reader: reads and predicts only
+    """
+    key_id: str
+    """
+    The key's non-secret name, as the audit log records it
+    """
+    authenticated: bool
+    """
+    False on a server without API keys (loopback only)
+    """
 
 
 @dataclass(kw_only=True)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from app.core.errors import ProblemError, field_error, invalid
 from app.services.model_registry.import_read import ArrayHeader, ImportLimits, refuse, too_large
 from app.services.model_registry.portable import EstimatorFiles, PortableDoc, PreprocessingSettings
-from app.services.solvers import EstimatorSpec, InvalidParams
+from app.services.solvers.estimators import EstimatorSpec, InvalidParams
 
 # The facts the files repeat. The database row takes them from "model" and a loaded model partly
 # from the files, so the two must agree; the files may leave out those a loaded model does not
@@ -134,9 +134,16 @@ def _check_estimator(doc: PortableDoc) -> Any:
 
 def _params_problem(exc: InvalidParams) -> ProblemError:
     # The job rules name body.params.<name> (or body.solver): here they sit under body.model.
-    errors = [field_error(["body", "model", *e["loc"][1:]], e["msg"], e["type"]) for e in exc.errors]
+    errors = [
+        field_error(["body", "model", *e["loc"][1:]], e["msg"], e["type"], **_details(e)) for e in exc.errors
+    ]
     fields = ", ".join(e["field"].removeprefix("body.") for e in errors)
     return invalid(f"not a model export: {fields}: {exc}", errors)
+
+
+def _details(error: dict[str, Any]) -> dict[str, Any]:
+    """A parameter error's rule and the value received, where the check gave them."""
+    return {key: error[key] for key in ("rule", "input") if key in error}
 
 
 def _check_classes(doc: PortableDoc) -> None:
