@@ -247,8 +247,8 @@ def test_estimators_without_coef_fall_back_to_their_own_methods(served: dict[str
 
     X, _ = heart_rows
     classes = np.asarray([-1, 1])
-    fast = predict(LoadedModel(1, est, "binary", 13, 1, classes), X)
-    slow = predict(LoadedModel(1, Opaque(), "binary", 13, 1, classes), X)
+    fast = predict(LoadedModel(1, "default", est, "binary", 13, 1, classes), X)
+    slow = predict(LoadedModel(1, "default", Opaque(), "binary", 13, 1, classes), X)
     assert fast.keys() == slow.keys() and fast["predictions"] == slow["predictions"]
     np.testing.assert_allclose(fast["scores"], slow["scores"], rtol=1e-12)
     np.testing.assert_allclose(fast["probabilities"], slow["probabilities"], rtol=1e-12)
