@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import ProblemError, not_found
+from app.core.metrics import ServiceMetrics
 from app.core.security import require_api_key
 from app.db.engine import SessionFactory
 from app.db.tables import Dataset, Job, Model, Study
@@ -53,11 +54,17 @@ async def get_cache(request: Request) -> ModelCache:
     return cache
 
 
+async def get_metrics(request: Request) -> ServiceMetrics:
+    metrics: ServiceMetrics = request.app.state.metrics
+    return metrics
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 FactoryDep = Annotated[SessionFactory, Depends(get_factory)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 CacheDep = Annotated[ModelCache, Depends(get_cache)]
+MetricsDep = Annotated[ServiceMetrics, Depends(get_metrics)]
 PrincipalDep = Annotated[str, Depends(require_api_key)]
 
 
