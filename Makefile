@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make test` and `make serve`; while changing code, `make check`
-# (seconds) first.
+# (seconds) and `make test-fast` (minutes) first (CONTRIBUTING.md, "Development loop").
 # All create .venv on first use and reinstall when pyproject.toml changes.
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: check test serve install lock docs bench bench-scale bench-report clean
+.PHONY: check test-fast test serve install lock docs bench bench-scale bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,12 @@ check: $(STAMP) $(SCHEMAS_CHECKED)
 	$(BIN)/mypy
 	cd client && $(abspath $(BIN))/mypy
 	$(BIN)/python -m bench.report --check
+
+# The suite less what needs more than the pytest process: PostgreSQL and Dask, Docker, a browser,
+# larger-than-memory data, real service processes (the markers in pyproject.toml).
+FAST := not (cluster or docker or browser or large or system)
+test-fast: $(STAMP) $(WARM)
+	$(BIN)/python -m pytest -m "$(FAST)" $(PYTEST_ARGS)
 
 # The checks first (seconds), then the whole suite.
 test: check $(WARM)

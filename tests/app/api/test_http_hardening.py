@@ -17,6 +17,9 @@ import pytest
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight, wait_until
 from tests.helpers import JOB_TIMEOUT_S, metric
 
+# A real server read with real sockets: out of make test-fast.
+pytestmark = pytest.mark.system
+
 HEADER_TIMEOUT_S = 1.0
 BODY_IDLE_TIMEOUT_S = 1.0
 # Bounds a hang of the server (a socket read that never ends), not a speed.

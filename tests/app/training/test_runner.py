@@ -21,6 +21,9 @@ from app.main import create_app
 from tests.cluster.harness import ApiServer, poll_job, wait_until
 from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, metric, poll, upload, wait_for
 
+# Servers and workers stopped and killed, seconds to half a minute each: out of make test-fast.
+pytestmark = pytest.mark.system
+
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
 
