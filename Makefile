@@ -62,9 +62,10 @@ check: $(STAMP) $(SCHEMAS_CHECKED)
 	cd client && $(abspath $(BIN))/mypy
 	$(BIN)/python -m bench.report --check
 
-# The suite less what needs more than the pytest process: PostgreSQL and Dask, Docker, a browser,
-# larger-than-memory data, real service processes (the markers in pyproject.toml).
-FAST := not (cluster or docker or browser or large or system)
+# The suite less what needs more than the pytest process (PostgreSQL and Dask, Docker, a browser,
+# larger-than-memory data, real service processes) and the single tests over 5 s: the markers in
+# pyproject.toml.
+FAST := not (cluster or docker or browser or large or system or slow)
 test-fast: $(STAMP) $(WARM)
 	$(BIN)/python -m pytest -m "$(FAST)" $(PYTEST_ARGS)
 

@@ -15,6 +15,7 @@ from tests.cluster.harness import ApiServer
 from tests.helpers import assert_problem, make_settings, upload
 
 
+@pytest.mark.slow
 def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
     """Ready once a worker process has started and imported the solver: no kernel is compiled
     before (a job compiles what it needs), so the wait does not depend on the Numba cache."""
