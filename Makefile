@@ -1,5 +1,6 @@
-# The two commands a newcomer needs: `make test` and `make serve`.
-# Both create .venv on first use and reinstall when pyproject.toml changes.
+# The two commands a newcomer needs: `make test` and `make serve`; while changing code, `make check`
+# (seconds) and `make test-fast` (minutes) first (CONTRIBUTING.md, "Development loop").
+# All create .venv on first use and reinstall when pyproject.toml changes.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 # Compiled Numba kernels are cached here, so a second run (and every worker process) skips compilation.
 export NUMBA_CACHE_DIR ?= $(CURDIR)/var/numba-cache
 
-.PHONY: test serve install lock docs bench bench-scale bench-report clean
+.PHONY: check test-fast test serve install lock docs bench bench-scale bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,11 +43,34 @@ $(WARM): $(STAMP)
 
 install: $(STAMP) $(WARM)
 
-# Lint and types first (seconds), then docs/benchmarks.md against its records, then the suite.
-test: $(STAMP) $(WARM)
-	$(BIN)/ruff check app solver bench tests client tools
+SOURCES := app solver bench tests client tools
+
+# The client's models against the app's OpenAPI document. Building the document imports the whole
+# app (most of the time `check` takes), so it is compared again only when the app, the models,
+# the tool or the installed packages changed.
+SCHEMAS_CHECKED := $(VENV)/.schemas-checked
+$(SCHEMAS_CHECKED): $(STAMP) $(shell find app -name '*.py') client/pgs_client/schemas.py client/tools/generate_schemas.py
+	$(BIN)/python client/tools/generate_schemas.py --check
+	touch $@
+
+# Everything that runs no test, in seconds: the client's models (above), lint, formatting, types
+# of the service and of the client, and docs/benchmarks.md against its records.
+check: $(STAMP) $(SCHEMAS_CHECKED)
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/mypy
+	cd client && $(abspath $(BIN))/mypy
 	$(BIN)/python -m bench.report --check
+
+# The suite less what needs more than the pytest process (PostgreSQL and Dask, Docker, a browser,
+# larger-than-memory data, real service processes) and the single tests over 5 s: the markers in
+# pyproject.toml.
+FAST := not (cluster or docker or browser or large or system or slow)
+test-fast: $(STAMP) $(WARM)
+	$(BIN)/python -m pytest -m "$(FAST)" $(PYTEST_ARGS)
+
+# The checks first (seconds), then the whole suite.
+test: check $(WARM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 serve: $(STAMP) $(WARM)

@@ -3,7 +3,8 @@ it is absent) and a real app on a fresh data dir and SQLite file.
 
 A module that needs other settings overrides ``settings``; the calls and checks the service
 tests share are plain functions in tests/helpers.py. PostgreSQL and Dask start only for the
-tests that need them (tests/cluster/conftest.py).
+tests that need them (tests/cluster/conftest.py). The suites that need more than this process
+are marked here by directory, for ``make test-fast`` to leave out.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from tests.contract import RECORDER, Report, install_httpx_recording, live_spec
 from tests.helpers import make_settings
 from tests.s3 import S3Server, moto_server, set_test_credentials
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+TESTS = Path(__file__).resolve().parent
+DATA_DIR = TESTS.parents[1] / "shared" / "data"
+# Suites whose every test needs more than this process, marked by directory (pyproject.toml
+# describes the markers), so that a test added there is left out of `make test-fast` too.
+SUITE_MARKERS = {"cluster": "cluster", "docker": "docker", "console": "browser", "faults": "system"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -28,6 +33,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:Using `httpx`:DeprecationWarning")
     install_httpx_recording()
     set_test_credentials()  # before any test starts a process that keeps its environment
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(TESTS):
+            marker = SUITE_MARKERS.get(item.path.relative_to(TESTS).parts[0])
+            if marker is not None:
+                item.add_marker(marker)
 
 
 _contract: list[Report] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
 from app.core.config import Settings
 from app.core.storage.base import Store
@@ -93,6 +94,16 @@ def wait_for(
     """Poll the job until ``done(job)`` (default: a terminal status)."""
     done = done or (lambda j: j["status"] in ("succeeded", "failed", "cancelled"))
     return poll(client, f"/v1/jobs/{job_id}", done, timeout)
+
+
+def metric(client: Any, name: str, **labels: str) -> float:
+    """The sample ``name{labels}`` of the service's /metrics (0 while a labelled one does not
+    exist yet); ``client`` is a TestClient or an httpx.Client on a real server."""
+    for family in text_string_to_metric_families(client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
 
 
 def assert_problem(response: Any, status: int, field: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import ProblemError, field_error, invalid, not_found
+from app.core.metrics import ServiceMetrics
 from app.core.security import current_caller
 from app.core.tenants import Caller
 from app.db.engine import SessionFactory
@@ -56,12 +57,18 @@ async def get_cache(request: Request) -> ModelCache:
     return cache
 
 
+async def get_metrics(request: Request) -> ServiceMetrics:
+    metrics: ServiceMetrics = request.app.state.metrics
+    return metrics
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 FactoryDep = Annotated[SessionFactory, Depends(get_factory)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 CacheDep = Annotated[ModelCache, Depends(get_cache)]
 CallerDep = Annotated[Caller, Depends(current_caller)]
+MetricsDep = Annotated[ServiceMetrics, Depends(get_metrics)]
 
 
 def owned_or_404(session: Session, model: type[Owned], ident: int, resource: str, caller: Caller) -> Owned:

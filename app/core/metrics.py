@@ -1,4 +1,5 @@
-"""Prometheus metrics: request counts and latencies (ASGI middleware), jobs by status, queue."""
+"""Prometheus metrics: request counts and latencies (ASGI middleware), waiting long polls, jobs by
+status, queue."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -31,6 +32,12 @@ class ServiceMetrics:
             "HTTP request latency",
             ["method", "route"],
             buckets=BUCKETS,
+            registry=self.registry,
+        )
+        # Each holds a connection (of PGS_MAX_CONNECTIONS) for up to its wait.
+        self.long_polls = Gauge(
+            "pgs_long_polls_waiting",
+            "Long polls (GET /v1/jobs/{id}?wait=) waiting for their job to end",
             registry=self.registry,
         )
 

@@ -19,6 +19,9 @@ from typer.testing import CliRunner
 from tests.client.conftest import API_KEY, PGS, run_pgs
 from tests.cluster.harness import ApiServer, free_port
 
+# Against real services (conftest.py): out of make test-fast.
+pytestmark = pytest.mark.system
+
 
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [prefix]

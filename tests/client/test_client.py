@@ -16,6 +16,9 @@ from sklearn.datasets import load_svmlight_file
 
 from tests.client.conftest import PREDICT_LIMIT
 
+# Against real services (conftest.py): out of make test-fast.
+pytestmark = pytest.mark.system
+
 
 def test_upload_a_file_plain_gzip_and_compressed_on_the_way(
     client: Client, heart: Path, tmp_path: Path, capsys

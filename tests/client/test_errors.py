@@ -29,6 +29,9 @@ from pgs_client import (
 from tests.client.conftest import API_KEY, DroppingProxy
 from tests.cluster.harness import ApiServer, free_port
 
+# Against real services (conftest.py): out of make test-fast.
+pytestmark = pytest.mark.system
+
 PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance"}
 
 

@@ -28,6 +28,9 @@ from pgs_client.resumable import CHUNK_BYTES, ResumeStore, Uploader
 
 from tests.client.conftest import _hang_up, run_pgs, running_service
 
+# Against real services (conftest.py): out of make test-fast.
+pytestmark = pytest.mark.system
+
 GIB = 1024**3
 FILE_BYTES = 2 * GIB + 1  # "multi-GiB": past 2 GiB, where 32-bit sizes break
 CUT_AFTER_BYTES = 100 * 1024 * 1024 + 12345  # into the second chunk's PATCH body
@@ -115,7 +118,7 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, s
     path.unlink()
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_a_multi_gib_upload_cut_mid_chunk_resumes_and_trains(
     tmp_path: Path,
     big_file: tuple[Path, str],

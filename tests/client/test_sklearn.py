@@ -16,6 +16,9 @@ from sklearn.preprocessing import StandardScaler
 
 from tests.cluster.harness import ApiServer
 
+# Against real services (conftest.py): out of make test-fast.
+pytestmark = pytest.mark.system
+
 
 def test_params_round_trip_through_get_set_params_and_clone(service: ApiServer):
     clf = RemoteClassifier(url=service.base, loss="logistic", sigma=1e-3)

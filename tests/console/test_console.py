@@ -20,8 +20,6 @@ from tests.cluster.harness import ApiServer, poll_job, wait_until
 
 from .conftest import WAIT_MS, Console, open_console
 
-pytestmark = pytest.mark.slow
-
 BLUE, RED = (0x1F, 0x77, 0xB4), (0xD6, 0x27, 0x28)  # the charts' first two colours
 # Long enough (~10 s here) to watch a job's progress bar move.
 WATCHABLE_ITERATIONS = 15_000_000

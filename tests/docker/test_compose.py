@@ -19,8 +19,6 @@ import pytest
 from tests.cluster.harness import REPO, free_port, poll_job, wait_until
 from tests.docker.harness import REPORT, ComposeProject, docker
 
-pytestmark = pytest.mark.slow
-
 # The README's quick start (upload, train, poll, predict), sent as its curl commands send it.
 JOB = {
     "dataset_id": None,

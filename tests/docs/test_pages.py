@@ -18,14 +18,17 @@ def test_every_shell_block_parses(page: str) -> None:
     assert not errors, "\n".join(errors)
 
 
+@pytest.mark.system
 def test_readme_quick_start_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
     run_docs_page("README.md")
 
 
+@pytest.mark.system
 def test_tutorial_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
     run_docs_page("docs/tutorial.md")
 
 
+@pytest.mark.system
 def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
     run_docs_page(
         "docs/how-to/auth.md",

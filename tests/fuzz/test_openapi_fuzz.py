@@ -21,6 +21,9 @@ from hypothesis.errors import HypothesisException
 from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
 from tests.contract import RECORDER
 
+# A real server, fuzzed for about a minute: out of make test-fast.
+pytestmark = pytest.mark.system
+
 schemathesis = pytest.importorskip("schemathesis")
 
 EXAMPLES_PER_MODE = 20

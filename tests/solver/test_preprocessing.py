@@ -82,6 +82,7 @@ def test_the_one_pass_max_abs_scaler_fits_as_scikit_learns():
     )
 
 
+@pytest.mark.slow
 def test_a_wide_sparse_input_is_sliced_not_indexed_column_by_column():
     """2^24 columns: the numeric part reads a slice (a list of 2^24 indices took minutes)."""
     n = 2**24

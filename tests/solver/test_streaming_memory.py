@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 N_FEATURES = 1000
@@ -84,6 +85,7 @@ def _write_shards(root: Path) -> int:
     return sum(os.path.getsize(root / f"shard-00000.{name}.npy") for name in parts)
 
 
+@pytest.mark.slow
 def test_a_fit_from_mmapped_shards_stays_within_a_few_shards_of_memory(tmp_path):
     root = tmp_path / "shards"
     root.mkdir()

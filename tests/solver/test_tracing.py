@@ -199,6 +199,7 @@ print(json.dumps({"compile": len(before.buffer), "run": len(during.buffer)}))
 """
 
 
+@pytest.mark.slow
 def test_a_fresh_compile_happens_in_compile_not_in_run(tmp_path):
     """With an empty Numba cache, the kernels are compiled by Engine.compile, before the solver
     clock starts, and the iterations compile nothing."""

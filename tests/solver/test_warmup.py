@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from solver import (
@@ -45,6 +46,7 @@ def _warm_up_in_new_process(cache_dir) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_second_process_loads_every_kernel_from_the_cache(tmp_path):
     """The cache one process writes serves every kernel to a new one (what make install's warm-up
     and the image build ship). A first process brings the tests' cache up to date with the

@@ -19,6 +19,7 @@ from app.api.deps import (
     FactoryDep,
     IdempotencyKeyHeader,
     JobDep,
+    MetricsDep,
     RunnerDep,
     SessionDep,
     SettingsDep,
@@ -147,16 +148,27 @@ WaitQuery = Annotated[
     responses={**example(200, examples.JOB), **problems(404)},
 )
 async def get_job(
-    job_id: JobId, factory: FactoryDep, runner: RunnerDep, caller: CallerDep, wait: WaitQuery = 0.0
+    job_id: JobId,
+    factory: FactoryDep,
+    runner: RunnerDep,
+    metrics: MetricsDep,
+    caller: CallerDep,
+    wait: WaitQuery = 0.0,
 ) -> JobRead:
     deadline = time.monotonic() + wait
     ended = _ended_event(runner.future_of(job_id)) if wait > 0 else None
-    while True:
-        read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
-        remaining = deadline - time.monotonic()
-        if read.status in JobStatus.TERMINAL or remaining <= 0 or SHUTTING_DOWN.is_set():
-            return read
-        await _pause(ended, min(remaining, WAIT_RECHECK_S))
+    read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
+    if _answers_now(read, deadline):
+        return read
+    with metrics.long_polls.track_inprogress():
+        while not _answers_now(read, deadline):
+            await _pause(ended, min(deadline - time.monotonic(), WAIT_RECHECK_S))
+            read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
+    return read
+
+
+def _answers_now(read: JobRead, deadline: float) -> bool:
+    return read.status in JobStatus.TERMINAL or time.monotonic() >= deadline or SHUTTING_DOWN.is_set()
 
 
 def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int, caller: Caller) -> JobRead:

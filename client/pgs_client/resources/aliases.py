@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 
 from pgs_client.convert import from_json
@@ -30,6 +31,7 @@ class Aliases:
     def delete(self, ref: str) -> None:
         self._t.request("DELETE", f"/v1/aliases/{ref}", safe=True)
 
-    def history(self, ref: str) -> list[AliasEventRead]:
+    # builtins.list: inside the class body, `list` names the method above.
+    def history(self, ref: str) -> builtins.list[AliasEventRead]:
         """Every change of the alias, oldest first (``model_id`` None: deleted)."""
         return [from_json(AliasEventRead, e) for e in self._t.get(f"/v1/aliases/{ref}/history")["items"]]

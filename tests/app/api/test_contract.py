@@ -146,6 +146,7 @@ def test_unknown_query_parameters_are_a_422_naming_them(client: TestClient, spec
 # -- /docs offline -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_docs_load_nothing_from_outside(client: TestClient):
     page = client.get("/docs")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

@@ -7,6 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
@@ -14,6 +15,7 @@ from tests.cluster.harness import ApiServer
 from tests.helpers import assert_problem, make_settings, upload
 
 
+@pytest.mark.slow
 def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
     """Ready once a worker process has started and imported the solver: no kernel is compiled
     before (a job compiles what it needs), so the wait does not depend on the Numba cache."""
@@ -77,6 +79,7 @@ def test_routing_errors_are_problems(client: TestClient):
     assert_problem(client.get("/v1/datasets/0"), 422, "path.dataset_id")
 
 
+@pytest.mark.system
 def test_a_ready_server_has_its_parser_process_before_the_first_upload(tmp_path: Path):
     """The forkserver every upload's parse forks from starts with the service (a fresh server's
     first upload waited seconds for it): it is there once /readyz answers, before any upload."""

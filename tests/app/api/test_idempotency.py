@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.helpers import assert_problem, upload, wait_for
@@ -43,6 +44,7 @@ def test_a_retried_upload_returns_the_first_data_set(client: TestClient, data_di
     assert "idempotent-replayed" not in third.headers
 
 
+@pytest.mark.slow
 def test_a_retried_study_returns_the_first_study_and_queues_no_more_jobs(client: TestClient, data_dir: Path):
     ds = upload(client, data_dir / "heart_scale.svm", "heart.svm").json()["id"]
     body = {

@@ -20,6 +20,7 @@ KEY = "k3y"
 # -- item 7: each of these was a 500 ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_5000_digit_number_in_a_prediction_is_a_422(client: TestClient):
     ds = upload(client, tiny_svmlight(), "t.svm").json()["id"]
     job = wait_for(

@@ -69,6 +69,7 @@ def _slow_fetch_and_read(root: str, n_bytes: int, queue: multiprocessing.Queue) 
     queue.put(path.read_bytes() == b"z" * n_bytes)
 
 
+@pytest.mark.slow
 def test_processes_sharing_a_cache_see_whole_copies(tmp_path: Path):
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()

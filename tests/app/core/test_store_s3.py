@@ -16,6 +16,7 @@ from tests.helpers import assert_problem, create_job, make_settings, poll, uploa
 from tests.s3 import S3Server
 
 
+@pytest.mark.slow
 def test_upload_train_predict_and_batch_predict_on_s3(tmp_path: Path, s3: S3Server, data_dir: Path):
     settings = make_settings(tmp_path, **s3.settings())
     store = settings.store
@@ -61,6 +62,7 @@ def test_upload_train_predict_and_batch_predict_on_s3(tmp_path: Path, s3: S3Serv
         assert left == [], left
 
 
+@pytest.mark.slow
 def test_an_unreachable_store_is_not_ready_and_uploads_get_503(tmp_path: Path):
     settings = make_settings(tmp_path, store_url="s3://nowhere/x", s3_endpoint_url="http://127.0.0.1:9")
     with TestClient(create_app(settings)) as c:

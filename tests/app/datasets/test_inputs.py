@@ -35,6 +35,7 @@ def heart_model(c: TestClient, data_dir: Path) -> int:
     return int(job["model_id"])
 
 
+@pytest.mark.slow
 def test_a_test_set_needs_the_training_sets_features(c: TestClient, data_dir: Path):
     """The issue's case: a 13-feature test set for a 126-feature training set is refused with
     both shapes; declared with n_features=126 at upload it is accepted."""

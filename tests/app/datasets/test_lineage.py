@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.helpers import assert_problem, create_job, poll, upload, wait_for
 
 
+@pytest.mark.slow
 def test_a_used_data_set_is_kept_unless_forced_and_models_keep_its_metadata(
     client: TestClient, data_dir: Path
 ):

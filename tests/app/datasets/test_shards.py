@@ -99,6 +99,7 @@ def _old_npz_dataset(client: TestClient, data_dir: Path, data: Path, **extra: np
         return row.id, key
 
 
+@pytest.mark.slow
 def test_an_old_npz_data_set_is_converted_at_start_and_trains(tmp_path: Path, data_dir: Path):
     settings = make_settings(tmp_path, shard_bytes=4096)
     with TestClient(create_app(settings)) as c:
@@ -144,6 +145,7 @@ def test_an_old_npz_data_set_keeps_its_text_columns_when_converted(tmp_path: Pat
         assert np.array_equal(stored, text)
 
 
+@pytest.mark.slow
 def test_a_solver_that_cannot_stream_is_refused_past_the_memory_budget(tmp_path: Path, data_dir: Path):
     # heart_scale takes 44,864 bytes as a CSR matrix (one shard): over a 40,000-byte budget.
     settings = make_settings(tmp_path, worker_memory_bytes=40_000)

@@ -87,6 +87,7 @@ def test_blank_lines_cost_no_parsing_time(tmp_path: Path):
     assert parsed.X.shape == (2, 2) and parsed.y.tolist() == [1, -1]
 
 
+@pytest.mark.slow
 def test_a_parse_streams_and_only_a_single_huge_line_meets_its_memory_budget(tmp_path: Path):
     settings = make_settings(tmp_path, parse_memory_bytes=128 * MIB, shard_bytes=8 * MIB)
     with TestClient(create_app(settings)) as client:

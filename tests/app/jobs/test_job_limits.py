@@ -54,6 +54,7 @@ def _seconds(job: dict[str, Any]) -> float:
 # -- model size (item 4) ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_sparse_model_is_stored_by_its_non_zeros(app_client: TestClient):
     c = app_client
     ds = upload(c, WIDE_BINARY, "wide.svm").json()

@@ -18,7 +18,8 @@ from sklearn.pipeline import make_pipeline
 
 from app.main import create_app
 from solver import PGSClassifier, PGSRegressor, make_preprocessor
-from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
+from tests.cluster.harness import wait_until
+from tests.helpers import assert_problem, create_job, make_settings, metric, upload, wait_for
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -212,9 +213,11 @@ def test_a_long_poll_answers_when_the_job_ends(app_client: TestClient):
     queued = create_job(c, dataset_id=ids["heart"], params={"n_iter": 100}).json()
     with ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(lambda: c.get(f"/v1/jobs/{queued['id']}", params={"wait": 30}))
-        time.sleep(0.2)
+        # The poll has read the job as queued and waits: the cancel below is news to it.
+        wait_until(lambda: metric(c, "pgs_long_polls_waiting") == 1, 30, "the poll waiting")
         assert c.post(f"/v1/jobs/{queued['id']}/cancel").json()["status"] == "cancelled"
         assert waiting.result().json()["status"] == "cancelled"
+    assert metric(c, "pgs_long_polls_waiting") == 0
     for running in (job, blocker):
         c.post(f"/v1/jobs/{running['id']}/cancel")
         assert wait_for(c, running["id"])["status"] == "cancelled"

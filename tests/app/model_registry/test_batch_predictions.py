@@ -210,6 +210,7 @@ def test_width_rules_and_unknown_inputs(served: dict[str, Any], data_dir: Path):
     assert c.delete(f"/v1/datasets/{wide}").status_code == 204
 
 
+@pytest.mark.slow
 def test_a_run_lost_with_its_server_is_run_again_at_the_next_start(data_dir: Path, tmp_path: Path):
     """The server stops while a batch prediction runs (here: the row is left running, as a
     killed server leaves it): the next start re-queues it and runs it to the end."""

@@ -54,7 +54,7 @@ def _baseline_rss(tmp_path: Path, data_dir: Path) -> int:
         return status_bytes(_worker_pid(c, job["id"]), "VmRSS")
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_a_data_set_three_times_the_worker_budget_trains_within_it(tmp_path: Path, data_dir: Path):
     budget = _baseline_rss(tmp_path, data_dir) + HEADROOM
     n_rows = rows_for(3 * budget)

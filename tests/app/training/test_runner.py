@@ -18,8 +18,11 @@ from fastapi.testclient import TestClient
 from app.db.engine import make_engine, make_session_factory, transaction
 from app.db.tables import Job
 from app.main import create_app
-from tests.cluster.harness import ApiServer, poll_job
-from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, poll, upload, wait_for
+from tests.cluster.harness import ApiServer, poll_job, wait_until
+from tests.helpers import JOB_TIMEOUT_S, create_job, make_settings, metric, poll, upload, wait_for
+
+# Servers and workers stopped and killed, seconds to half a minute each: out of make test-fast.
+pytestmark = pytest.mark.system
 
 LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 
@@ -66,7 +69,8 @@ def test_a_long_poll_answers_when_the_server_begins_to_stop(tmp_path: Path, data
             c.get("/healthz")  # the connection is open: the poll below only has to be sent
             started = time.monotonic()
             waiting = pool.submit(lambda: c.get(f"/v1/jobs/{job}", params={"wait": wait_s}))
-            time.sleep(0.5)  # the poll is waiting in the server
+            with server.client() as probe:
+                wait_until(lambda: metric(probe, "pgs_long_polls_waiting") == 1, wait_s, "the poll waiting")
             assert server.stop()
             answer = waiting.result()
             waited = time.monotonic() - started
