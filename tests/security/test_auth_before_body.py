@@ -8,8 +8,12 @@ import socket
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.cluster.harness import running_service
+
+# A real server on 127.0.0.1: left out of make test-fast (CONTRIBUTING.md).
+pytestmark = pytest.mark.system
 
 KEYS = "team-a:member:key-team-a-1,team-a:reader:key-reader-a-1"
 

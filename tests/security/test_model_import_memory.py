@@ -18,6 +18,9 @@ from tests.cluster.harness import ApiServer, poll_job, tiny_svmlight
 from tests.helpers import JOB_TIMEOUT_S
 from tests.security.model_files import JSON, NPZ, json_parse_bomb, npz_bomb, wide_npz, widened
 
+# A real server on 127.0.0.1: left out of make test-fast (CONTRIBUTING.md).
+pytestmark = pytest.mark.system
+
 MIB = 1024 * 1024
 
 
