@@ -49,9 +49,16 @@ Tags = Annotated[list[Tag], Field(max_length=32), AfterValidator(_distinct_tags)
 
 
 MAX_NAME_CHARS = 255
-# Control characters (NUL, the ESC of terminal escape sequences, C1 codes) and line or paragraph
-# separators: a name is shown in listings and logs, where these would forge or break lines.
-_UNPRINTABLE = frozenset({"Cc", "Zl", "Zp"})
+# Control characters (NUL, the ESC of terminal escape sequences, C1 codes), line or paragraph
+# separators, and format characters (bidirectional overrides such as U+202E, zero-width spaces
+# and joiners): a name is shown in listings, logs and the console, where these would forge or
+# break lines, or show "invoice\u202etxt.exe" as "invoiceexe.txt".
+_UNPRINTABLE = {
+    "Cc": "control character",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+    "Cf": "format character",
+}
 
 
 def name_problem(name: str) -> str | None:
@@ -60,7 +67,7 @@ def name_problem(name: str) -> str | None:
         return f"has {len(name)} characters; the limit is {MAX_NAME_CHARS}"
     bad = next((c for c in name if unicodedata.category(c) in _UNPRINTABLE), None)
     if bad is not None:
-        return f"contains the control character U+{ord(bad):04X}"
+        return f"contains the {_UNPRINTABLE[unicodedata.category(bad)]} U+{ord(bad):04X}"
     return None
 
 

@@ -25,7 +25,9 @@ _LOCK = threading.Lock()
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _LINESTYLES = ("-", "--", ":", "-.")
 # Deterministic output: the same data gives the same bytes (ids are salted, no date stamp).
-_RC = {"svg.hashsalt": "pgs-service", "svg.fonttype": "none", "font.size": 9.0}
+# text.parse_math off: names and labels come from users and are drawn as they are written; a
+# "$" would otherwise start matplotlib's mathtext, whose parse errors ("$\\frac{$") fail the figure.
+_RC = {"svg.hashsalt": "pgs-service", "svg.fonttype": "none", "font.size": 9.0, "text.parse_math": False}
 
 
 class PlottingUnavailable(RuntimeError):

@@ -273,9 +273,13 @@ class _CsvBlocks:
         )
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
-    """The first non-blank line, read whole however long it is, and its line number."""
-    line_no, row = 1, fh.readline()
+    """The first non-blank line, read whole however long it is, and its line number. A UTF-8
+    byte order mark (Excel and Notepad write one) is not part of the first header name or cell."""
+    line_no, row = 1, fh.readline().removeprefix(UTF8_BOM)
     while row and not row.strip():
         line_no, row = line_no + 1, fh.readline()
     return line_no, row

@@ -53,6 +53,15 @@ def test_csv_header_detection_and_label_column(tmp_path: Path):
         _parse(tmp_path, b"a,b\n1,2\n", label_column="c")
 
 
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_name_or_cell(tmp_path: Path):
+    bom = b"\xef\xbb\xbf"
+    header = _parse(tmp_path, bom + b"age,income,label\n1,2,a\n3,4,b\n")
+    assert header.columns.feature_names == ["age", "income"] and header.columns.label_name == "label"
+    # Without a header the first cell is a number, not a text "\ufeff1".
+    plain = _parse(tmp_path, bom + b"1,2,0\n3,4,1\n")
+    assert plain.X.toarray().tolist() == [[1, 2], [3, 4]] and plain.columns.text_columns == []
+
+
 @pytest.mark.parametrize(
     ("labels", "override", "task"),
     [
