@@ -19,14 +19,23 @@ from app.services.model_registry.artifacts import LoadedModel
 MAX_REPORTED_ERRORS = 20
 
 
+def _array(values: list[Any]) -> np.ndarray | None:
+    """``values`` as an array, or None where NumPy refuses them: lists nested to uneven depths
+    (``[[1], 0, 0]``) are a ValueError, not an array of objects."""
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError):
+        return None
+
+
 def _numeric(values: Any) -> np.ndarray | None:
     """A 1-D float64 array if ``values`` is a list of JSON numbers (not bools, not strings)."""
     if not isinstance(values, list):
         return None
     if not values:
         return np.empty(0, dtype=np.float64)
-    arr = np.asarray(values)
-    if arr.ndim != 1 or arr.dtype.kind not in "iuf":
+    arr = _array(values)
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iuf":
         return None
     return arr.astype(np.float64, copy=False)
 
@@ -257,8 +266,10 @@ def _all_sparse_fast(rows: list[Any], n_features: int, ignore_extra: bool) -> sp
     ):
         return None
     lengths = np.fromiter((len(a) for a in idx_lists), dtype=np.int64, count=len(rows))
-    idx = np.asarray(list(itertools.chain.from_iterable(idx_lists)))
-    val = np.asarray(list(itertools.chain.from_iterable(val_lists)))
+    idx = _array(list(itertools.chain.from_iterable(idx_lists)))
+    val = _array(list(itertools.chain.from_iterable(val_lists)))
+    if idx is None or val is None:
+        return None
     if idx.size == 0:
         idx, val = idx.astype(np.int32), val.astype(np.float64)
     elif idx.dtype.kind not in "iu" or val.dtype.kind not in "iuf":
@@ -295,8 +306,8 @@ def _dense_rows(
                 return None
     if bad:
         return None
-    arr = np.asarray(rows) if rows else np.empty((0, n_features))
-    if arr.ndim != 2 or arr.dtype.kind not in "iuf":
+    arr = _array(rows) if rows else np.empty((0, n_features))
+    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "iuf":
         for i, r in enumerate(rows):
             if _numeric(r) is None:
                 errors.append(

@@ -149,6 +149,11 @@ BAD_JSON: list[tuple[Any, str]] = [
     ({"instances": [["a"] * 13]}, "body.instances.0"),
     ({"instances": [[None] * 13]}, "body.instances.0"),
     ({"instances": [[True] * 13]}, "body.instances.0"),
+    # Lists nested to uneven depths, which NumPy refuses to make an array of (attack P9).
+    ({"instances": [[[1], *[0.0] * 12]]}, "body.instances.0"),
+    ({"instances": [[0.0] * 13, [[1], *[0.0] * 12]]}, "body.instances.1"),
+    ({"instances": [{"indices": [[1], 2], "values": [1.0, 2.0]}]}, "body.instances.0.indices"),
+    ({"instances": [{"indices": [1, 2], "values": [[1.0], 2.0]}]}, "body.instances.0.values"),
     ({"instances": ["1:1"]}, "body.instances.0"),
     ({"instances": []}, "body.instances"),
     ({"instances": "nope"}, "body.instances"),
