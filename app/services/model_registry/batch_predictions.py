@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
 from app.core.errors import ProblemError, field_error, invalid
@@ -143,12 +143,22 @@ def record(factory: SessionFactory, batch_id: int, token: int, rows_done: int) -
         return True, bool(cancel)
 
 
-def finish(factory: SessionFactory, batch_id: int, token: int, status: str, **values: Any) -> bool:
+def finish(
+    factory: SessionFactory,
+    batch_id: int,
+    token: int,
+    status: str,
+    unless_cancelled: bool = False,
+    **values: Any,
+) -> bool:
+    """Settle the run this ``token`` holds; ``unless_cancelled``: not if a cancel was accepted
+    meanwhile (a success must not override a cancel the API already answered)."""
+    owned = _owned(batch_id, token)
+    if unless_cancelled:
+        owned = and_(owned, BatchPrediction.cancel_requested.is_(False))
     with transaction(factory) as s:
         res = s.execute(
-            update(BatchPrediction)
-            .where(_owned(batch_id, token))
-            .values(status=status, finished_at=utcnow(), **values)
+            update(BatchPrediction).where(owned).values(status=status, finished_at=utcnow(), **values)
         )
         return bool(res.rowcount == 1)  # type: ignore[attr-defined]
 
@@ -345,11 +355,14 @@ class _Run:
             self.batch_id,
             self.token,
             JobStatus.SUCCEEDED,
+            unless_cancelled=True,
             rows_done=n_rows,
             result_key=result_key,
             outputs=outputs,
         ):
-            self.store.delete(*keys.values())  # the run lost its claim: its result is not kept
+            # Cancelled after the last progress write, or the run lost its claim: no result.
+            self.store.delete(*keys.values())
+            finish(self.factory, self.batch_id, self.token, JobStatus.CANCELLED)
 
     def cleanup(self) -> None:
         for name in OUTPUTS:
