@@ -147,15 +147,38 @@ def sweep_expired(factory: SessionFactory, settings: Settings) -> int:
         expired = s.scalars(
             select(Upload.id).where(Upload.expires_at < utcnow(), Upload.state != UploadState.PARSING)
         ).all()
-        known = set(s.scalars(select(Upload.id)).all())
     for upload_id in expired:
         log.info("upload %s expired: deleted", upload_id)
         remove(factory, settings, upload_id)
-    if settings.uploads_dir.is_dir():
-        for entry in os.scandir(settings.uploads_dir):
-            if entry.name.endswith(".bin") and entry.name[:-4] not in known:
-                remove_quietly(Path(entry.path))
+    _remove_orphan_files(factory, settings)
     return len(expired)
+
+
+# Bound parameters per query: SQLite builds before 3.32 allow 999.
+_IDS_PER_QUERY = 500
+
+
+def _remove_orphan_files(factory: SessionFactory, settings: Settings) -> None:
+    """The files of the uploads dir whose row does not exist. The rows are read after the
+    directory: :func:`create` commits a row before it creates the file, so a file the scan saw
+    has its row by then (reading the rows first lost uploads created between the two reads)."""
+    if not settings.uploads_dir.is_dir():
+        return
+    files = {
+        entry.name[:-4]: Path(entry.path)
+        for entry in os.scandir(settings.uploads_dir)
+        if entry.name.endswith(".bin")
+    }
+    if not files:
+        return
+    ids, known = list(files), set()
+    with factory() as s:
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            chunk = ids[start : start + _IDS_PER_QUERY]
+            known.update(s.scalars(select(Upload.id).where(Upload.id.in_(chunk))).all())
+    for upload_id, path in files.items():
+        if upload_id not in known:
+            remove_quietly(path)
 
 
 # -- appending (a tus PATCH) ---------------------------------------------------------------------

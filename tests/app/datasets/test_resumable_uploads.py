@@ -8,6 +8,7 @@ import base64
 import datetime as dt
 import gzip
 import hashlib
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from app.core.config import Settings
+from app.db.engine import make_engine, make_session_factory, run_migrations
 from app.db.tables import Upload
 from app.main import create_app
+from app.services.datasets import resumable
 from tests.cluster.harness import tiny_svmlight
 from tests.helpers import assert_problem, make_settings, poll
 
@@ -182,3 +185,34 @@ def test_an_upload_survives_a_restart_and_a_bad_file_can_be_finished_again(
         assert failed["state"] == "failed" and failed["error"]["status"] == 422
         assert finish(client, location)["state"] == "done"
         assert list(settings.uploads_dir.iterdir()) == []
+
+
+def test_the_sweep_never_takes_the_file_of_an_upload_created_while_it_runs(tmp_path: Path):
+    """Attack T7: uploads created while the sweep ran lost their file (13 of 5,000), then
+    answered 410, and a finished empty one stayed "parsing" for good."""
+    settings = make_settings(tmp_path)
+    engine = make_engine(settings.database_url)
+    run_migrations(engine)
+    factory = make_session_factory(engine)
+    created: list[str] = []
+    stop = threading.Event()
+
+    def create_many(n: int) -> None:
+        for _ in range(n):
+            created.append(resumable.create(factory, settings, "default", 1, "").id)
+
+    def sweep() -> None:
+        while not stop.is_set():
+            resumable.sweep_expired(factory, settings)
+
+    sweeper = threading.Thread(target=sweep)
+    sweeper.start()
+    creators = [threading.Thread(target=create_many, args=(250,)) for _ in range(4)]
+    for t in creators:
+        t.start()
+    for t in creators:
+        t.join()
+    stop.set()
+    sweeper.join()
+    lost = [i for i in created if not resumable.upload_path(settings, i).exists()]
+    assert len(created) == 1000 and lost == []
