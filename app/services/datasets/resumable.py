@@ -171,7 +171,7 @@ def _remove_orphan_files(factory: SessionFactory, settings: Settings) -> None:
     }
     if not files:
         return
-    ids, known = list(files), set()
+    ids, known = list(files), set[str]()
     with factory() as s:
         for start in range(0, len(ids), _IDS_PER_QUERY):
             chunk = ids[start : start + _IDS_PER_QUERY]

@@ -239,3 +239,34 @@ def test_a_second_server_on_the_same_data_dir_stops_before_recovery(tmp_path: Pa
     finally:
         second.stop()
         first.stop()
+
+
+def test_workers_leave_when_the_api_process_is_killed(tmp_path: Path, data_dir: Path):
+    """After a kill -9 of the API process no one stops its pool: its idle workers leave by
+    themselves (the attack on the running service saw two stay for minutes; here they leave)."""
+    server = ApiServer(tmp_path / "var", tmp_path / "api.log", PGS_WORKERS="2").start()
+    try:
+        assert server.proc is not None
+        api = server.proc.pid
+        with server.client() as c:  # workers that have run a job, then wait for the next
+            ds = _upload_heart(c, data_dir)
+            jobs = [
+                c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}).json()
+                for _ in range(2)
+            ]
+            for job in jobs:
+                assert poll_job(c, job["id"], timeout=JOB_TIMEOUT_S)["status"] == "succeeded"
+        # The pool's workers, once /readyz has seen them start: processes whose parent is the API.
+        workers = wait_until(lambda: _children_running_python(api), 60, "the pool's workers")
+    finally:
+        server.kill()
+    # Generous: it bounds a hang, it does not measure how fast they leave.
+    wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), 60, "workers to leave")
+
+
+def _children_running_python(pid: int) -> list[int]:
+    """The pool workers among ``pid``'s children (each thread lists the children it started)."""
+    children = [
+        c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
+    ]
+    return [int(c) for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
