@@ -216,9 +216,9 @@ def test_a_refused_request_shows_its_errors_next_to_the_fields(
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
     fill_solver(page, {"loss": "logistic", "p": 2.5})
     page.get_by_role("button", name="Start job").click()
-    error = page.locator('[data-field^="params"] > .field-error').filter(has_text="'p' parameter")
+    error = page.locator('[data-field^="params"] > .field-error').filter(has_text="p: expected")
     expect()(error).to_be_visible()
-    expect()(error).to_contain_text("[1.01, 2.0]")
+    expect()(error).to_contain_text("float in [1.01, 2], got 2.5")
     expect()(page.locator(".form-problem")).to_contain_text("The service refused the request")
     console.shot("new-job-error")
 
