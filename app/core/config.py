@@ -210,6 +210,14 @@ class Settings(BaseSettings):
         description="What all data sets together may take in the store (their shards; an "
         "unconverted `.npz` by its upload's size); 0: no quota.",
     )
+    min_free_bytes: int = Field(
+        default=1024 * MIB,
+        ge=0,
+        description="`/readyz` answers 503 while the data dir's disk (the database, unfinished "
+        "uploads, and the store when it is local) has less free space than this, so a load "
+        "balancer stops sending writes that would fail with 507; 0 turns the check off. An "
+        "object store's space is not checked.",
+    )
     worker_memory_bytes: int = Field(
         default=4096 * MIB,
         ge=1,

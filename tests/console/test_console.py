@@ -265,7 +265,9 @@ def test_the_job_form_follows_the_solver_catalog(
     expect()(page.get_by_label("p", exact=True)).to_have_attribute("placeholder", "2")
     page.get_by_role("button", name="Start job").click()
     # The API's error lands next to the one field it names.
-    expect()(page.locator('[data-field="params.p"] > .field-error')).to_contain_text("p: expected float in [1.01, 2]")
+    expect()(page.locator('[data-field="params.p"] > .field-error')).to_contain_text(
+        "p: expected float in [1.01, 2]"
+    )
     expect()(page.get_by_label("p", exact=True)).to_have_attribute("aria-invalid", "true")
 
     job_id = start_job(

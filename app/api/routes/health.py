@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -13,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import FactoryDep, RunnerDep, SettingsDep
 from app.api.openapi import example, problems
+from app.core.config import Settings
 from app.core.errors import problem_response
 from app.core.security import metrics_access
 from app.core.storage.base import Store
@@ -54,11 +56,25 @@ async def _store_ok(store: Store) -> tuple[bool, str]:
         return False, f"{store!r}: {type(exc).__name__}: {exc}"
 
 
+def _disk_ok(settings: Settings) -> tuple[bool, str]:
+    """Free space where the data dir is (the database, uploads and, by default, the store): a
+    full disk fails writes, and a server that says ready then answers every upload with 507."""
+    free = shutil.disk_usage(settings.data_dir).free
+    if free >= settings.min_free_bytes:
+        return True, "ok"
+    return False, (
+        f"{free} bytes free on {settings.data_dir}, below {settings.min_free_bytes} (PGS_MIN_FREE_BYTES)"
+    )
+
+
 @router.get(
     "/readyz",
-    summary="Database, store and worker pool usable",
+    summary="Database, store, free disk and worker pool usable",
     responses={
-        **example(200, {"status": "ready", "checks": {"database": "ok", "store": "ok", "workers": "ok"}}),
+        **example(
+            200,
+            {"status": "ready", "checks": {"database": "ok", "store": "ok", "disk": "ok", "workers": "ok"}},
+        ),
         **problems((503, "Not ready: the problem's detail says which check failed")),
     },
 )
@@ -67,8 +83,9 @@ async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep, setti
         run_in_threadpool(_db_ok, factory), _store_ok(settings.store)
     )
     pool_ok, pool_msg = runner.ready()
-    checks = {"database": db_msg, "store": store_msg, "workers": pool_msg}
-    if db_ok and store_ok and pool_ok:
+    disk_ok, disk_msg = _disk_ok(settings)
+    checks = {"database": db_msg, "store": store_msg, "disk": disk_msg, "workers": pool_msg}
+    if db_ok and store_ok and disk_ok and pool_ok:
         return {"status": "ready", "checks": checks}
     return problem_response(
         request,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -27,8 +28,22 @@ def test_readiness_waits_for_the_prestarted_workers(tmp_path: Path):
             assert "workers" in body["detail"]
             assert time.monotonic() < deadline, body
             time.sleep(0.1)
-        assert r.json() == {"status": "ready", "checks": {"database": "ok", "store": "ok", "workers": "ok"}}
+        checks = {"database": "ok", "store": "ok", "disk": "ok", "workers": "ok"}
+        assert r.json() == {"status": "ready", "checks": checks}
     # After shutdown the pool is stopped: a late check says so.
+
+
+def test_not_ready_below_the_free_space_the_settings_ask_for(tmp_path: Path):
+    """Attack F5: a full disk answered 507 to every write while /readyz said ready."""
+    free = shutil.disk_usage(tmp_path).free
+    with TestClient(create_app(make_settings(tmp_path, min_free_bytes=free * 2))) as c:
+        body = assert_problem(c.get("/readyz"), 503)
+        assert "disk:" in body["detail"] and "PGS_MIN_FREE_BYTES" in body["detail"]
+    with TestClient(create_app(make_settings(tmp_path, min_free_bytes=0))) as c:
+        r = c.get("/readyz")  # 503 only while the pool starts (prestart off here), never for disk
+        assert (
+            r.json()["checks"]["disk"] == "ok" if r.status_code == 200 else "disk:" not in r.json()["detail"]
+        )
 
 
 def test_healthz_and_the_openapi_document_show_the_installed_version(client: TestClient):
