@@ -64,10 +64,10 @@ check: $(STAMP) $(SCHEMAS_CHECKED)
 
 # The suite less what needs more than the pytest process (PostgreSQL and Dask, Docker, a browser,
 # larger-than-memory data, real service processes) and the single tests over 5 s: the markers in
-# pyproject.toml.
+# pyproject.toml. On two processes (pytest-xdist): these tests share no port or data dir.
 FAST := not (cluster or docker or browser or large or system or slow)
 test-fast: $(STAMP) $(WARM)
-	$(BIN)/python -m pytest -m "$(FAST)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "$(FAST)" -n 2 $(PYTEST_ARGS)
 
 # The checks first (seconds), then the whole suite.
 test: check $(WARM)
