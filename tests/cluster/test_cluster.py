@@ -38,7 +38,12 @@ def test_upload_train_predict_with_two_api_processes(tmp_path: Path, pg_url: str
     b = ApiServer(tmp_path / "var", tmp_path / "api-b.log", **env).start()
     try:
         with a.client() as ca, b.client() as cb:
-            assert ca.get("/readyz").json()["checks"] == {"database": "ok", "store": "ok", "workers": "ok"}
+            assert ca.get("/readyz").json()["checks"] == {
+                "database": "ok",
+                "store": "ok",
+                "disk": "ok",
+                "workers": "ok",
+            }
             r = ca.post("/v1/datasets", files={"file": ("tiny.svm", tiny_svmlight())})
             assert r.status_code == 201, r.text
             ds = r.json()
