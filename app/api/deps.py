@@ -13,22 +13,21 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
-from app.core.errors import ProblemError, field_error, invalid, not_found
+from app.core.errors import ProblemError
 from app.core.metrics import ServiceMetrics
 from app.core.security import current_caller
 from app.core.tenants import Caller
 from app.db.engine import SessionFactory
-from app.db.tables import BatchPrediction, Dataset, Job, Model, Study
+from app.db.tables import Dataset, Job, Model, Study
 from app.services.model_registry.artifacts import ModelCache
 from app.services.model_registry.versions import resolve_ref
+from app.services.ownership import owned_or_404
 from app.training.runner import JobRunner
 
 Row = TypeVar("Row", Dataset, Job, Study)
-Owned = TypeVar("Owned", Dataset, Job, Study, Model, BatchPrediction)
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -69,32 +68,6 @@ RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 CacheDep = Annotated[ModelCache, Depends(get_cache)]
 CallerDep = Annotated[Caller, Depends(current_caller)]
 MetricsDep = Annotated[ServiceMetrics, Depends(get_metrics)]
-
-
-def owned_or_404(session: Session, model: type[Owned], ident: int, resource: str, caller: Caller) -> Owned:
-    """The ``model`` row ``ident`` if the caller sees it; 404 otherwise, whether it is missing or
-    another owner's (a caller learns nothing of what others have)."""
-    row = session.get(model, ident)
-    if row is None or not caller.sees(row.owner):
-        raise not_found(resource, ident)
-    return row
-
-
-def referenced_or_422(
-    session: Session, model: type[Owned], ident: int, caller: Caller, loc: list[str | int], resource: str
-) -> Owned:
-    """The ``model`` row a request body names (a job's data set, ...); 422 naming the field when
-    it does not exist for the caller."""
-    row = session.get(model, ident)
-    if row is None or not caller.sees(row.owner):
-        msg = f"{resource} {ident} does not exist"
-        raise invalid(msg, [field_error(loc, msg)])
-    return row
-
-
-def visible_to(stmt: Select[Any], model: type[Owned], caller: Caller) -> Select[Any]:
-    """A list's rows that exist for the caller: its owner's, or every owner's for an admin."""
-    return stmt if caller.is_admin else stmt.where(model.owner == caller.owner)
 
 
 def get_or_404(model: type[Row], resource: str) -> Any:

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.core.tenants import RELOAD_INTERVAL_S
 from app.main import create_app
+from tests.cluster.harness import wait_until
 from tests.helpers import assert_problem, make_settings, wait_for
 
 KEYS = {
@@ -212,14 +214,6 @@ def test_a_malformed_key_entry_stops_the_start_naming_the_entry_not_the_key(tmp_
         assert "secret-key-1" not in str(refused.value) and "entry 2" in str(refused.value)
 
 
-def _eventually(check: Any, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(what)
-        time.sleep(0.1)
-
-
 def test_a_key_rotates_through_the_keys_file_without_a_restart(tmp_path: Path):
     keys_file = tmp_path / "keys"
     keys_file.write_text("# team-a's key\nteam-a:member:old-key-0001\n")
@@ -231,11 +225,11 @@ def test_a_key_rotates_through_the_keys_file_without_a_restart(tmp_path: Path):
         assert_problem(c.get("/v1/me", headers=new), 403)
         # Both keys for a while: clients move over one by one.
         keys_file.write_text("team-a:member:old-key-0001\nteam-a:member:new-key-0002\n")
-        _eventually(lambda: c.get("/v1/me", headers=new).status_code == 200, "the new key was not taken")
+        wait_until(lambda: c.get("/v1/me", headers=new).status_code == 200, 30, "the new key to be taken")
         assert c.get("/v1/me", headers=old).status_code == 200
         keys_file.write_text("team-a:member:new-key-0002\n")
-        _eventually(lambda: c.get("/v1/me", headers=old).status_code == 403, "the old key still works")
+        wait_until(lambda: c.get("/v1/me", headers=old).status_code == 403, 30, "the old key to be refused")
         # A malformed file keeps the last good keys.
         keys_file.write_text("team-a:member:new-key-0002\nnot:a:valid:entry-because-role\n")
-        time.sleep(1.5)  # past the reload interval: the file is read again and refused
+        time.sleep(2 * RELOAD_INTERVAL_S)  # the file is read again (and refused) within this
         assert c.get("/v1/me", headers=new).status_code == 200

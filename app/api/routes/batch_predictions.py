@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 
 from app.api import examples
-from app.api.deps import CallerDep, ModelRowDep, SessionDep, SettingsDep, referenced_or_422, require_json
+from app.api.deps import CallerDep, ModelRowDep, SessionDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.errors import ProblemError, conflict, field_error, invalid
@@ -22,6 +22,7 @@ from app.db.tables import BatchPrediction, Dataset, JobStatus
 from app.schemas.batch_predictions import BatchPredictionCreate, BatchPredictionList, BatchPredictionRead
 from app.services.model_registry import batch_predictions, batch_results
 from app.services.model_registry.batch_results import MEDIA_TYPES, ResultFormat
+from app.services.ownership import referenced_or_422
 
 router = APIRouter(prefix="/v1/models", tags=["batch predictions"])
 

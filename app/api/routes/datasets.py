@@ -18,7 +18,6 @@ from app.api.deps import (
     SessionDep,
     SettingsDep,
     require_json,
-    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
@@ -40,6 +39,7 @@ from app.services.datasets.multipart import receive_upload
 from app.services.datasets.parse_base import ParseError
 from app.services.datasets.splits import task_from_labels
 from app.services.idempotency import Idempotency, idempotency, replay
+from app.services.ownership import visible_to
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 

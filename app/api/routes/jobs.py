@@ -23,9 +23,7 @@ from app.api.deps import (
     RunnerDep,
     SessionDep,
     SettingsDep,
-    owned_or_404,
     require_json,
-    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
@@ -39,6 +37,7 @@ from app.services import labels
 from app.services.idempotency import idempotency
 from app.services.jobs import requests as job_requests
 from app.services.jobs import state as job_service
+from app.services.ownership import owned_or_404, visible_to
 from app.training.runner import JobRunner
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])

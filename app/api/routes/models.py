@@ -21,7 +21,6 @@ from app.api.deps import (
     SessionDep,
     SettingsDep,
     require_json,
-    visible_to,
 )
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
@@ -64,6 +63,7 @@ from app.services.model_registry.predict import (
     too_many_rows,
     unsupported_media_type,
 )
+from app.services.ownership import visible_to
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 

@@ -20,7 +20,6 @@ from app.api.deps import (
     SettingsDep,
     StudyDep,
     require_json,
-    visible_to,
 )
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
@@ -28,6 +27,7 @@ from app.db.tables import Job, Study
 from app.schemas.jobs import JobList
 from app.schemas.studies import StudyCreate, StudyList, StudyRead
 from app.services.idempotency import idempotency
+from app.services.ownership import visible_to
 from app.services.studies import requests as study_requests
 from app.services.studies import state as study_service
 

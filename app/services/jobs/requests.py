@@ -26,6 +26,7 @@ from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
+from app.services.ownership import referenced_or_422
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
 
 
@@ -44,14 +45,18 @@ def check_job_request(
 ) -> JobPlan:
     """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
     selection). Its data sets must exist for ``caller``."""
-    train = _dataset(session, body.dataset_id, "dataset_id", caller)
+    train = referenced_or_422(session, Dataset, body.dataset_id, caller, ["body", "dataset_id"], "dataset")
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
         msg = f"dataset {train.id} has a single class; a classifier needs two or more"
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
     datasets = [train]
     if body.test_dataset_id is not None:
-        datasets.append(_dataset(session, body.test_dataset_id, "test_dataset_id", caller))
+        datasets.append(
+            referenced_or_422(
+                session, Dataset, body.test_dataset_id, caller, ["body", "test_dataset_id"], "dataset"
+            )
+        )
         _check_test_dataset(train, datasets[-1])
     has_test = body.test_dataset_id is not None or body.test_fraction is not None
     check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
@@ -68,14 +73,6 @@ def check_job_request(
             [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
         )
     return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
-
-
-def _dataset(session: Session, ident: int, field: str, caller: Caller) -> Dataset:
-    ds = session.get(Dataset, ident)
-    if ds is None or not caller.sees(ds.owner):
-        msg = f"dataset {ident} does not exist"
-        raise invalid(msg, [field_error(["body", field], msg)])
-    return ds
 
 
 def _check_test_dataset(train: Dataset, test: Dataset) -> None:
