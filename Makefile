@@ -64,10 +64,11 @@ check: $(STAMP) $(SCHEMAS_CHECKED)
 
 # The suite less what needs more than the pytest process (PostgreSQL and Dask, Docker, a browser,
 # larger-than-memory data, real service processes) and the single tests over 5 s: the markers in
-# pyproject.toml. On two processes (pytest-xdist): these tests share no port or data dir.
+# pyproject.toml. On two processes (pytest-xdist), a file's tests on one of them in order: some
+# share a module's app and data (a list test counts the jobs the tests before it made).
 FAST := not (cluster or docker or browser or large or system or slow)
 test-fast: $(STAMP) $(WARM)
-	$(BIN)/python -m pytest -m "$(FAST)" -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "$(FAST)" -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # The checks first (seconds), then the whole suite.
 test: check $(WARM)
