@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(settings)
     from app.backup.archive import BackupError
 
+    # The migration scripts are read for their revisions: their loading is no news here.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         if args.command == "backup":
             return backup(settings, args.dest)

@@ -134,6 +134,7 @@ class Sink:
             raise BackupError(f"{dest} exists; give the backup a new name")
         if self.partial.exists():
             raise BackupError(f"{self.partial} exists (a backup that stopped); remove it first")
+        dest.parent.mkdir(parents=True, exist_ok=True)
 
     def add(self, name: str, src: IO[bytes], size: int | None = None) -> Entry:
         """Copy ``src`` (``size`` bytes, or to its end) in as member ``name``."""

@@ -85,12 +85,19 @@ def check_revisions(revisions: list[str]) -> None:
             )
 
 
-def has_tables(database: Path) -> bool:
+def tables_with_rows(database: Path) -> list[str]:
+    """The tables of ``database`` that hold rows (its schema revision aside): a service that
+    started once on an empty data dir has tables, and is still a fresh installation."""
     if not database.exists():
-        return False
+        return []
     conn = sqlite3.connect(database)
     try:
-        return bool(conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0])
+        names = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            if r[0] != "alembic_version" and not r[0].startswith("sqlite_")
+        ]
+        return [n for n in names if conn.execute(f'SELECT 1 FROM "{n}" LIMIT 1').fetchone()]
     finally:
         conn.close()
 

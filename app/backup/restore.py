@@ -1,6 +1,6 @@
 """``python -m app restore SRC``: a backup into the installation the ``PGS_*`` settings name.
 
-The target must be fresh (no database tables, no stored files, no upload bytes) unless
+The target must be fresh (no rows in its database, no stored files, no upload bytes) unless
 ``force``; no server may run on it (the data dir's lock is held throughout). Every file is
 checked against the manifest's size and sha256 while it is written, the database last: a
 restore that stops on a corrupted member removes the files it wrote and leaves no database,
@@ -81,8 +81,8 @@ def _check_fresh(settings: Settings, store: Store, db: Path) -> None:
     """A remote store's keys are checked as they are written (write-once: an existing key
     refuses the write); a local one is looked at here, before anything is written."""
     found: list[str] = []
-    if database.has_tables(db):
-        found.append(f"the database {db} has tables")
+    if tables := database.tables_with_rows(db):
+        found.append(f"the database {db} has rows in {', '.join(tables)}")
     dirs = [settings.uploads_dir]
     if isinstance(store, LocalDirStore):
         dirs += [store.root / d for d in STORE_DIRS]

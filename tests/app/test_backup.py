@@ -21,6 +21,7 @@ from app.backup.restore import restore
 from app.core.config import Settings
 from app.core.storage.base import Store
 from app.core.storage.local import LocalDirStore
+from app.db.engine import make_engine, run_migrations
 from app.main import create_app
 from app.services.datasets.shards import open_dataset, shard_key
 from tests.cluster.harness import tiny_svmlight
@@ -69,6 +70,7 @@ def test_a_data_set_deleted_during_the_backup_is_left_out_whole(tmp_path: Path):
     assert not [e.name for e in done.manifest.files if victim_key in e.name]
     assert not (tmp_path / "backup" / "store" / victim_key).exists(), "its copied arrays discarded"
     target = make_settings(tmp_path / "restored")
+    run_migrations(make_engine(target.database_url))  # tables without rows: still fresh
     restore(target, tmp_path / "backup")
     with TestClient(create_app(target)) as c:
         assert [d["id"] for d in c.get("/v1/datasets").json()["items"]] == [kept["id"]]
