@@ -4,6 +4,7 @@ page shows (tests/docs/shell_blocks.py); the others (```sh no-run) at least pars
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,14 @@ def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> Non
         PGS_API_KEYS="ops:admin:key-admin-01,team-a:member:key-team-a-1,"
         "team-a:reader:key-reader-a1,team-b:member:key-team-b-1",
     )
+
+
+@pytest.mark.system
+def test_backup_how_to_answers_as_shown(
+    run_docs_page: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reader's shell has the service's settings, as the page asks: its data dir (where the
+    # run_docs_page fixture starts it) and this checkout's code.
+    monkeypatch.setenv("PGS_DATA_DIR", str(tmp_path / "service" / "var"))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    run_docs_page("docs/how-to/backup.md")
