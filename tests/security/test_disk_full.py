@@ -15,12 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.core.disk_reserve import RESERVE_NAME
+from app.core.storage.local import LocalDirStore
 from app.main import create_app
+from app.services.model_registry.artifacts import save_model_files
 from tests.helpers import assert_problem, make_settings, tmpfs
 from tests.tus import KEY_A, auth, create, offset_of, patch
 
@@ -147,3 +150,15 @@ def test_f5_a_tus_patch_that_fills_the_disk_keeps_nothing_and_deletes_work_at_0_
     assert _ready(client).status_code == 200
     again = create(client, 10).headers["Location"]
     assert patch(client, again, 0, b"0123456789").status_code == 204
+
+
+def test_f4_a_model_whose_files_do_not_all_fit_leaves_none(tmp_path: Path):
+    """The model's arrays fit, its metadata written after them does not: no half model stays."""
+    with tmpfs(tmp_path / "disk", 1024) as disk:
+        store = LocalDirStore(disk)
+        arrays = {"coef": np.random.default_rng(0).random(100_000)}  # 800 KB, incompressible
+        meta = {"note": "x" * 400_000}
+        with pytest.raises(OSError) as failed:
+            save_model_files(store, meta, arrays)
+        assert failed.value.errno == errno.ENOSPC
+        assert [p for p in disk.rglob("*") if p.is_file()] == []
