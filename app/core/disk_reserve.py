@@ -10,6 +10,7 @@ puts the reserve back when the disk has room for it again (every ``PGS_SWEEP_INT
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -19,8 +20,6 @@ from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from app.core.files import remove_quietly
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,7 @@ class DiskReserve:
         self.path = data_dir / RESERVE_NAME
         self.size = size
         self._lock = threading.Lock()
+        self._warned = False
 
     def in_place(self) -> bool:
         try:
@@ -56,21 +56,29 @@ class DiskReserve:
                     os.close(fd)
                 os.replace(partial, self.path)
             except OSError as exc:
-                remove_quietly(partial)  # half a reserve would hold space nobody can release
-                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                    raise
+                with contextlib.suppress(OSError):  # half a reserve holds space nobody releases
+                    partial.unlink(missing_ok=True)
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT) and not self._warned:
+                    # The service runs without one rather than not at all (a read-only data dir
+                    # is /readyz's and the writes' business).
+                    self._warned = True
+                    log.warning("no disk reserve at %s: %s", self.path, exc)
                 return False
         log.info("disk reserve of %d bytes in place at %s", self.size, self.path)
         return True
 
     def release_if_low(self) -> bool:
         """Remove the reserve when the disk has less free space than it holds; True if removed."""
-        if not self.size or shutil.disk_usage(self.path.parent).free >= self.size:
-            return False
-        with self._lock:
-            if not self.path.exists():
+        try:
+            if not self.size or shutil.disk_usage(self.path.parent).free >= self.size:
                 return False
-            remove_quietly(self.path)
+            with self._lock:
+                if not self.path.exists():
+                    return False
+                self.path.unlink(missing_ok=True)
+        except OSError as exc:  # the delete goes on: it may still find room
+            log.warning("the disk reserve at %s could not be released: %s", self.path, exc)
+            return False
         log.warning("the disk of %s is nearly full: disk reserve released for a delete", self.path.parent)
         return True
 
