@@ -35,6 +35,7 @@ from app.background.upload_service import UploadService
 from app.console import install_console
 from app.core.config import Settings, get_settings
 from app.core.dirlock import DataDirBusy, lock_data_dir
+from app.core.disk_reserve import DiskReserve, ReserveForDeletesMiddleware
 from app.core.errors import install_error_handlers
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
@@ -91,6 +92,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     """The database, the worker pool and the background services, for the life of the app."""
     ImportRoots.of(settings)  # a malformed PGS_IMPORT_ROOTS stops the start, not each import
     _prepare_dirs(settings)
+    await to_thread.run_sync(app.state.disk_reserve.fill)
     if settings.numba_cache_dir is not None:
         os.environ.setdefault("NUMBA_CACHE_DIR", str(settings.numba_cache_dir))
     engine = make_engine(settings.database_url, settings.sqlite_busy_timeout_s)
@@ -114,7 +116,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     app.state.runner = runner
     app.state.model_cache = cache
     app.state.batch_predictor = batch_predictor
-    upload_service = UploadService(factory, settings)
+    upload_service = UploadService(factory, settings, app.state.disk_reserve)
     app.state.upload_service = upload_service
     # Import the solver now (Numba takes a moment) rather than in the first request.
     await to_thread.run_sync(__import__, "solver")
@@ -191,6 +193,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_db_error_handlers(app)
     install_storage_error_handler(app)
     app.state.keyring = KeyRing(settings.api_keys.get_secret_value(), settings.api_keys_file)
+    app.state.disk_reserve = DiskReserve(settings.data_dir, settings.disk_reserve_bytes)
+    app.add_middleware(ReserveForDeletesMiddleware, reserve=app.state.disk_reserve)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
     # Outside the body limits: a caller without a valid key is answered before its body is read.
     app.add_middleware(AuditMiddleware, factory=lambda: app.state.session_factory)

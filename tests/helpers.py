@@ -6,6 +6,7 @@ tests/cluster/harness.py."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -52,6 +54,9 @@ def make_settings(root: Path, **overrides: Any) -> Settings:
         "progress_interval_s": 0.1,
         "api_keys": "",
         "allow_anonymous": False,
+        # Not 64 MiB of allocated disk in every test's temp dir (pytest keeps three runs of
+        # them); the tests of the reserve set it.
+        "disk_reserve_bytes": 0,
     }
     values.update(overrides)
     return Settings(**values)
@@ -155,3 +160,21 @@ def one_shard_split(n: int, fraction: float, seed: int) -> tuple[Any, Any]:
 
     held_out = ShardSplit([n], fraction, seed).held_out_mask(0)
     return np.flatnonzero(~held_out), np.flatnonzero(held_out)
+
+
+@contextmanager
+def tmpfs(point: Path, size_kb: int) -> Iterator[Path]:
+    """A real, tiny file system at ``point`` (a tmpfs of ``size_kb`` KiB) for the life of the
+    block. Mounting needs root, which CI has; elsewhere the test skips."""
+    point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(point)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)

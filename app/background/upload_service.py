@@ -1,7 +1,7 @@
 """The upload service: runs the downloads and parses of finished uploads and imports
 (services/datasets/finish.py) in its own threads, and every ``sweep_interval_s`` refreshes
-their heartbeats, takes over the parses of dead processes (and of this one before a restart)
-and deletes expired uploads.
+their heartbeats, takes over the parses of dead processes (and of this one before a restart),
+deletes expired uploads and puts the disk reserve back once there is room (core/disk_reserve.py).
 
 A URL import is downloaded first, outside the parse slots and at most
 ``max_concurrent_downloads_per_owner`` at a time per owner, then parsed: a source that trickles
@@ -15,6 +15,7 @@ import threading
 
 from app.background.slots import FairSlots
 from app.core.config import Settings
+from app.core.disk_reserve import DiskReserve
 from app.core.loop import LoopService, log_failure
 from app.db.engine import SessionFactory
 from app.services.datasets import finish, resumable
@@ -25,9 +26,11 @@ log = logging.getLogger(__name__)
 class UploadService(LoopService):
     name = "upload-service"
 
-    def __init__(self, factory: SessionFactory, settings: Settings) -> None:
+    def __init__(
+        self, factory: SessionFactory, settings: Settings, reserve: DiskReserve | None = None
+    ) -> None:
         super().__init__(settings.sweep_interval_s)
-        self.factory, self.settings = factory, settings
+        self.factory, self.settings, self.reserve = factory, settings, reserve
         # Each parse runs in its own child process (parse_process.py) and a daemon thread here
         # waits on it: a server that stops does not wait for a parse (the next one resumes it).
         self._parses = FairSlots(total=settings.max_concurrent_parses)
@@ -71,3 +74,5 @@ class UploadService(LoopService):
             log.warning("upload %s: parsing again (no live process was parsing it)", upload_id)
             self.submit(upload_id)
         resumable.sweep_expired(self.factory, self.settings)
+        if self.reserve is not None:
+            self.reserve.fill()

@@ -218,6 +218,14 @@ class Settings(BaseSettings):
         "balancer stops sending writes that would fail with 507; 0 turns the check off. An "
         "object store's space is not checked.",
     )
+    disk_reserve_bytes: int = Field(
+        default=64 * MIB,
+        ge=0,
+        description="Disk space the service holds back in the data dir (a preallocated file, "
+        "`disk-reserve`) so that deletes still work when the disk is full: a DELETE that finds "
+        "less free space than this releases the reserve first, which gives the database room to "
+        "commit the delete; it is put back once the disk has room again. 0: no reserve.",
+    )
     worker_memory_bytes: int = Field(
         default=4096 * MIB,
         ge=1,

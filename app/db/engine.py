@@ -160,7 +160,29 @@ def retry_db(fn: Callable[[], T], timeout_s: float, what: str = "database call")
             pause = min(pause * 2, 2.0)
 
 
+# SQLite's "database or disk is full" and PostgreSQL's SQLSTATE disk_full.
+SQLITE_FULL = 13
+PG_DISK_FULL = "53100"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True when the database could not write because its disk is full: not an outage that
+    passes by itself, but the 507 a full store gives too."""
+    orig = getattr(exc, "orig", None)
+    sqlite_code, pg_state = getattr(orig, "sqlite_errorcode", None), getattr(orig, "sqlstate", None)
+    return sqlite_code == SQLITE_FULL or pg_state == PG_DISK_FULL
+
+
 async def _unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
+    if is_disk_full(exc):
+        log.error("database disk full on %s %s: %s", request.method, request.url.path, exc)
+        return problem_response(
+            request,
+            507,
+            "the database's disk is full; nothing was stored. Deleting uploads, data sets or "
+            "models frees space (a DELETE still works), then retry",
+            kind="insufficient-storage",
+        )
     log.warning(
         "database unavailable on %s %s: %s",
         request.method,

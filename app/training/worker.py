@@ -9,6 +9,7 @@ database, and it returns the status the job is in afterwards (a :class:`app.db.t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -135,16 +136,25 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
         return _stopped(job_id, token, settings, factory, reporter)
     model = training.store_model(settings.store, job, trained)
     status = JobStatus.CANCELLED if trained.stop is Stop.CANCEL else JobStatus.SUCCEEDED
-    if not _finish(
-        settings,
-        factory,
-        job_id,
-        token,
-        status,
-        progress=trained.progress,
-        stop_reason=trained.stop_reason,
-        model=model,
-    ):
+    try:
+        recorded = _finish(
+            settings,
+            factory,
+            job_id,
+            token,
+            status,
+            progress=trained.progress,
+            stop_reason=trained.stop_reason,
+            model=model,
+        )
+    except Exception:
+        # The row could not be written (the database's disk full, an outage): the files go,
+        # unless the write committed after all; while that cannot be told they stay.
+        with contextlib.suppress(Exception):
+            if not jobs.finished_as(factory, job_id, token, status):
+                delete_model_files(settings.store, model.file_stem)
+        raise
+    if not recorded:
         delete_model_files(settings.store, model.file_stem)
         return None
     log.info(

@@ -1,5 +1,6 @@
 """A full disk and an unwritable data dir during uploads: a clear 507 problem+json, no partial
-data set (no file, no row), and uploads work again once there is room.
+data set (no file, no row), and uploads work again once there is room. (With the database on
+the same disk, the review's rows F4 and F5: tests/security/test_disk_full.py.)
 
 The data dir is a real, tiny tmpfs (mounting needs root, which CI has; elsewhere the test
 skips); the SQLite database lives outside it, so only the store runs out of space.
@@ -16,28 +17,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.helpers import assert_problem, make_settings
+from tests.helpers import assert_problem, make_settings, tmpfs
 
 SIZE_KB = 768
 
 
-def _mount(point: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(point)], capture_output=True, text=True
-    )
-
-
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    point = tmp_path / "disk"
-    point.mkdir()
-    done = _mount(point, f"size={SIZE_KB}k", "mode=0755")
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", SIZE_KB) as point:
         yield point
-    finally:
-        subprocess.run(["umount", "-l", str(point)], check=False)
 
 
 def _stored(data_dir: Path) -> list[str]:

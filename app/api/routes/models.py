@@ -52,7 +52,7 @@ from app.services.model_registry.batch_predictions import delete_result
 from app.services.model_registry.import_read import ImportLimits
 from app.services.model_registry.import_rebuild import READERS, import_file
 from app.services.model_registry.onnx_graph import NotExportable, to_onnx
-from app.services.model_registry.portable import document, facts_of, to_json, to_npz
+from app.services.model_registry.portable import ModelFacts, document, facts_of, to_json, to_npz
 from app.services.model_registry.predict import (
     check_row_count,
     csv_to_payload,
@@ -217,7 +217,14 @@ async def import_model(
 def _import(body: bytes, ctype: str, settings: Settings, factory: Any, owner: str) -> Model:
     imported = import_file(body, ctype, ImportLimits.of(settings))
     stem, size = save_model_files(settings.store, imported.files, imported.arrays)
-    facts = imported.facts
+    try:
+        return _insert_imported(factory, imported.facts, stem, size, owner)
+    except BaseException:  # no files without their row (the database's disk may be full)
+        delete_model_files(settings.store, stem)
+        raise
+
+
+def _insert_imported(factory: Any, facts: ModelFacts, stem: str, size: int, owner: str) -> Model:
     with transaction(factory) as s:
         row = Model(
             owner=owner,

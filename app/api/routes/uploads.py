@@ -23,13 +23,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.routing import APIRoute
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from app.api.deps import CallerDep, FactoryDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, Responses, example, problems
 from app.core.errors import ProblemError, conflict, not_found
+from app.core.storage.base import STORAGE_ERRNOS
 from app.db.tables import Upload, UploadState
 from app.schemas.uploads import UploadRead
 from app.services.datasets import finish, imports, resumable
@@ -76,6 +77,7 @@ def _tus_problems(*statuses: int) -> Responses:
         408: "The body paused or took too long (what arrived is kept)",
         415: "Not the content type this operation reads",
         460: "Upload-Checksum does not match the body",
+        507: "The disk is full: nothing of this PATCH was kept, the offset is unchanged",
     }
     return problems(*[(status, texts[status]) for status in statuses])
 
@@ -117,9 +119,9 @@ def tus_version(tus_resumable: Annotated[str | None, Header()] = None) -> None:
         )
 
 
-def load_upload(upload_id: str, request: Request, factory: FactoryDep, caller: CallerDep) -> Upload:
-    """The caller's upload or 404 (another owner's upload does not exist for this caller); 410
-    once expired. Read in a session of its own: the routes write in short transactions."""
+def own_upload(upload_id: str, request: Request, factory: FactoryDep, caller: CallerDep) -> Upload:
+    """The caller's upload in any state, or 404 (another owner's upload does not exist for this
+    caller). Read in a session of its own: the routes write in short transactions."""
     with factory() as session:
         upload = session.get(Upload, upload_id)
         if upload is not None:
@@ -127,12 +129,29 @@ def load_upload(upload_id: str, request: Request, factory: FactoryDep, caller: C
     if upload is None or not caller.sees(upload.owner):
         raise not_found("upload", upload_id)
     request.state.object_owner = upload.owner  # whose object a write changes (app/api/audit.py)
+    return upload
+
+
+def load_upload(upload: Annotated[Upload, Depends(own_upload)]) -> Upload:
+    """The caller's upload, or 410 once it expired (the sweep deletes it soon)."""
     if upload.state == UploadState.RECEIVING and upload.expires_at < dt.datetime.now(dt.UTC):
-        raise ProblemError(410, f"upload {upload_id} expired at {upload.expires_at.isoformat()}", kind="gone")
+        raise ProblemError(410, f"upload {upload.id} expired at {upload.expires_at.isoformat()}", kind="gone")
     return upload
 
 
 UploadDep = Annotated[Upload, Depends(load_upload)]
+
+
+def _digits(value: object) -> object:
+    """tus sizes and offsets are plain decimal digits: not "1_000", "+5" or " 7" (which int()
+    would take)."""
+    if isinstance(value, str) and not (value.isascii() and value.isdigit()):
+        raise ValueError("expected decimal digits (0-9) only")
+    return value
+
+
+# A tus size or offset header (Upload-Length, Upload-Offset).
+TusSize = Annotated[int, BeforeValidator(_digits)]
 TusDep = Depends(tus_version)
 
 
@@ -186,7 +205,7 @@ async def create_upload(
     settings: SettingsDep,
     factory: FactoryDep,
     caller: CallerDep,
-    upload_length: Annotated[int, Header(ge=0, description="The file's size in bytes")],
+    upload_length: Annotated[TusSize, Header(ge=0, description="The file's size in bytes")],
     upload_metadata: Annotated[
         str, Header(description="tus metadata: 'filename <base64>' names the data set's file")
     ] = "",
@@ -245,14 +264,14 @@ def head_upload(upload: UploadDep, settings: SettingsDep) -> Response:
     },
     responses={
         **_headers(204, "Appended", Upload_Offset="Bytes received now"),
-        **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460),
+        **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460, 507),
     },
 )
 async def patch_upload(
     request: Request,
     upload: UploadDep,
     settings: SettingsDep,
-    upload_offset: Annotated[int, Header(ge=0)],
+    upload_offset: Annotated[TusSize, Header(ge=0)],
     upload_checksum: Annotated[str | None, Header()] = None,
 ) -> Response:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != OFFSET_STREAM:
@@ -267,6 +286,16 @@ async def patch_upload(
             )
         try:
             await resumable.append(fh, request.stream(), upload.length - fh.tell(), checksum)
+        except OSError as exc:
+            if exc.errno not in STORAGE_ERRNOS:
+                raise
+            log.error("upload %s: a PATCH at offset %d failed: %s", upload.id, upload_offset, exc)
+            raise ProblemError(
+                507,
+                f"the server cannot store data right now ({exc.strerror}); none of this PATCH's "
+                f"bytes were kept: the upload is still at offset {upload_offset}, resume from there later",
+                kind="insufficient-storage",
+            ) from None
         except ClientDisconnect:
             # Not a server error: the bytes that arrived are kept, a HEAD tells the client.
             log.info("upload %s: the client left mid-PATCH at offset %d", upload.id, fh.tell())
@@ -283,12 +312,14 @@ async def patch_upload(
     "/{upload_id}",
     status_code=204,
     dependencies=[TusDep],
-    summary="Delete an upload and its bytes (tus termination)",
-    responses=_tus_problems(*BODY_GUARDS, 404, 409, 410, 412),
+    summary="Delete an upload and its bytes (tus termination), in any state",
+    description="Works in every state. An upload being parsed is deleted at once: its parse "
+    "ends without a data set. A data set the upload became stays (delete it on its own).",
+    responses=_tus_problems(*BODY_GUARDS, 404, 412),
 )
-def delete_upload(upload: UploadDep, settings: SettingsDep, factory: FactoryDep) -> Response:
-    if upload.state == UploadState.PARSING:
-        raise conflict("the upload is being parsed; delete it once it is done or failed")
+def delete_upload(
+    upload: Annotated[Upload, Depends(own_upload)], settings: SettingsDep, factory: FactoryDep
+) -> Response:
     resumable.remove(factory, settings, upload.id)
     return Response(status_code=204)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from app.core.config import Settings
 from app.core.errors import ProblemError, conflict
@@ -23,7 +23,7 @@ from app.core.files import remove_quietly
 from app.core.storage.base import STORAGE_ERRNOS
 from app.db.engine import SessionFactory, transaction
 from app.db.tables import Dataset, Upload, UploadState, utcnow
-from app.services.datasets import download, imports, resumable
+from app.services.datasets import download, imports, resumable, shards
 from app.services.datasets.create import DatasetOptions, store_dataset
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,8 @@ def start(factory: SessionFactory, settings: Settings, upload: Upload, options: 
         raise conflict(f"the upload is {upload.state}; only a received upload can be finished")
     if upload.source is not None and upload.state == UploadState.FAILED:
         raise conflict("a failed import keeps no bytes: import the source again")
+    if upload.source is None and not resumable.upload_path(settings, upload.id).exists():
+        raise ProblemError(410, "the upload's bytes are gone: create the upload again", kind="gone")
     offset = resumable.offset_of(settings, upload)
     if upload.source is None and offset != upload.length:
         raise conflict(
@@ -91,13 +93,19 @@ def run(factory: SessionFactory, settings: Settings, upload: Upload) -> None:
         return
     dataset, size = stored
     with transaction(factory) as s:
-        s.execute(
+        kept = s.execute(
             update(Upload)
-            .where(Upload.id == upload.id)
+            .where(Upload.id == upload.id, Upload.state == UploadState.PARSING)
             .values(state=UploadState.DONE, dataset_id=dataset.id, length=size, heartbeat_at=None)
-        )
+        ).rowcount  # type: ignore[attr-defined]
+        if not kept:  # the upload was deleted while it was parsed: nobody wants the data set
+            s.execute(delete(Dataset).where(Dataset.id == dataset.id))
     # The data set has its own copy now; the row stays (with its dataset_id) until it expires.
     remove_quietly(resumable.upload_path(settings, upload.id))
+    if not kept:
+        shards.delete_dataset(settings.store, dataset.file_name)
+        log.info("upload %s was deleted while it was parsed: its data set is discarded", upload.id)
+        return
     log.info("upload %s: data set %d (%d bytes)", upload.id, dataset.id, size)
 
 
@@ -115,9 +123,15 @@ def _attempt(factory: SessionFactory, settings: Settings, upload: Upload, step: 
     except ProblemError as exc:
         _fail(factory, settings, upload, exc.status, exc.detail)
     except OSError as exc:
-        if exc.errno not in STORAGE_ERRNOS:
-            raise
-        _fail(factory, settings, upload, 507, f"the server cannot store the data set ({exc})")
+        # Failed, never retried: a parse retried on an error that stays (a file gone) would
+        # keep the upload "parsing" for good.
+        if exc.errno in STORAGE_ERRNOS:
+            _fail(factory, settings, upload, 507, f"the server cannot store the data set ({exc})")
+        elif isinstance(exc, FileNotFoundError):
+            _fail(factory, settings, upload, 410, f"the bytes to parse are gone ({exc.filename})")
+        else:
+            log.exception("upload %s: failed", upload.id)
+            _fail(factory, settings, upload, 500, f"the bytes could not be read ({exc.strerror})")
     except Exception:
         log.exception("upload %s: failed", upload.id)
         _fail(factory, settings, upload, 500, "internal error; see the server log")
@@ -145,8 +159,10 @@ def _fail(factory: SessionFactory, settings: Settings, upload: Upload, status: i
     if upload.source is not None:
         values["length"] = 0
         remove_quietly(resumable.upload_path(settings, upload.id))
-    with transaction(factory) as s:
-        s.execute(update(Upload).where(Upload.id == upload.id).values(**values))
+    with transaction(factory) as s:  # nothing when the upload was deleted meanwhile
+        s.execute(
+            update(Upload).where(Upload.id == upload.id, Upload.state == UploadState.PARSING).values(**values)
+        )
 
 
 def refresh(factory: SessionFactory, upload_ids: set[str]) -> None:

@@ -109,7 +109,11 @@ def create(
             heartbeat_at=now if state == UploadState.PARSING else None,
         )
         s.add(upload)
-    upload_path(settings, upload.id).touch()
+    try:
+        upload_path(settings, upload.id).touch()
+    except OSError:  # a full disk: no row without its file
+        remove(factory, settings, upload.id)
+        raise
     return upload
 
 
@@ -188,7 +192,8 @@ def _remove_orphan_files(factory: SessionFactory, settings: Settings) -> None:
 def exclusive(path: Path) -> Iterator[IO[bytes]]:
     """The upload's file for writing at its end, or 409 while another request writes to it."""
     try:
-        fh = open(path, "r+b")  # noqa: SIM115 (closed below, after the lock)
+        # Unbuffered: a write that fails leaves no buffered bytes behind to land after the rewind.
+        fh = open(path, "r+b", buffering=0)  # noqa: SIM115 (closed below, after the lock)
     except FileNotFoundError:
         raise ProblemError(
             410, "the upload's bytes are gone (it expired or was deleted)", kind="gone"
@@ -236,42 +241,64 @@ def _write(fh: IO[bytes], chunks: list[bytes], checksum: Checksum | None) -> Non
     for c in chunks:
         if checksum is not None:
             checksum.digest.update(c)
-        fh.write(c)
-    fh.flush()
+        view = memoryview(c)
+        while view:  # an unbuffered write may take part of the bytes (the disk filling up)
+            view = view[fh.write(view) or 0 :]
 
 
-async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int, checksum: Checksum | None) -> None:
-    """Write ``body`` at the file's end, up to ``room`` bytes.
+async def _copy(fh: IO[bytes], body: AsyncIterator[bytes], room: int, checksum: Checksum | None) -> bool:
+    """Write ``body`` at the file's end, up to ``room`` bytes; True when it went past ``room``.
 
     Bytes are written as they come (a batch per thread hop), so a body that ends early (the
-    client went away, a timeout) leaves everything before the break on disk. More than ``room``
-    is a 413 after the bytes that fit. With a checksum only a whole, matching body is kept: a
-    mismatch is a 460, and a broken body cannot be checked, so it is dropped too.
-    """
-    start = fh.tell()
+    client went away, a timeout) leaves everything before the break on disk."""
     pending: list[bytes] = []
-    size = 0
-    over = complete = False
+    size = written = 0
+    over = False
     try:
         async for chunk in body:
-            written = fh.tell() - start + size
-            if written + len(chunk) > room:
-                chunk, over = chunk[: room - written], True
+            if written + size + len(chunk) > room:
+                chunk, over = chunk[: room - written - size], True
             pending.append(chunk)
             size += len(chunk)
             if size >= WRITE_BATCH_BYTES or over:
-                await anyio.to_thread.run_sync(_write, fh, pending, checksum)
-                pending, size = [], 0
+                batch, pending, written, size = pending, [], written + size, 0
+                await anyio.to_thread.run_sync(_write, fh, batch, checksum)
             if over:
                 break
-        complete = not over
     finally:
         if pending:
             await anyio.to_thread.run_sync(_write, fh, pending, checksum)
-        if checksum is not None and not (complete and checksum.matches()):
-            fh.truncate(start)
-            fh.seek(start)
+    return over
+
+
+def _rewind(fh: IO[bytes], offset: int) -> None:
+    fh.truncate(offset)
+    fh.seek(offset)
+
+
+async def append(fh: IO[bytes], body: AsyncIterator[bytes], room: int, checksum: Checksum | None) -> None:
+    """Write ``body`` at the file's end (opened by :func:`exclusive`), up to ``room`` bytes.
+
+    A body that ends early keeps what arrived (the client resumes from the next HEAD). More
+    than ``room`` is a 413 after the bytes that fit. With a checksum only a whole, matching body
+    is kept: a mismatch is a 460, and a broken body cannot be checked, so it is dropped too. A
+    write that fails (a full disk) keeps nothing of this body: the offset stays where it was,
+    and the space it took is free again.
+    """
+    start = fh.tell()
+    try:
+        over = await _copy(fh, body, room, checksum)
+    except OSError:
+        _rewind(fh, start)
+        raise
+    except BaseException:
+        if checksum is not None:
+            _rewind(fh, start)
         await anyio.to_thread.run_sync(os.fsync, fh.fileno())
+        raise
+    if checksum is not None and (over or not checksum.matches()):
+        _rewind(fh, start)
+    await anyio.to_thread.run_sync(os.fsync, fh.fileno())
     if checksum is not None and not checksum.matches():
         raise ProblemError(
             460,

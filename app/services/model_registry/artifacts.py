@@ -34,7 +34,11 @@ def save_model_files(store: Store, meta: dict[str, Any], arrays: dict[str, np.nd
     def write_json(fh: IO[bytes]) -> None:
         fh.write(payload)
 
-    json_size = store.write(f"{stem}.json", write_json)
+    try:
+        json_size = store.write(f"{stem}.json", write_json)
+    except BaseException:  # a full disk: no half model left behind
+        store.delete(f"{stem}.npz")
+        raise
     return stem, npz_size + json_size
 
 

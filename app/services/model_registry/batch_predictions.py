@@ -347,19 +347,24 @@ class _Run:
         """Copy the complete temp files to the store, then mark the run succeeded."""
         result_key = f"predictions/{uuid.uuid4().hex}"
         keys = result_keys(result_key, outputs)
-        for name, key in keys.items():
-            with self.tmp_path(name).open("rb") as src:
-                self.store.write(key, functools.partial(shutil.copyfileobj, src))
-        if not finish(
-            self.factory,
-            self.batch_id,
-            self.token,
-            JobStatus.SUCCEEDED,
-            unless_cancelled=True,
-            rows_done=n_rows,
-            result_key=result_key,
-            outputs=outputs,
-        ):
+        try:
+            for name, key in keys.items():
+                with self.tmp_path(name).open("rb") as src:
+                    self.store.write(key, functools.partial(shutil.copyfileobj, src))
+            published = finish(
+                self.factory,
+                self.batch_id,
+                self.token,
+                JobStatus.SUCCEEDED,
+                unless_cancelled=True,
+                rows_done=n_rows,
+                result_key=result_key,
+                outputs=outputs,
+            )
+        except BaseException:  # a full disk: no result files that no row names
+            self.store.delete(*keys.values())
+            raise
+        if not published:
             # Cancelled after the last progress write, or the run lost its claim: no result.
             self.store.delete(*keys.values())
             finish(self.factory, self.batch_id, self.token, JobStatus.CANCELLED)
