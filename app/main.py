@@ -28,11 +28,13 @@ from app.api.routes import (
     studies,
     uploads,
 )
+from app.api.upload_slots import UploadSlotsMiddleware
 from app.background.batch_predictor import BatchPredictor
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
 from app.background.upload_service import UploadService
 from app.console import install_console
+from app.core.clients import ProxiedClientMiddleware
 from app.core.config import Settings, get_settings
 from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.disk_reserve import DiskReserve, ReserveForDeletesMiddleware
@@ -196,11 +198,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.disk_reserve = DiskReserve(settings.data_dir, settings.disk_reserve_bytes)
     app.add_middleware(ReserveForDeletesMiddleware, reserve=app.state.disk_reserve)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
+    # Inside the key check (it needs the caller's owner), before any upload's body is read.
+    app.add_middleware(UploadSlotsMiddleware, per_owner=settings.max_concurrent_uploads_per_owner)
     # Outside the body limits: a caller without a valid key is answered before its body is read.
     app.add_middleware(AuditMiddleware, factory=lambda: app.state.session_factory)
     app.add_middleware(AuthMiddleware, keyring=app.state.keyring)
     app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    # Outermost: everything after it sees the client's own address (PGS_TRUSTED_PROXIES).
+    app.add_middleware(
+        ProxiedClientMiddleware, proxies=settings.proxies, per_client=settings.max_connections_per_client
+    )
     # The key first: a caller without one learns nothing about the parameters.
     api = [Depends(current_caller), Depends(reject_unknown_query)]
     app.include_router(

@@ -54,7 +54,8 @@ STATUSES: dict[int, _Status] = {
     ),
     404: _Status("No such resource", "not-found", "job 7 does not exist"),
     408: _Status(
-        "The request body arrived too slowly (PGS_BODY_IDLE_TIMEOUT_S, PGS_BODY_TIMEOUT_S)",
+        "The request body arrived too slowly (PGS_BODY_IDLE_TIMEOUT_S, PGS_BODY_TIMEOUT_S, "
+        "PGS_MIN_BODY_BYTES_PER_S)",
         "request-timeout",
         "the request body paused for more than 10 s (PGS_BODY_IDLE_TIMEOUT_S)",
     ),

@@ -36,15 +36,36 @@ class FairSlots:
             self._waiting.append(me)
             self._changed.wait_for(lambda: self._next() == me)
             self._waiting.remove(me)
-            self._held[owner] += 1
-            self._served[owner] = next(self._grants)
-            self._changed.notify_all()  # another slot may be free for the next waiter
+            self._take(owner)
         try:
             yield
         finally:
-            with self._changed:
-                self._held[owner] -= 1
-                self._changed.notify_all()
+            self._give_back(owner)
+
+    @contextmanager
+    def slot_if_free(self, owner: str) -> Iterator[bool]:
+        """Hold a slot for ``owner`` in the block if one is free now and no waiter may take it
+        (True); else hold none (False). Never waits: usable on an event loop."""
+        with self._changed:
+            free = self._held.total() < self._total and self._held[owner] < self._per_owner
+            free = free and self._next() is None
+            if free:
+                self._take(owner)
+        try:
+            yield free
+        finally:
+            if free:
+                self._give_back(owner)
+
+    def _take(self, owner: str) -> None:
+        self._held[owner] += 1
+        self._served[owner] = next(self._grants)
+        self._changed.notify_all()  # another slot may be free for the next waiter
+
+    def _give_back(self, owner: str) -> None:
+        with self._changed:
+            self._held[owner] -= 1
+            self._changed.notify_all()
 
     def _next(self) -> tuple[str, int] | None:
         """The waiter a free slot goes to now, if there is a free slot it may take."""

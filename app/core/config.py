@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.clients import TrustedProxies, parse_networks
 from app.core.storage.base import Store
 from app.core.storage.local import open_store
 from app.core.tenants import parse_entries
@@ -154,6 +155,14 @@ class Settings(BaseSettings):
         "the grace for connecting and the first bytes. A minute rides out a stall of a few "
         "seconds yet frees a held download within two.",
     )
+    max_concurrent_uploads_per_owner: int = Field(
+        default=8,
+        ge=1,
+        description="Upload bodies of one owner received at once (`POST /v1/datasets` and tus "
+        "`PATCH /v1/uploads/{id}`); more get a 429 with `Retry-After` before their body is read. "
+        "Each holds a connection and a file being written; 8 lets a browser or a tus client "
+        "upload several files side by side.",
+    )
     max_concurrent_downloads_per_owner: int = Field(
         default=2,
         ge=1,
@@ -264,17 +273,50 @@ class Settings(BaseSettings):
         gt=0,
         description="A request's headers must be complete this long after the connection opened "
         "or the previous response ended (`python -m app` sees to it; with the `uvicorn` command "
-        "pass `--http app.core.server:HeaderTimeoutProtocol`).",
+        "pass `--http app.core.server:ClientLimitsProtocol`).",
     )
     body_idle_timeout_s: float = Field(
         default=30.0, gt=0, description="How long a request body may pause between two pieces."
     )
     body_timeout_s: float = Field(default=900.0, gt=0, description="How long a whole request body may take.")
+    min_body_bytes_per_s: float = Field(
+        default=1024.0,
+        ge=0,
+        description="The slowest average a request body may arrive at, after `PGS_BODY_RATE_GRACE_S` "
+        "(408 and the connection closed; 0: no minimum). Only the time spent waiting for the client "
+        "counts. 1 KiB/s is a small fraction of what the slowest mobile links still upload (GPRS "
+        "some 3 KB/s, EDGE 10-30 KB/s), yet makes a connection held for a minute cost 60 KB.",
+    )
+    body_rate_grace_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="How far a request body may fall behind `PGS_MIN_BODY_BYTES_PER_S`: its first "
+        "seconds (a slow link's start) and, once ahead, a stall.",
+    )
     max_connections: int = Field(
         default=1000,
         ge=1,
-        description="Open connections served at once; requests past them get a 503 (uvicorn's "
-        "`limit_concurrency`).",
+        description="Open connections served at once, by all clients together; requests past them "
+        "get a 503 (uvicorn's `limit_concurrency`). A ceiling for the process's memory and file "
+        "descriptors: one client is held well below it by `PGS_MAX_CONNECTIONS_PER_CLIENT`.",
+    )
+    max_connections_per_client: int = Field(
+        default=64,
+        ge=1,
+        description="Open connections of one client address (an IPv6 client: its /64), and "
+        "requests in flight of one client behind `PGS_TRUSTED_PROXIES`; past them a 429 with "
+        "`Retry-After`. A browser opens up to 6 connections to a host and a client library's pool "
+        "some 10-20, so 64 leaves room for several users behind one NAT, while it takes 16 "
+        "addresses to fill the default `PGS_MAX_CONNECTIONS`. Connections are counted by "
+        "`python -m app` (with the `uvicorn` command pass `--http "
+        "app.core.server:ClientLimitsProtocol`).",
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated addresses or CIDR blocks of the reverse proxies in front of the "
+        "server. Only a request from one of them is taken to come from the right-most address of "
+        "its `X-Forwarded-For` that is not a trusted proxy; from any other peer the header is "
+        "ignored. Empty: every client is the connection's peer.",
     )
     allowed_hosts: str = Field(
         default="",
@@ -401,6 +443,7 @@ class Settings(BaseSettings):
         if self.cache_dir is None:
             self.cache_dir = self.data_dir / "store-cache"
         self.cache_dir = self.cache_dir.expanduser().resolve()
+        parse_networks(self.trusted_proxies)  # a malformed entry stops the start, named
         # A malformed key entry stops the start, naming the entry (never the key).
         parse_entries(self.api_keys.get_secret_value(), ",", "PGS_API_KEYS")
         if self.api_keys_file is not None:
@@ -422,6 +465,10 @@ class Settings(BaseSettings):
     @property
     def allowed_host_set(self) -> frozenset[str]:
         return frozenset(h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip())
+
+    @property
+    def proxies(self) -> TrustedProxies:
+        return TrustedProxies(parse_networks(self.trusted_proxies))
 
     @property
     def store(self) -> Store:

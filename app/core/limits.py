@@ -3,9 +3,11 @@
 - Framing: a request with both Content-Length and Transfer-Encoding is refused (400, and the
   connection closed). h11 lets Transfer-Encoding win (RFC 9112 section 6.3), but a proxy in front
   may have used Content-Length: the disagreement is how requests are smuggled past a proxy.
-- Time: a body may pause at most ``body_idle_timeout_s`` between two pieces and take at most
-  ``body_timeout_s`` in all (408). A slow sender otherwise holds a connection, and an upload's
-  ``.part`` file, for as long as it likes.
+- Time: a body may pause at most ``body_idle_timeout_s`` between two pieces, take at most
+  ``body_timeout_s`` in all, and must keep up an average of ``min_body_bytes_per_s`` after a grace
+  (:class:`BodyPace`) (408, and the connection closed). A slow sender otherwise holds a
+  connection, and an upload's ``.part`` file, for as long as it likes: one byte every few
+  seconds passes any idle timeout.
 - Size and depth: uploads (``POST /v1/datasets``, streamed to disk with ``max_upload_bytes``;
   a resumable upload's ``PATCH /v1/uploads/{id}``, capped by the upload's length), predictions
   (``max_predict_bytes``, ``max_predict_rows``) and model imports (``POST /v1/models``,
@@ -17,6 +19,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -53,25 +56,55 @@ def json_depth(body: bytes) -> int:
     return int(np.cumsum(steps).max())
 
 
-class TimedReceive:
-    """``receive`` with the body's idle and total time limits (408); once the body has ended it
-    passes through (a route may wait for the client's disconnect for as long as it likes)."""
+class BodyPace:
+    """Whether a body keeps up an average of ``bytes_per_s``: it starts ``grace_s`` seconds ahead,
+    every second spent waiting for it puts it a second behind, and every byte ``1 / bytes_per_s``
+    seconds ahead; it may wait for its next piece as long as it is ahead (Apache's
+    mod_reqtimeout ``MinRate`` works so). Only waiting counts: time the server takes between two
+    reads is not the client's. 0 bytes/s: no minimum."""
 
-    def __init__(self, receive: Receive, idle_s: float, total_s: float) -> None:
+    def __init__(self, bytes_per_s: float, grace_s: float) -> None:
+        self.bytes_per_s = bytes_per_s
+        self._ahead_s = grace_s if bytes_per_s > 0 else math.inf
+
+    def may_wait_s(self) -> float:
+        """How long the next piece may take to come."""
+        return max(self._ahead_s, 0.0)
+
+    def arrived(self, n_bytes: int, waited_s: float) -> None:
+        if self.bytes_per_s > 0:
+            self._ahead_s += n_bytes / self.bytes_per_s - waited_s
+
+
+class TimedReceive:
+    """``receive`` with the body's idle and total time limits and its minimum pace (408); once the
+    body has ended it passes through (a route may wait for the client's disconnect for as long as
+    it likes)."""
+
+    def __init__(self, receive: Receive, settings: Settings) -> None:
         self._receive = receive
-        self._idle_s = idle_s
-        self._total_s = total_s
-        self._deadline = time.monotonic() + total_s
+        self._idle_s = settings.body_idle_timeout_s
+        self._total_s = settings.body_timeout_s
+        self._deadline = time.monotonic() + self._total_s
+        self._pace = BodyPace(settings.min_body_bytes_per_s, settings.body_rate_grace_s)
         self._body_done = False
 
     async def __call__(self) -> Message:
         if self._body_done:
             return await self._receive()
-        total_left = self._deadline - time.monotonic()
-        with anyio.move_on_after(min(self._idle_s, max(total_left, 0))):
+        total_left = max(self._deadline - time.monotonic(), 0)
+        pace_left = self._pace.may_wait_s()
+        started = time.monotonic()
+        with anyio.move_on_after(min(self._idle_s, total_left, pace_left)):
             message = await self._receive()
+            self._pace.arrived(len(message.get("body", b"")), time.monotonic() - started)
             self._body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
+        if pace_left <= min(self._idle_s, total_left):
+            raise _timeout(
+                f"the request body arrived slower than {self._pace.bytes_per_s:g} bytes/s "
+                "(PGS_MIN_BODY_BYTES_PER_S)"
+            )
         if total_left <= self._idle_s:
             raise _timeout(f"the request body took longer than {self._total_s:g} s (PGS_BODY_TIMEOUT_S)")
         raise _timeout(f"the request body paused for more than {self._idle_s:g} s (PGS_BODY_IDLE_TIMEOUT_S)")
@@ -104,7 +137,7 @@ class BodyLimitMiddleware:
                 ),
             )
             return
-        timed = TimedReceive(receive, self.settings.body_idle_timeout_s, self.settings.body_timeout_s)
+        timed = TimedReceive(receive, self.settings)
         if scope["method"] not in BODY_METHODS or _has_own_limit(scope["method"], scope["path"]):
             await self.app(scope, timed, send)
             return

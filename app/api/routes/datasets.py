@@ -22,6 +22,7 @@ from app.api.deps import (
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
+from app.api.upload_slots import TOO_MANY_UPLOADS
 from app.core.config import Settings
 from app.core.errors import conflict, field_error, invalid
 from app.db.tables import Dataset, Job, JobStatus
@@ -89,6 +90,7 @@ def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
                 "The file is over a size, memory or time limit, or the data set over PGS_MAX_DATASET_BYTES",
             ),
             (415, "The body is not multipart/form-data"),
+            TOO_MANY_UPLOADS,
             (507, "The store's quota (PGS_STORE_QUOTA_BYTES) or its disk is full"),
         ),
     },

@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect
 
 from app.api.deps import CallerDep, FactoryDep, SettingsDep, require_json
 from app.api.openapi import BODY_GUARDS, Responses, example, problems
+from app.api.upload_slots import TOO_MANY_UPLOADS
 from app.core.errors import ProblemError, conflict, not_found
 from app.core.storage.base import STORAGE_ERRNOS
 from app.db.tables import Upload, UploadState
@@ -74,7 +75,8 @@ def _tus_problems(*statuses: int) -> Responses:
         410: "The upload expired",
         412: "Tus-Resumable is not 1.0.0",
         413: "Over the upload's length, PGS_MAX_UPLOAD_BYTES or PGS_UPLOAD_QUOTA_BYTES",
-        408: "The body paused or took too long (what arrived is kept)",
+        408: "The body paused, took too long or arrived too slowly (what arrived is kept)",
+        429: TOO_MANY_UPLOADS[1],
         415: "Not the content type this operation reads",
         460: "Upload-Checksum does not match the body",
         507: "The disk is full: nothing of this PATCH was kept, the offset is unchanged",
@@ -264,7 +266,7 @@ def head_upload(upload: UploadDep, settings: SettingsDep) -> Response:
     },
     responses={
         **_headers(204, "Appended", Upload_Offset="Bytes received now"),
-        **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 460, 507),
+        **_tus_problems(400, 404, 408, 409, 410, 412, 413, 415, 429, 460, 507),
     },
 )
 async def patch_upload(

@@ -77,3 +77,23 @@ def test_one_owner_holds_at_most_its_share_and_others_pass_it():
         assert order == ["b"] and waiting.is_alive()
     _join([waiting])
     assert order == ["b", "a"]
+
+
+def test_a_slot_if_free_never_waits_and_is_bounded_per_owner():
+    slots = FairSlots(per_owner=2)
+    with slots.slot_if_free("a") as first, slots.slot_if_free("a") as second:
+        with slots.slot_if_free("a") as third, slots.slot_if_free("b") as other:
+            assert (first, second, third, other) == (True, True, False, True)
+    with slots.slot_if_free("a") as again:
+        assert again  # the slots were given back
+
+
+def test_a_waiter_of_a_full_owner_does_not_hold_up_another_owner():
+    slots, order = FairSlots(per_owner=1), []
+    with slots.slot("a"):
+        waiter = _take(slots, "a", order)
+        _until_waiting(slots, 1)
+        with slots.slot_if_free("a") as mine, slots.slot_if_free("b") as other:
+            assert (mine, other) == (False, True)
+    _join([waiter])
+    assert order == ["a"]
