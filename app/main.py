@@ -199,9 +199,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     # The key first: a caller without one learns nothing about the parameters.
     api = [Depends(current_caller), Depends(reject_unknown_query)]
-    app.include_router(
-        health.router, dependencies=[Depends(reject_unknown_query)], responses=problems(*REQUEST_GUARDS)
-    )
+    app.include_router(health.router, responses=problems(*REQUEST_GUARDS))
     # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
     resources = [
         module.router
