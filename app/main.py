@@ -36,6 +36,7 @@ from app.console import install_console
 from app.core.config import Settings, get_settings
 from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.errors import install_error_handlers
+from app.core.headers import SecurityHeadersMiddleware
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import AuthMiddleware, NetworkGuardMiddleware, current_caller
@@ -197,6 +198,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(AuthMiddleware, keyring=app.state.keyring)
     app.add_middleware(NetworkGuardMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    # Outermost: the answers of every layer inside (401s, 413s, problems) carry them too.
+    app.add_middleware(SecurityHeadersMiddleware)
     # The key first: a caller without one learns nothing about the parameters.
     api = [Depends(current_caller), Depends(reject_unknown_query)]
     app.include_router(health.router, responses=problems(*REQUEST_GUARDS))

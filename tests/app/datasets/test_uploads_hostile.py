@@ -127,7 +127,7 @@ def test_too_many_distinct_labels_stop_the_parse_at_the_first_one_over(client: T
     assert "line 1001" in body["detail"], body["detail"]
 
 
-# -- item 13: names, single-class data ---------------------------------------------------------
+# -- item 13: names (their characters: tests/security/test_browser_attacks.py), one class ----
 
 
 def test_a_file_name_longer_than_a_name_may_be_is_refused(client: TestClient, tmp_path: Path):
@@ -137,24 +137,6 @@ def test_a_file_name_longer_than_a_name_may_be_is_refused(client: TestClient, tm
     # With an explicit name the file name is not used, and a long one does not matter.
     r = upload(client, b"1 1:1\n-1 2:1\n", "a" * 3000 + ".svm", name="short")
     assert r.status_code == 201 and r.json()["name"] == "short"
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "nul\x00name",
-        "\x1b[31mred\x1b[0m",
-        "two\nlines",
-        "c1\x9bcsi",
-        "invoice\u202etxt.exe",  # a right-to-left override: shown as "invoiceexe.txt"
-        "zero\u200bwidth",
-    ],
-)
-def test_control_and_format_characters_in_a_name_are_refused(client: TestClient, tmp_path: Path, name: str):
-    assert_problem(upload(client, b"1 1:1\n-1 2:1\n", "d.svm", name=name), 422, "body.name")
-    _nothing_stored(client, tmp_path)
-    # A job's and a model's names follow the same rule (app.schemas.common.PrintableName).
-    assert_problem(client.post("/v1/jobs", json={"dataset_id": 1, "name": name}), 422, "body.name")
 
 
 def test_a_single_class_data_set_is_stored_with_a_warning(client: TestClient):
