@@ -1,6 +1,6 @@
 """Resumable uploads (tus 1.0: core, creation, termination, checksum, expiration) against the
-real app: ownership, offsets, quota, expiry, checksums, restart, and the finish that turns the
-bytes into a data set off the request."""
+real app: offsets, quota, expiry, checksums, restart, and the finish that turns the
+bytes into a data set off the request. Another owner's upload: tests/security/test_tenants.py."""
 
 from __future__ import annotations
 
@@ -124,14 +124,6 @@ def test_protocol_errors(client: TestClient):
     )  # nothing received yet
     r = client.options("/v1/uploads", headers=auth())
     assert r.status_code == 204 and "creation" in r.headers["Tus-Extension"]
-
-
-def test_another_owners_upload_does_not_exist(client: TestClient):
-    location = create(client, 10).headers["Location"]
-    assert client.head(location, headers=auth(KEY_B)).status_code == 404
-    assert_problem(patch(client, location, 0, b"x", key=KEY_B), 404)
-    assert_problem(client.delete(location, headers=auth(KEY_B)), 404)
-    assert offset_of(client, location) == 0
 
 
 def test_the_quota_holds_the_unfinished_uploads_of_one_key(client: TestClient):
