@@ -39,6 +39,7 @@ from app.core.config import Settings, get_settings
 from app.core.dirlock import DataDirBusy, lock_data_dir
 from app.core.disk_reserve import DiskReserve, ReserveForDeletesMiddleware
 from app.core.errors import install_error_handlers
+from app.core.headers import SecurityHeadersMiddleware
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import AuthMiddleware, NetworkGuardMiddleware, current_caller
@@ -209,11 +210,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         ProxiedClientMiddleware, proxies=settings.proxies, per_client=settings.max_connections_per_client
     )
+    # Outside that: the answers of every layer inside (401s, 413s, 429s, problems) carry them too.
+    app.add_middleware(SecurityHeadersMiddleware)
     # The key first: a caller without one learns nothing about the parameters.
     api = [Depends(current_caller), Depends(reject_unknown_query)]
-    app.include_router(
-        health.router, dependencies=[Depends(reject_unknown_query)], responses=problems(*REQUEST_GUARDS)
-    )
+    app.include_router(health.router, responses=problems(*REQUEST_GUARDS))
     # The import route before the data set routes: /v1/datasets/{dataset_id} must not take it.
     resources = [
         module.router

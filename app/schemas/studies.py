@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -14,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.schemas.common import Task
+from app.schemas.common import PrintableName, Task, check_printable_name
 
 # -- time-to-accuracy studies --------------------------------------------------------------------
 
@@ -26,7 +27,8 @@ class StudyRun(BaseModel):
     params: dict[str, Any] = Field(
         default_factory=dict, description="The solver's parameters, validated as for a job"
     )
-    label: str | None = Field(
+    # A legend entry follows the rule of names: no control or format characters.
+    label: Annotated[str, AfterValidator(check_printable_name)] | None = Field(
         default=None, max_length=80, description="Legend text; default: solver and loss/p"
     )
 
@@ -79,7 +81,7 @@ class StudyCreate(BaseModel):
         },
     )
 
-    name: str | None = Field(default=None, max_length=255)
+    name: PrintableName | None = None
     dataset_id: int = Field(description="Training data set; sizes are subsamples of it")
     test_dataset_id: int | None = Field(default=None, description="Evaluation data set")
     test_fraction: float | None = Field(

@@ -1,5 +1,8 @@
 """Hand-made hostile input: uploads and request bodies built to break parsers. Each one gets a
-4xx problem+json within a few seconds: no 500, no hang, nothing stored."""
+4xx problem+json within a few seconds: no 500, no hang, nothing stored. Among them, rows of the
+security review (the rest of them: tests/security/test_parse_attacks.py): P1 (a gzip bomb), P4
+(feature indices 2^31, 2^31-1, -5, duplicated, unsorted), P5 (NaN or infinite labels and
+features, svmlight and CSV), P7 (a NUL byte in svmlight) and P8 (malformed request bodies)."""
 
 from __future__ import annotations
 
@@ -21,10 +24,22 @@ UPLOADS: dict[str, tuple[bytes, str, int]] = {
     "malformed svmlight": (b"1 1:2 3\n-1 a:b\n", "x.svm", 422),
     "feature without value": (b"1 1:\n-1 2:1\n", "x.svm", 422),
     "index beyond 64 bits": (b"1 1:1 99999999999999999999999:1\n-1 2:1\n", "x.svm", 422),
+    # P4
     "huge index (2^31-1 features)": (b"1 1:1 2147483647:1\n-1 2:1\n", "x.svm", 422),
+    "index 2^31": (b"1 1:1 2147483648:1\n-1 2:1\n", "x.svm", 422),
     "negative index": (b"1 -5:1\n-1 2:1\n", "x.svm", 422),
     "duplicate index": (b"1 1:1 1:2\n-1 2:1\n", "x.svm", 422),
+    "unsorted indices": (b"1 3:1 2:1\n-1 2:1\n", "x.svm", 422),
+    # P5
     "NaN and inf": (b"1 1:nan\n-1 2:inf\n", "x.svm", 422),
+    "NaN label": (b"nan 1:1\n-1 2:1\n", "x.svm", 422),
+    "inf label": (b"inf 1:1\n-1 2:1\n", "x.svm", 422),
+    "CSV NaN label": (b"1,2,nan\n3,4,1\n", "x.csv", 422),
+    "CSV inf label": (b"1,2,inf\n3,4,1\n", "x.csv", 422),
+    "CSV inf feature": (b"1,inf,1\n3,4,0\n", "x.csv", 422),
+    # P7 (in a CSV a NUL makes a text column: tests/security/test_parse_attacks.py)
+    "NUL byte": (b"1 1:1\x00\n-1 2:1\n", "x.svm", 422),
+    # P1
     "gzip bomb": (gzip.compress(b"1 1:1\n" * (3 * MIB)), "bomb.svm.gz", 413),
     # Inflated whole before parsing: over the decompressed limit whatever its content.
     "gzip bomb of zeros": (gzip.compress(b"0" * (40 * MIB)), "zeros.gz", 413),
@@ -68,6 +83,8 @@ def test_hostile_uploads(client: TestClient, tmp_path: Path):
 
 
 def test_hostile_request_bodies(client: TestClient):
+    """P8 (with test_parse_attacks.py): nesting 100k deep, numbers beyond float, NaN, ids
+    beyond 64 bits, an empty body."""
     ds = client.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
     model = wait_for(
         client, client.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 500}}).json()["id"]

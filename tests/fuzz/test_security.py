@@ -49,6 +49,8 @@ def _operations(client: TestClient) -> list[tuple[str, str]]:
 
 
 def test_every_non_health_operation_needs_a_key(client: TestClient):
+    """Attack A1 of the security review, first half: no key and a wrong key on every operation
+    (the key in the query, a cookie or Basic auth: tests/security/test_access_attacks.py)."""
     ops = _operations(client)
     guarded = [(m, p) for m, p in ops if p not in PUBLIC]
     assert len(guarded) >= 15 and {p for _, p in ops} >= PUBLIC

@@ -1,7 +1,8 @@
 """Owners and roles (app/core/tenants.py) through the real app, SQLite and worker pool: another
 owner's objects do not exist for a member (404, absent from lists), a reader reads and predicts
 only, an admin sees everything and reads the audit log, a bare key is the admin of ``default``,
-and the keys file rotates a key without a restart."""
+and the keys file rotates a key without a restart. Rows A2 (one key on another's data set, job,
+model and alias) and A3 (on another's resumable upload) of the security review."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def _a_paths(w: dict[str, Any]) -> list[str]:
 
 
 def test_another_owners_objects_do_not_exist_for_a_member(world: dict[str, Any]):
+    """A2: key B lists, reads, traces, plots and exports nothing of key A's."""
     c = world["c"]
     for path in _a_paths(world):
         assert c.get(path, headers=A).status_code == 200, path
@@ -105,8 +107,13 @@ def test_another_owners_objects_do_not_exist_for_a_member(world: dict[str, Any])
 
 
 def test_a_member_cannot_change_or_use_another_owners_objects(world: dict[str, Any]):
+    """A2: key B renames, deletes, cancels, predicts with, and aliases nothing of key A's."""
     c, ds, m = world["c"], world["dataset"], world["model"]
     assert_problem(c.patch(f"/v1/datasets/{ds}", headers=B, json={"description": "x"}), 404)
+    assert_problem(c.patch(f"/v1/datasets/{ds}", headers=B, json={"name": "mine-now"}), 404)
+    assert_problem(c.patch(f"/v1/models/{m}", headers=B, json={"description": "x"}), 404)
+    assert_problem(c.get(f"/v1/models/{m}/export", headers=B, params={"format": "json"}), 404)
+    assert_problem(c.delete("/v1/aliases/heart@prod", headers=B), 404)
     assert_problem(c.delete(f"/v1/datasets/{ds}", headers=B, params={"force": "true"}), 404)
     assert_problem(c.post(f"/v1/jobs/{world['job']}/cancel", headers=B), 404)
     assert_problem(c.delete(f"/v1/models/{m}", headers=B), 404)
@@ -119,8 +126,35 @@ def test_a_member_cannot_change_or_use_another_owners_objects(world: dict[str, A
     assert "does not exist" in assert_problem(r, 422, "body.model_id")["detail"]
     # team-b's own heart@prod is another alias: it does not move team-a's.
     assert c.get("/v1/aliases/heart@prod", headers=A).json()["model_id"] == m
+    study = {
+        "dataset_id": ds,
+        "test_fraction": 0.3,
+        "runs": [{}],
+        "sizes": [50],
+        "repeats": 1,
+        "targets": [0.5],
+    }
+    assert "does not exist" in assert_problem(c.post("/v1/studies", headers=B, json=study), 422)["detail"]
     # And nothing of team-a's changed.
     assert c.get(f"/v1/datasets/{ds}", headers=A).json()["description"] is None
+    assert c.get(f"/v1/datasets/{ds}", headers=A).json()["name"] == "heart.svm"
+    assert c.get("/v1/aliases/heart@prod", headers=A).json()["model_id"] == m
+
+
+def test_another_owners_resumable_upload_does_not_exist(world: dict[str, Any]):
+    """A3: key B's HEAD, PATCH, DELETE and finish of key A's tus upload are 404s, and A's
+    offset is unchanged."""
+    c, tus = world["c"], {"Tus-Resumable": "1.0.0"}
+    location = c.post("/v1/uploads", headers={**A, **tus, "Upload-Length": "13"}).headers["Location"]
+    stream = {**tus, "Content-Type": "application/offset+octet-stream"}
+    sent = c.patch(location, headers={**A, **stream, "Upload-Offset": "0"}, content=b"1 1:1\n")
+    assert sent.status_code == 204
+    assert c.head(location, headers={**B, **tus}).status_code == 404
+    rest = c.patch(location, headers={**B, **stream, "Upload-Offset": "6"}, content=b"-1 2:1\n")
+    assert_problem(rest, 404)
+    assert_problem(c.post(f"{location}/dataset", headers=B, json={}), 404)
+    assert_problem(c.delete(location, headers={**B, **tus}), 404)
+    assert c.head(location, headers={**A, **tus}).headers["Upload-Offset"] == "6"
 
 
 def test_model_names_are_per_owner(world: dict[str, Any], data_dir: Path):

@@ -7,7 +7,7 @@ than a /predict body may be.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
@@ -155,7 +155,11 @@ FormatQuery = Annotated[
     ResultFormat | None,
     Query(alias="format", description="csv, jsonl or npy; else from the Accept header; default csv"),
 ]
-OutputQuery = Annotated[str, Query(description="npy only: predictions, scores or probabilities")]
+# A closed set: a value outside it is a 422 whatever the format, never silently ignored.
+OutputQuery = Annotated[
+    Literal["predictions", "scores", "probabilities"],
+    Query(description="npy only: predictions, scores or probabilities"),
+]
 
 
 @router.get(

@@ -12,7 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import FactoryDep, RunnerDep, SettingsDep
+from app.api.deps import FactoryDep, RunnerDep, SettingsDep, reject_unknown_query
 from app.api.openapi import example, problems
 from app.core.config import Settings
 from app.core.errors import problem_response
@@ -22,11 +22,15 @@ from app.schemas.health import Health
 from app.version import VERSION
 
 router = APIRouter(tags=["health"])
+# Per route, not for the router: on /metrics the key is checked first (as on /v1), so a caller
+# without one learns nothing about the parameters.
+_KNOWN_QUERY_ONLY = Depends(reject_unknown_query)
 
 
 @router.get(
     "/healthz",
     summary="The process answers, with the service's version",
+    dependencies=[_KNOWN_QUERY_ONLY],
     responses=example(200, {"status": "ok", "version": VERSION}),
 )
 async def healthz() -> Health:
@@ -70,6 +74,7 @@ def _disk_ok(settings: Settings) -> tuple[bool, str]:
 @router.get(
     "/readyz",
     summary="Database, store, free disk and worker pool usable",
+    dependencies=[_KNOWN_QUERY_ONLY],
     responses={
         **example(
             200,
@@ -99,7 +104,7 @@ async def readyz(request: Request, factory: FactoryDep, runner: RunnerDep, setti
     "/metrics",
     summary="Prometheus metrics (PGS_METRICS_ACCESS)",
     response_class=Response,
-    dependencies=[Depends(metrics_access)],
+    dependencies=[Depends(metrics_access), _KNOWN_QUERY_ONLY],
     responses={
         **example(200, '# TYPE pgs_jobs gauge\npgs_jobs{status="queued"} 0.0\n', media_type="text/plain"),
         **problems(401, (404, "Metrics are turned off (PGS_METRICS_ACCESS=off)")),

@@ -1,4 +1,5 @@
-"""API keys: 401 without, 403 with an unknown key; health is open; no anonymous network bind."""
+"""API keys: 401 without, 403 with an unknown key; health is open; no anonymous network bind
+(one Idempotency-Key from two keys: tests/security/test_access_attacks.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from app.core.security import BindRefused, check_bind, is_loopback
 from app.main import create_app
-from tests.helpers import REPO, assert_problem, create_job, make_settings, upload
+from tests.helpers import REPO, assert_problem, make_settings
 
 
 @pytest.fixture
@@ -55,18 +56,6 @@ def test_health_is_open_and_metrics_need_a_key(keyed: TestClient):
     # PGS_METRICS_ACCESS=key (the default); tests/app/api/test_request_guards.py has the others.
     assert keyed.get("/metrics").status_code == 401
     assert keyed.get("/metrics", headers={"Authorization": "Bearer alpha-key"}).status_code == 200
-
-
-def test_idempotency_keys_are_per_caller(keyed: TestClient):
-    a = {"Authorization": "Bearer alpha-key"}
-    b = {"Authorization": "Bearer beta-key"}
-    keyed.headers.update(a)
-    ds = upload(keyed, b"1 1:1\n-1 2:1\n1 1:2\n", "t.svm").json()["id"]
-    body = {"dataset_id": ds, "params": {"n_iter": 10}}
-    ja = create_job(keyed, headers={**a, "Idempotency-Key": "k"}, **body)
-    jb = create_job(keyed, headers={**b, "Idempotency-Key": "k"}, **body)
-    assert ja.status_code == jb.status_code == 202
-    assert ja.json()["id"] != jb.json()["id"]
 
 
 def test_bind_rules(tmp_path: Path):

@@ -1,7 +1,8 @@
 """Resumable uploads (tus 1.0: core, creation, termination, checksum, expiration) against the
-real app: ownership, offsets, quota, expiry, restart, and the finish that turns the bytes into a
-data set off the request. The protocol's misuse (bad headers, offsets, checksums, races: the
-security review's rows T1-T7) is in tests/security/test_uploads_attacks.py."""
+real app: offsets, quota, expiry, restart, and the finish that turns the bytes into a data set
+off the request. The protocol's misuse (bad headers, offsets, checksums, races: the security
+review's rows T1-T7) is in tests/security/test_uploads_attacks.py; another owner's upload in
+tests/security/test_tenants.py."""
 
 from __future__ import annotations
 
@@ -63,14 +64,6 @@ def test_tus_discovery(client: TestClient):
     r = client.options("/v1/uploads", headers=auth())
     assert r.status_code == 204 and "creation" in r.headers["Tus-Extension"]
     assert r.headers["Tus-Resumable"] == "1.0.0"
-
-
-def test_another_owners_upload_does_not_exist(client: TestClient):
-    location = create(client, 10).headers["Location"]
-    assert client.head(location, headers=auth(KEY_B)).status_code == 404
-    assert_problem(patch(client, location, 0, b"x", key=KEY_B), 404)
-    assert_problem(client.delete(location, headers=auth(KEY_B)), 404)
-    assert offset_of(client, location) == 0
 
 
 def test_the_quota_holds_the_unfinished_uploads_of_one_key(client: TestClient):
