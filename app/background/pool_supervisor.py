@@ -1,22 +1,23 @@
-"""The pool supervisor: settles training futures that end in an error, replaces a broken pool.
+"""The pool supervisor: settles training futures that end in an error.
 
 A future of :func:`app.training.worker.run_job` normally ends with the job's status, which the worker has
 already written. An error means the job's run ended outside the worker's hands, and the database
-must say so: a local worker process died (the pool is broken), Dask gave up on the task, the
-dispatch itself was lost, or the call around ``run_job`` failed (e.g. pickling).
+must say so: a local worker process died (:class:`app.training.pool.WorkerDied`; only the job it
+ran is concerned), Dask gave up on the task, the dispatch itself was lost, or the call around
+``run_job`` failed (e.g. pickling).
 """
 
 from __future__ import annotations
 
 import logging
 from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 
 from app.core.config import Settings
 from app.core.loop import LoopService, log_failure
 from app.db.engine import SessionFactory, is_unavailable
 from app.services.jobs import state as jobs
 from app.training.executors import is_lost_dispatch
+from app.training.pool import WorkerDied
 from app.training.runner import JobRunner
 
 log = logging.getLogger(__name__)
@@ -31,9 +32,10 @@ class PoolSupervisor(LoopService):
         # The interval is only a fallback: the runner wakes the supervisor for each future.
         super().__init__(settings.sweep_interval_s)
         self.runner, self.factory, self.settings = runner, factory, settings
-        # Pool breaks per job, counted in memory too: a pool whose workers die before claiming
-        # anything (e.g. a failing initializer) would otherwise resubmit the same job forever.
-        self._breaks: dict[int, int] = {}
+        # Worker deaths per job, counted in memory too: a worker that dies before it claims the
+        # job (the job stays queued, so no attempt is charged) would otherwise have the same job
+        # resubmitted forever.
+        self._deaths: dict[int, int] = {}
         runner.on_finished(self.wake)
 
     def run_once(self) -> None:
@@ -42,10 +44,6 @@ class PoolSupervisor(LoopService):
                 self.settle(job_id, future)
             except Exception as exc:
                 log_failure(f"could not settle job {job_id}", exc)
-        # A worker may also die with no job (an idle or starting one): no future tells, so
-        # every pass checks.
-        if not self.runner.closed:
-            self.runner.replace_broken_pool()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         super().stop(timeout_s)
@@ -57,9 +55,8 @@ class PoolSupervisor(LoopService):
         exc = future.exception()
         if exc is None:
             return
-        if isinstance(exc, BrokenProcessPool):
-            if not self.runner.closed:
-                self._worker_died(job_id, future, exc)
+        if isinstance(exc, WorkerDied):
+            self._worker_died(job_id, exc)
             return
         if is_unavailable(exc) or is_lost_dispatch(exc):
             # The job is still in the database (queued, or running with a lease); the sweep
@@ -78,38 +75,23 @@ class PoolSupervisor(LoopService):
         log.error("job %d: worker call failed: %r", job_id, exc)
         jobs.fail_unstarted(self.factory, job_id, f"{type(exc).__name__}: {exc}")
 
-    def _worker_died(self, job_id: int, future: Future[str], exc: BrokenProcessPool) -> None:
-        """Re-queue the job once per try, then fail it. A job whose own worker did not die (the
-        pool stopped it because another worker died), or that was only waiting in a pool whose
-        workers had been working, goes back to the queue without losing an attempt. A fresh
-        pool at once in every case, also after a job's last attempt: the service must not stay
-        unready until the next submit."""
-        self.runner.replace_broken_pool()
-        why = "the worker process died"
+    def _worker_died(self, job_id: int, exc: WorkerDied) -> None:
+        """The job's own worker process ended under it. Killed by the pool's graceful stop: the
+        job goes back to the queue without losing an attempt. Otherwise (killed, crashed) it is
+        re-queued once per attempt, then failed with the reason."""
         run = jobs.running_run(self.factory, job_id)
-        if run is not None and not self.runner.died_on_its_own(run[1]):
-            token, pid = run
-            log.warning(
-                "job %d: its worker %d was stopped with a broken pool; re-queued without losing the attempt",
-                job_id,
-                pid,
-            )
-            if jobs.release(self.factory, job_id, token):
-                self.runner.submit(job_id)
+        if run is not None and run[1] != exc.pid:
+            return  # the job runs elsewhere (a duplicate dispatch another process claimed)
+        if exc.stopped:
+            if run is not None and jobs.release(self.factory, job_id, run[0]):
+                log.warning("job %d: its worker was stopped with the server; back in the queue", job_id)
             return
-        if run is None and self.runner.pool_was_ready(future):
-            log.warning(
-                "job %d: was waiting in a pool that broke; re-queued without losing an attempt", job_id
-            )
-            self.runner.submit(job_id)
-            return
+        why = "the worker process died"
         log.error("job %d: %s (%s)", job_id, why, exc)
-        self._breaks[job_id] = breaks = self._breaks.get(job_id, 0) + 1
-        if breaks > self.settings.max_attempts:
+        self._deaths[job_id] = deaths = self._deaths.get(job_id, 0) + 1
+        if deaths > self.settings.max_attempts:
             jobs.fail_unstarted(
-                self.factory,
-                job_id,
-                f"{why} {breaks} times (worker processes crash or cannot start)",
+                self.factory, job_id, f"{why} {deaths} times (worker processes crash before they claim it)"
             )
             return
         if jobs.settle_crashed_worker(self.factory, job_id, self.settings.max_attempts, why):

@@ -1,12 +1,13 @@
 """Executor backends: where :func:`app.training.worker.run_job` runs, behind ``concurrent.futures``.
 
-* ``local`` (default): a process pool in the API process (spawned workers, one host).
+* ``local`` (default): a pool of worker processes of the API process (app/training/pool.py, one
+  host), in which a worker's death ends only the job it was running.
 * ``dask://host:8786``: a Dask distributed scheduler and its workers, on any hosts that see the
   data dir at the same path. ``Client.get_executor()`` gives the same ``Executor`` interface.
 
 The runner (app/training/runner.py) only submits ``run_job(job_id, settings)`` and reads futures; it asks
-the backend for the few things that differ: whether an executor is broken (a process pool whose
-worker died), whether it is ready, how many workers it has, and how to stop without losing work.
+the backend for the few things that differ: whether it is ready, how many workers it has, and
+how to stop without losing work.
 
 What Dask does differently, and why nothing is lost: a Dask scheduler drops the queued work of a
 client that goes away, and it cannot stop a running task. So the database stays the source of
@@ -18,10 +19,11 @@ mid-job is caught by the job's lease, and cancellation stays cooperative between
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from app.core.config import Settings
+from app.training.pool import WorkerPool
 from app.training.worker import init_worker
 
 log = logging.getLogger(__name__)
@@ -31,8 +33,6 @@ class Backend(Protocol):
     name: str
 
     def new_executor(self) -> Executor: ...
-
-    def is_broken(self, executor: Executor) -> bool: ...
 
     def ready(self) -> tuple[bool, str]: ...
 
@@ -44,27 +44,26 @@ class Backend(Protocol):
 
 
 class LocalPoolBackend:
-    """A process pool on this host; its workers stop with the API process."""
+    """A pool of worker processes on this host; its workers end with the API process."""
 
     name = "local"
 
     def __init__(self, settings: Settings, ctx: Any, shutdown_event: Any) -> None:
         self.settings, self.ctx, self.shutdown_event = settings, ctx, shutdown_event
+        self.pool: WorkerPool | None = None
 
     def new_executor(self) -> Executor:
-        return ProcessPoolExecutor(
+        self.pool = WorkerPool(
+            self.ctx,
             max_workers=self.settings.workers,
-            mp_context=self.ctx,
             initializer=init_worker,
             initargs=(self.settings, self.shutdown_event),
         )
-
-    def is_broken(self, executor: Executor) -> bool:
-        # concurrent.futures exposes no public flag; _broken is set when a worker dies abruptly.
-        return bool(getattr(executor, "_broken", False))
+        return self.pool
 
     def ready(self) -> tuple[bool, str]:
-        return True, "ok"
+        problem = self.pool.problem() if self.pool is not None else "the worker pool is not started"
+        return (False, problem) if problem else (True, "ok")
 
     def worker_count(self) -> int:
         return self.settings.workers
@@ -72,7 +71,10 @@ class LocalPoolBackend:
     def stop(self, executor: Executor) -> None:
         # The shutdown event (set by the runner) makes running jobs release their claim; queued
         # futures are cancelled and the jobs stay "queued" in the database for the next start.
+        # A worker still busy after the pool's grace is killed; its job is released by the pool
+        # supervisor (WorkerDied(stopped=True)).
         executor.shutdown(wait=True, cancel_futures=True)
+        self.pool = None
 
 
 def dask_address(executor_setting: str) -> str:
@@ -106,9 +108,6 @@ class DaskBackend:
         # reference to the old task's cached result.
         executor: Executor = self.client.get_executor(pure=False)
         return executor
-
-    def is_broken(self, executor: Executor) -> bool:
-        return False  # the client reconnects by itself; lost futures are redispatched
 
     def ready(self) -> tuple[bool, str]:
         if self.client.status != "running":

@@ -3,8 +3,9 @@
 The executor is a ``concurrent.futures.Executor`` from a backend (app/training/executors.py): a local
 process pool or a Dask cluster. Job state is in the database: the runner only submits ids to
 :func:`app.training.worker.run_job`. What happens around it are background services started by the
-lifespan (app/background/): the pool supervisor settles the futures that end in an error and
-replaces a broken pool, the lease sweeper finds jobs no live process holds and submits them here.
+lifespan (app/background/): the pool supervisor settles the futures that end in an error (a
+worker that died mid-job), the lease sweeper finds jobs no live process holds and submits them
+here. A local pool replaces a dead worker by itself (app/training/pool.py).
 """
 
 from __future__ import annotations
@@ -12,23 +13,15 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import queue
-import signal
 import threading
-import time
-import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from app.core.config import Settings
 from app.training.executors import Backend, make_backend
+from app.training.pool import WorkerDied
 from app.training.worker import ping, run_job
-
-# After a broken pool: a short pause, so a pool that cannot start does not spin the CPU.
-BROKEN_POOL_PAUSE_S = 0.5
-# How long to wait for a bystander worker of a broken pool to stop after SIGTERM.
-BROKEN_POOL_EXIT_S = 10.0
 
 
 class JobRunner:
@@ -46,15 +39,6 @@ class JobRunner:
         self._finished: queue.SimpleQueue[tuple[int, Future[str]]] = queue.SimpleQueue()
         self._on_finished: Callable[[], None] = lambda: None
         self._warm: Future[int] | None = None
-        # Every local worker process by pid, with the generation of the pool it belongs to: a
-        # broken pool tells which of its workers died on its own (services: the supervisor).
-        self._generation = 0
-        self._workers: dict[int, tuple[int, Any]] = {}
-        # The pool generation of each future, and the generations whose workers were seen
-        # working (a warm-up ping or a job came back): a job that only waited in such a pool
-        # when it broke is a bystander, not the cause (pool_was_ready).
-        self._future_generation: weakref.WeakKeyDictionary[Future[Any], int] = weakref.WeakKeyDictionary()
-        self._ready_generations: set[int] = set()
         self.closed = False
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -63,8 +47,7 @@ class JobRunner:
         self._backend = make_backend(self.settings, self._ctx, self._shutdown_event)
         self._executor = self._backend.new_executor()
         if self.settings.prestart_workers:
-            self._warm = self._track(self._executor.submit(ping))
-            self._note_workers()
+            self._warm = self._executor.submit(ping)
 
     def stop(self) -> None:
         """Stop without losing work: running jobs go back to the queue (or, on Dask, finish on
@@ -95,14 +78,7 @@ class JobRunner:
             current = self._futures.get(job_id)
             if current is not None and not current.done():
                 return  # already held by this process
-            try:
-                future = self._executor.submit(run_job, job_id, self.settings)
-            except BrokenProcessPool:
-                self._new_executor()
-                future = self._executor.submit(run_job, job_id, self.settings)
-                self._warm = None
-            self._track(future)
-            self._note_workers()
+            future = self._executor.submit(run_job, job_id, self.settings)
             self._futures[job_id] = future
         future.add_done_callback(functools.partial(self._done, job_id))
 
@@ -140,86 +116,6 @@ class JobRunner:
                     del self._futures[job_id]
             taken.append((job_id, future))
 
-    def replace_broken_pool(self) -> None:
-        """A fresh executor if the current one broke (a local worker process died)."""
-        with self._lock:
-            if self._executor is None or self._backend is None:
-                return
-            if not self._backend.is_broken(self._executor):
-                return
-        time.sleep(BROKEN_POOL_PAUSE_S)
-        with self._lock:
-            if self.closed or self._executor is None or self._backend is None:
-                return
-            if not self._backend.is_broken(self._executor):
-                return
-            old = self._executor
-            self._new_executor()
-            if self.settings.prestart_workers:
-                self._warm = self._track(self._executor.submit(ping))
-                self._note_workers()
-        old.shutdown(wait=False, cancel_futures=True)
-
-    def _track(self, future: Future[Any]) -> Future[Any]:
-        """Note the generation of a future of the current pool (under the lock)."""
-        generation = self._generation
-        self._future_generation[future] = generation
-
-        def came_back(f: Future[Any]) -> None:
-            if not f.cancelled() and f.exception() is None:
-                self._ready_generations.add(generation)
-
-        future.add_done_callback(came_back)
-        return future
-
-    def pool_was_ready(self, future: Future[Any]) -> bool:
-        """Whether the pool that ran ``future`` had working workers (one answered its warm-up
-        ping or finished a job): then a broken pool is a worker's death, not a pool that cannot
-        start, and a job that was only waiting in it is not to blame."""
-        generation = self._future_generation.get(future)
-        return generation is not None and generation in self._ready_generations
-
-    def _new_executor(self) -> None:
-        """A fresh executor (under the lock); workers of pools older than the last are forgotten."""
-        assert self._backend is not None
-        self._executor = self._backend.new_executor()
-        self._generation += 1
-        self._workers = {pid: w for pid, w in self._workers.items() if w[0] >= self._generation - 1}
-
-    def _note_workers(self) -> None:
-        """Remember the current pool's processes (under the lock; spawned on submit)."""
-        # concurrent.futures keeps them in a private dict (pid -> Process); Dask has none.
-        processes = getattr(self._executor, "_processes", None) or {}
-        for pid, process in processes.items():
-            self._workers.setdefault(pid, (self._generation, process))
-
-    def died_on_its_own(self, pid: int) -> bool:
-        """Whether the local worker ``pid`` of a broken pool died by itself (killed, crashed),
-        rather than being a bystander of another worker's death: a pool whose worker dies fails
-        the futures of all its workers. A bystander is stopped here (if the pool has not stopped
-        it yet) before this returns False, so its job can be run again without two runs.
-
-        The culprit is a worker that already ended with an exit status other than SIGTERM (the
-        pool stops the others with SIGTERM). Unknown pids (another backend) count as dead by
-        themselves, as does every worker of a pool with no such culprit.
-        """
-        with self._lock:
-            worker = self._workers.get(pid)
-            pool = [p for g, p in self._workers.values() if worker is not None and g == worker[0]]
-        if worker is None:
-            return True
-        process = worker[1]
-        if process.exitcode not in (None, -signal.SIGTERM):
-            return True
-        if not any(p.exitcode not in (None, -signal.SIGTERM) for p in pool):
-            return True
-        process.terminate()
-        process.join(BROKEN_POOL_EXIT_S)
-        if process.is_alive():
-            process.kill()
-            process.join(BROKEN_POOL_EXIT_S)
-        return False
-
     # -- introspection -------------------------------------------------------------------------
 
     def ready(self) -> tuple[bool, str]:
@@ -227,8 +123,6 @@ class JobRunner:
             executor, closed, backend = self._executor, self.closed, self._backend
         if closed or executor is None or backend is None:
             return False, "the worker pool is stopped"
-        if backend.is_broken(executor):
-            return False, "the worker pool is broken (a worker died); it is being replaced"
         ok, why = backend.ready()
         if not ok:
             return False, why
@@ -236,7 +130,9 @@ class JobRunner:
         if warm is not None:
             if not warm.done():
                 return False, "the worker processes are starting"
-            if warm.exception() is not None:
+            # A local worker that died with the ping is replaced, and the pool reports a
+            # replacement that cannot start (backend.ready above).
+            if warm.exception() is not None and not isinstance(warm.exception(), WorkerDied):
                 return False, f"a worker failed to start: {warm.exception()!r}"
         return True, "ok"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import time
 from typing import Any
 
@@ -34,7 +33,8 @@ _factories: dict[str, SessionFactory] = {}
 
 
 def init_worker(settings: Settings, shutdown_event: Any) -> None:
-    """Process-pool initializer: signals, logging, the Numba cache and the solver's imports.
+    """The local pool's worker initializer: logging, the Numba cache and the solver's imports
+    (the pool, app/training/pool.py, sets the worker's signals).
 
     No kernel is compiled here: a job's fit loads from the Numba cache (filled by ``make install``
     or the image build) or compiles only the kernels it needs, before its solver clock starts
@@ -44,8 +44,6 @@ def init_worker(settings: Settings, shutdown_event: Any) -> None:
     global _shutdown_event, _parent_pid
     _shutdown_event = shutdown_event
     _parent_pid = os.getppid()
-    # Ctrl+C reaches the whole process group; the server decides what happens to running jobs.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s [worker %(process)d] %(name)s: %(message)s",

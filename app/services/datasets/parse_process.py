@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.orphans import die_with_parent
 from app.core.storage.base import Store, StoreUnavailable
 from app.services.datasets.parse_base import ParsedDataset, ParseError, ParseOptions, TooLargeError
 from app.services.datasets.parsing import parse_upload
@@ -122,6 +123,9 @@ def _limit_self(budget: ParseBudget) -> None:
 def _child(
     upload: Path, options: ParseOptions, store: Store, key: str, budget: ParseBudget, conn: Connection
 ) -> None:
+    # The forkserver forked this child from its only thread and exits when the API process does
+    # (its pipe from the API reads EOF): the child goes with it instead of parsing for nobody.
+    die_with_parent()
     outcome: tuple[str, Any]
     writer = ShardWriter(
         store,
