@@ -29,6 +29,8 @@ from app.api.routes import (
     uploads,
 )
 from app.background.batch_predictor import BatchPredictor
+from app.background.job_ends import RECHECK_S as JOB_ENDS_RECHECK_S
+from app.background.job_ends import JobEnds
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
 from app.background.upload_service import UploadService
@@ -100,6 +102,8 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     await to_thread.run_sync(convert_npz_datasets, factory, settings.store, settings.shard_bytes)
     runner = JobRunner(settings)
     supervisor = PoolSupervisor(runner, factory, settings)
+    job_ends = JobEnds(factory, JOB_ENDS_RECHECK_S, settings.max_long_polls_per_owner)
+    runner.on_finished(job_ends.ended)
     sweeper = LeaseSweeper(runner, factory, settings)
     cache = ModelCache(settings.model_cache_bytes)
     batch_predictor = BatchPredictor(
@@ -112,6 +116,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     app.state.engine = engine
     app.state.session_factory = factory
     app.state.runner = runner
+    app.state.job_ends = job_ends
     app.state.model_cache = cache
     app.state.batch_predictor = batch_predictor
     upload_service = UploadService(factory, settings)
@@ -120,6 +125,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     await to_thread.run_sync(__import__, "solver")
     await to_thread.run_sync(runner.start)
     supervisor.start()
+    job_ends.start()
     await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
     await to_thread.run_sync(batch_predictor.start)
     upload_service.start()
@@ -140,6 +146,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
         await to_thread.run_sync(batch_predictor.stop)
         await to_thread.run_sync(runner.stop)
         await to_thread.run_sync(supervisor.stop)
+        await to_thread.run_sync(job_ends.stop)
         engine.dispose()
 
 

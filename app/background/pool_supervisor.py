@@ -34,7 +34,7 @@ class PoolSupervisor(LoopService):
         # Pool breaks per job, counted in memory too: a pool whose workers die before claiming
         # anything (e.g. a failing initializer) would otherwise resubmit the same job forever.
         self._breaks: dict[int, int] = {}
-        runner.on_finished(self.wake)
+        runner.on_finished(lambda _job_id: self.wake())
 
     def run_once(self) -> None:
         for job_id, future in self.runner.take_finished():

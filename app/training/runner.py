@@ -44,7 +44,7 @@ class JobRunner:
         self._executor: Executor | None = None
         self._futures: dict[int, Future[str]] = {}
         self._finished: queue.SimpleQueue[tuple[int, Future[str]]] = queue.SimpleQueue()
-        self._on_finished: Callable[[], None] = lambda: None
+        self._finished_listeners: list[Callable[[int], None]] = []
         self._warm: Future[int] | None = None
         # Every local worker process by pid, with the generation of the pool it belongs to: a
         # broken pool tells which of its workers died on its own (services: the supervisor).
@@ -118,14 +118,15 @@ class JobRunner:
 
     # -- finished futures (settled by app/background/pool_supervisor.py) ------------------------
 
-    def on_finished(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever a future ends (it must return at once: it runs on the
-        executor's own thread)."""
-        self._on_finished = listener
+    def on_finished(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(job_id)`` whenever a job's future ends (it must return at once: it
+        runs on the executor's own thread)."""
+        self._finished_listeners.append(listener)
 
     def _done(self, job_id: int, future: Future[str]) -> None:
         self._finished.put((job_id, future))
-        self._on_finished()
+        for listener in self._finished_listeners:
+            listener(job_id)
 
     def take_finished(self) -> list[tuple[int, Future[str]]]:
         """The futures that ended since the last call, oldest first."""
