@@ -3,6 +3,7 @@ background services around it)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -48,6 +49,7 @@ from app.docs_ui import install_docs
 from app.services.datasets.imports import ImportRoots
 from app.services.datasets.parse_process import start_parser_server
 from app.services.datasets.shard_migration import convert_npz_datasets
+from app.services.jobs import queue_order
 from app.services.jobs import state as job_service
 from app.services.model_registry.artifacts import ModelCache, load_for_prediction
 from app.services.model_registry.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
@@ -100,7 +102,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     factory = make_session_factory(engine)
     # Data sets stored before shards, converted before any job of this server can read them.
     await to_thread.run_sync(convert_npz_datasets, factory, settings.store, settings.shard_bytes)
-    runner = JobRunner(settings)
+    runner = JobRunner(settings, functools.partial(queue_order.fair_order, factory))
     supervisor = PoolSupervisor(runner, factory, settings)
     job_ends = JobEnds(factory, JOB_ENDS_RECHECK_S, settings.max_long_polls_per_owner)
     runner.on_finished(job_ends.ended)

@@ -1,4 +1,5 @@
-"""The pool supervisor: settles training futures that end in an error, replaces a broken pool.
+"""The pool supervisor: settles training futures that end in an error, replaces a broken pool,
+and hands queued jobs to the workers that are free (JobRunner.dispatch).
 
 A future of :func:`app.training.worker.run_job` normally ends with the job's status, which the worker has
 already written. An error means the job's run ended outside the worker's hands, and the database
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 
 class PoolSupervisor(LoopService):
-    """Woken by every future that ends; settles them one by one (:meth:`settle`)."""
+    """Woken by every future that ends and every job submitted; settles the futures one by one
+    (:meth:`settle`), then dispatches."""
 
     name = "pool-supervisor"
 
@@ -35,6 +37,7 @@ class PoolSupervisor(LoopService):
         # anything (e.g. a failing initializer) would otherwise resubmit the same job forever.
         self._breaks: dict[int, int] = {}
         runner.on_finished(lambda _job_id: self.wake())
+        runner.on_pending(self.wake)
 
     def run_once(self) -> None:
         for job_id, future in self.runner.take_finished():
@@ -46,6 +49,8 @@ class PoolSupervisor(LoopService):
         # every pass checks.
         if not self.runner.closed:
             self.runner.replace_broken_pool()
+        # Last: settling may have re-queued jobs, and a worker may have come free.
+        self.runner.dispatch()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         super().stop(timeout_s)

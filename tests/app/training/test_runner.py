@@ -191,9 +191,8 @@ def test_a_dead_worker_charges_only_its_own_job(tmp_path: Path, data_dir: Path):
 
 
 def test_a_job_waiting_in_a_broken_pool_loses_no_attempt(tmp_path: Path, data_dir: Path):
-    # One worker: the second job waits in the pool's queue when the first job's worker is killed.
-    # The pool's workers had been working (the warm-up ping came back), so the waiting job is not
-    # to blame, even with a single attempt allowed.
+    # One worker: the second job waits for it when the first job's worker is killed. Only the
+    # job whose worker died loses an attempt, even with a single attempt allowed.
     settings = make_settings(tmp_path, max_attempts=1, prestart_workers=True)
     with TestClient(create_app(settings)) as c:
         poll(c, "/readyz", lambda body: body.get("status") == "ready")
