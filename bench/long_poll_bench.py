@@ -1,10 +1,11 @@
 """Many long polls against a real server on loopback: what /readyz and a plain job read see while
 ``--polls`` clients wait on ``GET /v1/jobs/{id}?wait=30`` (the security review's row L6).
 
-One pool worker runs a job that outlasts the measurement; the polls all wait on it. /readyz and
-``GET /v1/jobs/{id}`` are each read one after the other, from one client, for ``--seconds`` before
-the polls (quiet) and while they wait (loaded): p50, p99 and max. The API process's CPU time over
-the loaded window, and how long each poll took to answer, complete the record.
+One pool worker runs a job that outlasts the measurement; the polls all wait on it, each on a
+connection of its own. /readyz and ``GET /v1/jobs/{id}`` are each read one after the other, from
+one client, for ``--seconds`` before the polls (quiet) and once the server counts them all waiting
+(loaded): p50, p99 and max. The API process's CPU time over the loaded window, how long the polls
+took to be all waiting, and how long each took to answer complete the record.
 
 ``--before DIR`` measures a second checkout too (e.g. ``git archive main | tar -x -C DIR``), served
 with this virtual environment, so one record holds both sides of a change. Run:
@@ -108,18 +109,30 @@ async def _probe(c: httpx.AsyncClient, path: str, seconds: float) -> dict[str, f
     return _percentiles(latencies)
 
 
-async def _long_poll(c: httpx.AsyncClient, path: str) -> tuple[int, float]:
+async def _long_poll(base: str, path: str) -> tuple[int, float]:
+    """One poll on a connection of its own, as raw HTTP/1.1: the time from the request written
+    to the answer read is the server's, not a client library's work for hundreds of connections."""
+    host, port = base.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET {path}?wait={WAIT_S} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
     t0 = time.perf_counter()
-    r = await c.get(path, params={"wait": WAIT_S})
-    return r.status_code, time.perf_counter() - t0
+    answer = await reader.read()  # until the server closes: Connection: close
+    took = time.perf_counter() - t0
+    writer.close()
+    return int(answer.split(b" ", 2)[1]), took
+
+
+async def _waiting(c: httpx.AsyncClient) -> float:
+    """The server's gauge of waiting long polls."""
+    for line in (await c.get("/metrics")).text.splitlines():
+        if line.startswith("pgs_long_polls_waiting "):
+            return float(line.split()[1])
+    return 0.0
 
 
 async def _measure(server: Server, polls: int, seconds: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=polls + 10, max_keepalive_connections=polls + 10)
-    async with (
-        httpx.AsyncClient(base_url=server.base, timeout=120, limits=limits) as pollers,
-        httpx.AsyncClient(base_url=server.base, timeout=120) as c,
-    ):
+    async with httpx.AsyncClient(base_url=server.base, timeout=120) as c:
         files = {"file": ("t.svm", tiny_svmlight(400, 20))}
         ds = (await c.post("/v1/datasets", files=files)).json()["id"]
         job = (await c.post("/v1/jobs", json={"dataset_id": ds, **JOB})).json()["id"]
@@ -127,8 +140,11 @@ async def _measure(server: Server, polls: int, seconds: float) -> dict[str, Any]
             await asyncio.sleep(0.2)
         path = f"/v1/jobs/{job}"
         quiet = {"readyz": await _probe(c, "/readyz", seconds), "get_job": await _probe(c, path, seconds)}
-        waiting = [asyncio.create_task(_long_poll(pollers, path)) for _ in range(polls)]
-        await asyncio.sleep(3)  # every poll sent and waiting
+        waiting = [asyncio.create_task(_long_poll(server.base, path)) for _ in range(polls)]
+        sent = time.monotonic()
+        while await _waiting(c) < polls:
+            await asyncio.sleep(0.1)
+        all_waiting_s = time.monotonic() - sent
         cpu0, t0 = server.cpu_seconds(), time.monotonic()
         loaded = {"readyz": await _probe(c, "/readyz", seconds), "get_job": await _probe(c, path, seconds)}
         cpu = (server.cpu_seconds() - cpu0) / (time.monotonic() - t0)
@@ -139,6 +155,7 @@ async def _measure(server: Server, polls: int, seconds: float) -> dict[str, Any]
         "quiet": quiet,
         "loaded": loaded,
         "api_cpu_percent": round(100 * cpu, 1),
+        "all_waiting_after_s": round(all_waiting_s, 1),
         "polls": {
             "n": polls,
             "ok": sum(status == 200 for status, _ in answers),

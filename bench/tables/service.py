@@ -264,6 +264,7 @@ def long_poll_bench(r: dict) -> str:
                 latency(x["loaded"]["readyz"]),
                 latency(x["loaded"]["get_job"]),
                 f"{x['api_cpu_percent']:.0f} %",
+                f"{x['all_waiting_after_s']:.1f} s",
                 f"{polls['ok']} of {polls['n']}; {polls['min_s']:.1f}-{polls['max_s']:.1f} s",
             ]
         )
@@ -274,6 +275,7 @@ def long_poll_bench(r: dict) -> str:
             f"/readyz under {n} polls",
             f"job read under {n} polls",
             "API CPU under the polls",
+            "all polls waiting after",
             f"polls answered 200 (wait={r['wait_s']}); their time",
         ],
         rows,
