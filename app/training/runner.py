@@ -36,14 +36,8 @@ BROKEN_POOL_PAUSE_S = 0.5
 BROKEN_POOL_EXIT_S = 10.0
 
 
-def oldest_first(among: Collection[int]) -> list[int]:
-    return sorted(among)
-
-
 class JobRunner:
-    def __init__(
-        self, settings: Settings, order: Callable[[Collection[int]], list[int]] = oldest_first
-    ) -> None:
+    def __init__(self, settings: Settings, order: Callable[[Collection[int]], list[int]]) -> None:
         """``order`` gives the jobs of a set that are still queued, in the order they are to start
         (dropping the others: cancelled, or started by another process)."""
         self.settings = settings
