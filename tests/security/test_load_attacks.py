@@ -31,8 +31,6 @@ from bench import procs
 from tests.cluster.harness import ApiServer, running_service, tiny_svmlight
 from tests.helpers import assert_problem, make_settings, metric
 
-pytestmark = pytest.mark.system
-
 KEYS = {
     "flood": "flood:member:key-flood",
     "other": "other:member:key-other",
@@ -44,9 +42,6 @@ SHORT = {"n_iter": 50}
 QUOTA = 100  # PGS_MAX_QUEUED_JOBS_PER_OWNER's default
 POLLS, POLLS_PAST_CAP = 300, 10
 UPLOADS, UPLOAD_ROWS = 20, 40_000  # about 2 MB each
-# The API process's peak memory may grow by this much while the uploads are received and parsed
-# (each is streamed to disk and parsed in a child process): far below the bytes sent at once.
-UPLOAD_RSS_GROWTH = 200 * 1024 * 1024
 
 
 def _auth(name: str) -> dict[str, str]:
@@ -93,6 +88,7 @@ async def _cancel_all(c: httpx.AsyncClient) -> None:
 # -- L1: a burst of jobs from one key --------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_l1_a_burst_of_jobs_meets_the_queue_quota_and_spares_other_owners(server: ApiServer):
     async def attack() -> None:
         async with _client(server, "flood", 200) as flood, _client(server, "other") as other:
@@ -153,6 +149,7 @@ def test_l2_a_study_that_can_never_fit_the_quota_is_a_422(tmp_path: Path, data_d
 # -- L3: concurrent multipart uploads --------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_l3_concurrent_uploads_are_stored_or_refused_with_bounded_memory(server: ApiServer, tmp_path: Path):
     content = tiny_svmlight(UPLOAD_ROWS, seed=3)
     assert 1_500_000 < len(content) < 3_000_000
@@ -180,12 +177,15 @@ def test_l3_concurrent_uploads_are_stored_or_refused_with_bounded_memory(server:
         assert {d["id"] for d in listed} == {d["id"] for d in stored}
         assert c.get("/readyz").status_code == 200
     assert list((Path(server.env["PGS_DATA_DIR"]) / "tmp").glob("upload-*")) == []
-    assert growth < UPLOAD_RSS_GROWTH, f"the API grew by {growth / 2**20:.0f} MiB"
+    # Each upload is streamed to disk and parsed in a child process: the API's peak memory grows
+    # by less than the bytes sent at once (about 15 MiB for the 40 MB here).
+    assert growth < UPLOADS * len(content), f"the API grew by {growth / 2**20:.0f} MiB"
 
 
 # -- L6: many long polls ---------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_l6_long_polls_leave_the_service_responsive_and_answer_when_their_job_ends(server: ApiServer):
     probe = httpx.Client(base_url=server.base, headers=_auth("poller"), timeout=60)
 
