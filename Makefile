@@ -100,6 +100,7 @@ bench: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.load_bench --setup both --duration 60
 	$(BIN)/python -m bench.dispatch_bench --setup both --repeat 20
 	$(BIN)/python -m bench.hostile_bench
+	$(BIN)/python -m bench.long_poll_bench
 	$(BIN)/python -m bench.end_to_end
 	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'

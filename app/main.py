@@ -3,6 +3,7 @@ background services around it)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -30,6 +31,8 @@ from app.api.routes import (
 )
 from app.api.upload_slots import UploadSlotsMiddleware
 from app.background.batch_predictor import BatchPredictor
+from app.background.job_ends import RECHECK_S as JOB_ENDS_RECHECK_S
+from app.background.job_ends import JobEnds
 from app.background.lease_sweeper import LeaseSweeper
 from app.background.pool_supervisor import PoolSupervisor
 from app.background.upload_service import UploadService
@@ -50,6 +53,7 @@ from app.docs_ui import install_docs
 from app.services.datasets.imports import ImportRoots
 from app.services.datasets.parse_process import start_parser_server
 from app.services.datasets.shard_migration import convert_npz_datasets
+from app.services.jobs import queue_order
 from app.services.jobs import state as job_service
 from app.services.model_registry.artifacts import ModelCache, load_for_prediction
 from app.services.model_registry.batch_predictions import TMP_PREFIX as BATCH_TMP_PREFIX
@@ -103,8 +107,10 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     factory = make_session_factory(engine)
     # Data sets stored before shards, converted before any job of this server can read them.
     await to_thread.run_sync(convert_npz_datasets, factory, settings.store, settings.shard_bytes)
-    runner = JobRunner(settings)
+    runner = JobRunner(settings, functools.partial(queue_order.fair_order, factory))
     supervisor = PoolSupervisor(runner, factory, settings)
+    job_ends = JobEnds(factory, JOB_ENDS_RECHECK_S, settings.max_long_polls_per_owner)
+    runner.on_finished(job_ends.ended)
     sweeper = LeaseSweeper(runner, factory, settings)
     cache = ModelCache(settings.model_cache_bytes)
     batch_predictor = BatchPredictor(
@@ -117,6 +123,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     app.state.engine = engine
     app.state.session_factory = factory
     app.state.runner = runner
+    app.state.job_ends = job_ends
     app.state.model_cache = cache
     app.state.batch_predictor = batch_predictor
     upload_service = UploadService(factory, settings, app.state.disk_reserve)
@@ -125,6 +132,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     await to_thread.run_sync(__import__, "solver")
     await to_thread.run_sync(runner.start)
     supervisor.start()
+    job_ends.start()
     await to_thread.run_sync(sweeper.start)  # first recovers what a previous server left
     await to_thread.run_sync(batch_predictor.start)
     upload_service.start()
@@ -145,6 +153,7 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
         await to_thread.run_sync(batch_predictor.stop)
         await to_thread.run_sync(runner.stop)
         await to_thread.run_sync(supervisor.stop)
+        await to_thread.run_sync(job_ends.stop)
         engine.dispose()
 
 

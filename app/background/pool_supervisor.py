@@ -1,4 +1,5 @@
-"""The pool supervisor: settles training futures that end in an error.
+"""The pool supervisor: settles training futures that end in an error, and hands queued jobs
+to the workers that are free (JobRunner.dispatch).
 
 A future of :func:`app.training.worker.run_job` normally ends with the job's status, which the worker has
 already written. An error means the job's run ended outside the worker's hands, and the database
@@ -24,7 +25,8 @@ log = logging.getLogger(__name__)
 
 
 class PoolSupervisor(LoopService):
-    """Woken by every future that ends; settles them one by one (:meth:`settle`)."""
+    """Woken by every future that ends and every job submitted; settles the futures one by one
+    (:meth:`settle`), then dispatches."""
 
     name = "pool-supervisor"
 
@@ -36,7 +38,8 @@ class PoolSupervisor(LoopService):
         # job (the job stays queued, so no attempt is charged) would otherwise have the same job
         # resubmitted forever.
         self._deaths: dict[int, int] = {}
-        runner.on_finished(self.wake)
+        runner.on_finished(lambda _job_id: self.wake())
+        runner.on_pending(self.wake)
 
     def run_once(self) -> None:
         for job_id, future in self.runner.take_finished():
@@ -44,6 +47,8 @@ class PoolSupervisor(LoopService):
                 self.settle(job_id, future)
             except Exception as exc:
                 log_failure(f"could not settle job {job_id}", exc)
+        # Last: settling may have re-queued jobs, and a worker may have come free.
+        self.runner.dispatch()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         super().stop(timeout_s)

@@ -375,6 +375,13 @@ class Settings(BaseSettings):
     max_queued_jobs: int = Field(
         default=1000, ge=1, description="Queued jobs of every caller together; beyond, the same 429."
     )
+    max_long_polls_per_owner: int = Field(
+        default=100,
+        ge=0,
+        description="Long polls (`GET /v1/jobs/{id}?wait=`) of one owner that may wait at once; "
+        "one more is answered at once, with the job as it is and `Retry-After`. A waiting poll "
+        "holds a connection (of `PGS_MAX_CONNECTIONS`) but no thread or database connection.",
+    )
     batch_predict_threads: int = Field(
         default=1,
         ge=1,

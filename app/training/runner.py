@@ -6,6 +6,11 @@ process pool or a Dask cluster. Job state is in the database: the runner only su
 lifespan (app/background/): the pool supervisor settles the futures that end in an error (a
 worker that died mid-job), the lease sweeper finds jobs no live process holds and submits them
 here. A local pool replaces a dead worker by itself (app/training/pool.py).
+
+Jobs wait in the database, not in the executor: the runner keeps the queued jobs it is to run
+(``submit``) and hands one to the executor only when a worker is free (``dispatch``), in the
+order app/services/jobs/queue_order.py gives (owners take turns). An executor's own queue is
+first in, first out: one owner's hundred queued jobs would make everyone else's wait for them.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import functools
 import multiprocessing
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -25,8 +30,11 @@ from app.training.worker import ping, run_job
 
 
 class JobRunner:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, order: Callable[[Collection[int]], list[int]]) -> None:
+        """``order`` gives the jobs of a set that are still queued, in the order they are to start
+        (dropping the others: cancelled, or started by another process)."""
         self.settings = settings
+        self._order = order
         # spawn, not fork: the server has threads (uvicorn, the thread pool, the background
         # services), and forking a threaded process can deadlock; spawned workers also load
         # Numba cleanly.
@@ -36,8 +44,13 @@ class JobRunner:
         self._backend: Backend | None = None
         self._executor: Executor | None = None
         self._futures: dict[int, Future[str]] = {}
+        # Jobs to run that wait for a free worker (in the database, they are queued).
+        self._pending: set[int] = set()
+        # One dispatch at a time: two would hand the same free worker a job each.
+        self._dispatching = threading.Lock()
         self._finished: queue.SimpleQueue[tuple[int, Future[str]]] = queue.SimpleQueue()
-        self._on_finished: Callable[[], None] = lambda: None
+        self._finished_listeners: list[Callable[[int], None]] = []
+        self._pending_listeners: list[Callable[[], None]] = []
         self._warm: Future[int] | None = None
         self.closed = False
 
@@ -55,6 +68,7 @@ class JobRunner:
         with self._lock:
             self.closed = True
             executor, backend = self._executor, self._backend
+            self._pending.clear()  # they stay queued in the database
         self._shutdown_event.set()
         if executor is not None and backend is not None:
             backend.stop(executor)
@@ -72,14 +86,39 @@ class JobRunner:
     # -- submitting ----------------------------------------------------------------------------
 
     def submit(self, job_id: int) -> None:
+        """Run job ``job_id`` (queued in the database) when a worker is free and its turn comes."""
         with self._lock:
             if self.closed or self._executor is None or self._backend is None:
                 return  # stays queued in the database; the next start or sweep dispatches it
             current = self._futures.get(job_id)
             if current is not None and not current.done():
                 return  # already held by this process
-            future = self._executor.submit(run_job, job_id, self.settings)
-            self._futures[job_id] = future
+            self._pending.add(job_id)
+        for listener in self._pending_listeners:
+            listener()
+
+    def dispatch(self) -> None:
+        """Hand waiting jobs to the free workers, in the queue's order (it reads the database)."""
+        with self._dispatching:
+            with self._lock:
+                free = max(1, self.worker_count()) - sum(not f.done() for f in self._futures.values())
+                if self.closed or free <= 0 or not self._pending:
+                    return
+                asked = set(self._pending)
+            order = self._order(asked)
+            with self._lock:
+                # What is no longer queued leaves; what was submitted meanwhile stays.
+                self._pending -= asked - set(order)
+                for job_id in order[:free]:
+                    if job_id in self._pending and not self.closed:
+                        self._pending.discard(job_id)
+                        self._hand(job_id)
+
+    def _hand(self, job_id: int) -> None:
+        """Give the executor job ``job_id`` (under the lock)."""
+        assert self._executor is not None
+        future = self._executor.submit(run_job, job_id, self.settings)
+        self._futures[job_id] = future
         future.add_done_callback(functools.partial(self._done, job_id))
 
     def future_of(self, job_id: int) -> Future[str] | None:
@@ -88,20 +127,25 @@ class JobRunner:
             return self._futures.get(job_id)
 
     def held(self) -> list[int]:
-        """The jobs this process has handed to its executor and that have not ended."""
+        """The jobs this process is to run or has handed to its executor, not yet ended."""
         with self._lock:
-            return [j for j, f in self._futures.items() if not f.done()]
+            return [j for j, f in self._futures.items() if not f.done()] + sorted(self._pending)
 
     # -- finished futures (settled by app/background/pool_supervisor.py) ------------------------
 
-    def on_finished(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever a future ends (it must return at once: it runs on the
-        executor's own thread)."""
-        self._on_finished = listener
+    def on_finished(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(job_id)`` whenever a job's future ends (it must return at once: it
+        runs on the executor's own thread)."""
+        self._finished_listeners.append(listener)
+
+    def on_pending(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` whenever a job is submitted, to dispatch it (it must return at once)."""
+        self._pending_listeners.append(listener)
 
     def _done(self, job_id: int, future: Future[str]) -> None:
         self._finished.put((job_id, future))
-        self._on_finished()
+        for listener in self._finished_listeners:
+            listener(job_id)
 
     def take_finished(self) -> list[tuple[int, Future[str]]]:
         """The futures that ended since the last call, oldest first."""

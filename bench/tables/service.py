@@ -1,6 +1,6 @@
 """The service: prediction latency (bench.predict_bench), load (bench.load_bench), job dispatch
 (bench.dispatch_bench), the first job after a fresh install (bench.cold_start), hostile input
-(bench.hostile_bench) and the soak (bench.soak)."""
+(bench.hostile_bench), many long polls (bench.long_poll_bench) and the soak (bench.soak)."""
 
 from __future__ import annotations
 
@@ -243,6 +243,43 @@ def _answer(outcome: dict) -> str:
     """The status, and the setting the problem's detail names as the limit that was hit."""
     limit = re.search(r"\b(PGS_[A-Z_]+)\b", outcome.get("detail") or "")
     return f"{outcome['status']}" + (f" (`{limit.group(1)}`)" if limit else "")
+
+
+def long_poll_bench(r: dict) -> str:
+    """Before and after (when both were measured): /readyz and a job read, quiet and under the polls."""
+    sides = [side for side in ("before", "after") if side in r]
+    n = r[sides[-1]]["polls"]["n"]
+
+    def latency(x: dict) -> str:
+        return f"{x['p50_ms']:.0f} / {x['p99_ms']:.0f} / {x['max_ms']:.0f} ms"
+
+    rows = []
+    for side in sides:
+        x = r[side]
+        polls = x["polls"]
+        rows.append(
+            [
+                side,
+                latency(x["quiet"]["readyz"]),
+                latency(x["loaded"]["readyz"]),
+                latency(x["loaded"]["get_job"]),
+                f"{x['api_cpu_percent']:.0f} %",
+                f"{x['all_waiting_after_s']:.1f} s",
+                f"{polls['ok']} of {polls['n']}; {polls['min_s']:.1f}-{polls['max_s']:.1f} s",
+            ]
+        )
+    return md_table(
+        [
+            "code",
+            "/readyz quiet p50 / p99 / max",
+            f"/readyz under {n} polls",
+            f"job read under {n} polls",
+            "API CPU under the polls",
+            "all polls waiting after",
+            f"polls answered 200 (wait={r['wait_s']}); their time",
+        ],
+        rows,
+    )
 
 
 def hostile_bench(r: dict) -> str:

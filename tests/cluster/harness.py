@@ -385,10 +385,11 @@ class ApiServer:
 
 @contextlib.contextmanager
 def running_service(root: Path, *, clean_log: bool = True, **env: str) -> Iterator[ApiServer]:
-    """``python -m app`` with one pool worker on a fresh data dir under ``root``, for the block;
-    its log must hold no traceback unless ``clean_log`` is False (a test that provokes faults)."""
+    """``python -m app`` with one pool worker (unless ``env`` says otherwise) on a fresh data dir
+    under ``root``, for the block; its log must hold no traceback unless ``clean_log`` is False (a
+    test that provokes faults)."""
     root.mkdir(parents=True, exist_ok=True)
-    server = ApiServer(root / "var", root / "server.log", PGS_WORKERS="1", **env).start()
+    server = ApiServer(root / "var", root / "server.log", **{"PGS_WORKERS": "1", **env}).start()
     try:
         yield server
     finally:

@@ -3,10 +3,7 @@ cancel, trace."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from concurrent.futures import Future
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -28,6 +25,7 @@ from app.api.deps import (
 from app.api.filters import NameQuery, TagsQuery
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
+from app.background.job_ends import JobEnds
 from app.core.server import SHUTTING_DOWN
 from app.core.tenants import Caller
 from app.db.engine import SessionFactory
@@ -120,11 +118,10 @@ def list_jobs(
     return {"items": items, "next_cursor": next_cursor}
 
 
-# A long poll (GET /v1/jobs/{id}?wait=...) re-reads the job at least this often: a job run by
-# another process (a second API process, a sweep's re-dispatch) or cancelled while queued ends
-# in the database only.
-WAIT_RECHECK_S = 0.5
 MAX_WAIT_S = 30.0
+# What a poll that may not wait (its owner's polls are at PGS_MAX_LONG_POLLS_PER_OWNER) is asked
+# to pause before the next: a client that polls in a loop must not spin.
+BUSY_RETRY_AFTER_S = 5
 
 JobId = Annotated[int, Path(ge=1)]
 WaitQuery = Annotated[
@@ -135,7 +132,8 @@ WaitQuery = Annotated[
         description="Long poll: answer as soon as the job has ended (succeeded, failed or cancelled), "
         "or after this many seconds (or when the server begins to stop) with the job as it is then. "
         "0 answers at once. A client that waits for a job sees its end when it happens instead of "
-        "at its next poll.",
+        "at its next poll. When the caller's owner already has PGS_MAX_LONG_POLLS_PER_OWNER polls "
+        f"waiting, the answer comes at once, with `Retry-After: {BUSY_RETRY_AFTER_S}`.",
     ),
 ]
 
@@ -148,6 +146,8 @@ WaitQuery = Annotated[
 )
 async def get_job(
     job_id: JobId,
+    request: Request,
+    response: Response,
     factory: FactoryDep,
     runner: RunnerDep,
     metrics: MetricsDep,
@@ -155,14 +155,19 @@ async def get_job(
     wait: WaitQuery = 0.0,
 ) -> JobRead:
     deadline = time.monotonic() + wait
-    ended = _ended_event(runner.future_of(job_id)) if wait > 0 else None
     read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
     if _answers_now(read, deadline):
         return read
-    with metrics.long_polls.track_inprogress():
-        while not _answers_now(read, deadline):
-            await _pause(ended, min(deadline - time.monotonic(), WAIT_RECHECK_S))
-            read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
+    job_ends: JobEnds = request.app.state.job_ends
+    with job_ends.admitted(caller.owner) as admitted:
+        if not admitted:
+            response.headers["Retry-After"] = str(BUSY_RETRY_AFTER_S)
+            return read
+        with metrics.long_polls.track_inprogress():
+            while not _answers_now(read, deadline):
+                # No thread and no connection while it waits: see app/background/job_ends.py.
+                await job_ends.wait(job_id, deadline - time.monotonic())
+                read = await run_in_threadpool(_read_job, factory, runner, job_id, caller)
     return read
 
 
@@ -176,33 +181,6 @@ def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int, caller: C
     if read.status == JobStatus.QUEUED:
         read.waiting_reason = runner.waiting_reason()
     return read
-
-
-def _ended_event(run: Future[str] | None) -> asyncio.Event | None:
-    """An event set when ``run`` (the job's run, if this process holds it) ends: its worker wrote
-    the job's end to the database before it returned. None when there is no run to watch."""
-    if run is None or run.done():
-        return None
-    loop = asyncio.get_running_loop()
-    ended = asyncio.Event()
-
-    def wake(_: Future[str]) -> None:  # on the executor's thread
-        with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits any more
-            loop.call_soon_threadsafe(ended.set)
-
-    run.add_done_callback(wake)
-    return ended
-
-
-async def _pause(ended: asyncio.Event | None, seconds: float) -> None:
-    """``seconds``, or less when the watched run ends first (once it has, the database alone
-    tells: a run that ended without ending the job, e.g. at a shutdown, is re-read every
-    ``seconds``)."""
-    if ended is None or ended.is_set():
-        await asyncio.sleep(seconds)
-        return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(ended.wait(), seconds)
 
 
 @router.patch(
@@ -232,8 +210,10 @@ def patch_job(job: JobDep, body: JobPatch, session: SessionDep) -> Job:
         **problems(*BODY_GUARDS, 404, (409, "The job already succeeded or failed")),
     },
 )
-def cancel_job(job: JobDep, session: SessionDep, response: Response) -> Job:
+def cancel_job(job: JobDep, session: SessionDep, request: Request, response: Response) -> Job:
     job_requests.cancel_job(session, job)
+    if job.status == JobStatus.CANCELLED:  # was queued: no run will come back to say so
+        request.app.state.job_ends.ended(job.id)
     response.status_code = 202 if job.status == JobStatus.RUNNING else 200
     return job
 

@@ -192,7 +192,8 @@ def test_a_dead_workers_job_is_settled_by_who_ended_it(tmp_path: Path, died: Wor
         s.add(job)
     future: Future[str] = Future()
     future.set_exception(died)
-    PoolSupervisor(JobRunner(settings), factory, settings).settle(job.id, future)  # runner not started
+    runner = JobRunner(settings, order=sorted)  # not started: settle() only writes the database
+    PoolSupervisor(runner, factory, settings).settle(job.id, future)
     assert _jobs_in_db(settings.data_dir / "pgs.db")[job.id] == after
 
 
