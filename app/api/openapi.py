@@ -87,8 +87,9 @@ STATUSES: dict[int, _Status] = {
         "invalid request: query.foo",
     ),
     429: _Status(
-        "Too many requests queued: the owner's queue (PGS_MAX_QUEUED_JOBS_PER_OWNER) or "
-        "the server's (PGS_MAX_QUEUED_JOBS) is full; retry after Retry-After seconds",
+        "Too many at once: the client's open connections (PGS_MAX_CONNECTIONS_PER_CLIENT), "
+        "or what the operation says (a queue, uploads or long polls of the owner); retry after "
+        "Retry-After seconds",
         "too-many-queued-jobs",
         "owner 'team-a' has 100 queued job(s); 1 more would pass its quota of 100 "
         "(PGS_MAX_QUEUED_JOBS_PER_OWNER)",
@@ -112,8 +113,9 @@ STATUSES: dict[int, _Status] = {
 }
 
 # Answered on every operation, before its handler: the Host and network checks of a server
-# without keys (400, 403; app/core/security.py) and unknown or invalid query parameters (422).
-REQUEST_GUARDS = (400, 403, 422)
+# without keys (400, 403; app/core/security.py), unknown or invalid query parameters (422) and
+# a client over its connections (429; app/core/server.py).
+REQUEST_GUARDS = (400, 403, 422, 429)
 # Every /v1 operation besides: its API key (401, 403) and its database or store (503).
 API_GUARDS = (*REQUEST_GUARDS, 401, 503)
 # Every POST and DELETE besides: the body's time and size limits (app/core/limits.py).

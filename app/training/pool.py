@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import pickle
+import pickle  # only for the pipe to the workers this module spawns (see the module doc)
 import signal
 import socket
 import threading

@@ -39,9 +39,6 @@ def test_the_id_finder_counts_words_not_ranges_or_prefixes():
     assert named_ids("def test_i9_a_slow_source(): ...\ndef test_a1x(): ...", ids) == {"I9"}
 
 
-@pytest.mark.xfail(
-    strict=False, reason="replays landing on other branches: T1-T7, L1-L6 and F1-F5 are not named yet"
-)
 def test_every_attack_of_the_review_is_replayed_by_a_test():
     if not REVIEW.is_file():
         pytest.skip(f"the security review is not at {REVIEW}")
