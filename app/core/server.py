@@ -136,7 +136,11 @@ class ClientLimitsProtocol(H11Protocol):
         if answer:
             self.transport.write(answer)
         if self.transport.can_write_eof():
-            self.transport.write_eof()
+            try:
+                self.transport.write_eof()
+            except OSError:  # the client is already gone (ENOTCONN): nothing to linger for
+                self.transport.close()
+                return
         self.loop.call_later(LINGER_S, self.transport.close)
 
     # -- the protocol
