@@ -45,7 +45,8 @@ SLOW_LABEL = 0
 SLOW_VALUE = 1
 
 _POW10 = np.array([10.0**k for k in range(23)])  # exact doubles
-_POW10_INT = np.array([10**k for k in range(20)], np.uint64)
+_TEN = np.uint64(10)
+_NINE = np.uint64(9)
 _MAX_EXACT = np.uint64(2**53)
 _MAX_INDEX = 2**31 - 1
 
@@ -55,15 +56,21 @@ _SLOW = 1
 _INVALID_BYTE = 2
 
 
+# bytes.split()'s whitespace: space, \t, \n, \v, \f, \r; a field also ends at '#' (a comment).
+_SPACE = np.zeros(256, np.bool_)
+_SPACE[[9, 10, 11, 12, 13, 32]] = True
+_FIELD_END = _SPACE.copy()
+_FIELD_END[35] = True
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _is_space(c: int) -> bool:
-    # bytes.split()'s whitespace: space, \t, \n, \v, \f, \r.
-    return c == 32 or 9 <= c <= 13
+    return _SPACE[c]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _ends_field(buf: np.ndarray, i: int, n: int) -> bool:
-    return i >= n or _is_space(buf[i]) or buf[i] == 35  # '#' starts a comment
+    return i >= n or _FIELD_END[buf[i]]
 
 
 @njit(cache=True, nogil=True)
@@ -80,35 +87,35 @@ def _field_end(buf: np.ndarray, i: int, n: int) -> tuple[int, bool]:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _digit(c: np.uint8) -> np.uint64:
+    """The digit of byte ``c``, or a value above 9 (the subtraction wraps below '0')."""
+    return np.uint64(c) - np.uint64(48)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _mantissa(buf: np.ndarray, i: int, n: int) -> tuple[np.uint64, int, bool, int]:
     """The digits (and point) at ``i``: (mantissa, its power of ten, whether it is exact: 1 to
     19 significant digits, position after them)."""
     mantissa = np.uint64(0)
-    digits = 0  # significant digits in mantissa (trailing zeros pending apart)
-    zeros = 0  # zeros after the last non-zero digit, not yet in the mantissa
-    exp10 = 0
-    seen_digit = False
-    seen_point = False
-    exact = True
-    while i < n:
-        c = buf[i]
-        if c == 46 and not seen_point:  # .
-            seen_point = True
-        elif not 48 <= c <= 57:
-            break
-        else:
-            seen_digit = True
-            exp10 -= seen_point
-            if c == 48:
-                zeros += digits > 0
-            elif digits + zeros + 1 > 19:
-                exact = False
-            else:
-                mantissa = mantissa * _POW10_INT[zeros + 1] + np.uint64(c - 48)
-                digits += zeros + 1
-                zeros = 0
+    significant = 0
+    start = i
+    while i < n and _digit(buf[i]) <= _NINE:
+        mantissa = mantissa * _TEN + _digit(buf[i])
+        significant += mantissa != 0
         i += 1
-    return mantissa, exp10 + zeros, exact and seen_digit, i
+    digits = i - start
+    exp10 = 0
+    if i < n and buf[i] == 46:  # .
+        i += 1
+        start = i
+        while i < n and _digit(buf[i]) <= _NINE:
+            mantissa = mantissa * _TEN + _digit(buf[i])
+            significant += mantissa != 0
+            i += 1
+        exp10 = start - i
+        digits += i - start
+    # Past 19 significant digits the mantissa has wrapped: float() converts the field.
+    return mantissa, exp10, digits > 0 and significant <= 19, i
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -184,9 +191,8 @@ def _parse_index(buf: np.ndarray, start: int, n: int) -> tuple[int, int, int]:
         i += 1
     value = 0
     digits = 0
-    while i < n and 48 <= buf[i] <= 57:
-        if value <= _MAX_INDEX:
-            value = value * 10 + (buf[i] - 48)
+    while i < n and _digit(buf[i]) <= _NINE:
+        value = min(value * 10 + (buf[i] - 48), _MAX_INDEX + 1)
         digits += 1
         i += 1
     if digits and i < n and buf[i] == 58:
