@@ -10,9 +10,10 @@ column and the reason; rows before it may have reached the sink, which the calle
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -84,7 +85,7 @@ def _located(block: bytes, first_line: int, at: int, reason: str) -> str:
     return f"not a valid svmlight/LIBSVM file: line {line}, column {column} ({shown!r}): {reason}"
 
 
-def parsed_blocks(blocks: Iterable[tuple[int, bytes]], threads: int) -> Iterator[tuple[int, bytes, Rows]]:
+def parsed_blocks(blocks: Iterable[tuple[int, bytes]], threads: int) -> Generator[tuple[int, bytes, Rows]]:
     """(first line, block, rows) of each block, in order, parsed by up to ``threads`` threads:
     as many blocks are parsed ahead as there are threads, no more."""
     if threads <= 1:
@@ -112,8 +113,12 @@ def parse_svmlight(
     """(width, index base) of the rows given to ``out``."""
     base = _IndexBase(options.zero_based, out.sink)
     raw_width = 0  # the largest index + 1, as written in the file
-    with open_stream() as fh:
-        for first_line, block, (X, y) in parsed_blocks(line_blocks(fh, 1), options.threads):
+    # closing: a refused block stops the threads now, not when the traceback is collected.
+    with (
+        open_stream() as fh,
+        contextlib.closing(parsed_blocks(line_blocks(fh, 1), options.threads)) as blocks,
+    ):
+        for first_line, block, (X, y) in blocks:
             problem = first_nonfinite_line(X, y, block, first_line, comments=True)
             if problem:
                 raise ParseError(problem)

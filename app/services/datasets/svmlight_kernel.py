@@ -10,7 +10,7 @@ decimal of up to 19 significant digits whose mantissa is at most 2^53 and whose 
 at most 22 is a product or quotient of two exact doubles, which IEEE arithmetic rounds correctly
 (Clinger's fast path). Any other token that is printable ASCII (17 significant digits, ``nan``,
 ``1e400``, ``1_000``) is listed as *slow*: the caller converts it with ``float()``, and refuses
-it if ``float()`` does; those are about 1 % of the values of a real file written with ``repr``.
+it if ``float()`` does; those are 1-2 % of the values of a real file written with ``repr``.
 
 The kernel holds no GIL (``nogil``): the caller parses several blocks at once in threads.
 """

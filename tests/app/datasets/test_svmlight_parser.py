@@ -15,13 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fastapi.testclient import TestClient
 from sklearn.datasets import load_svmlight_file
 
+from app.main import create_app
 from app.services.datasets import parse_base
 from app.services.datasets.parse_base import ParseError
 from app.services.datasets.svmlight_format import parse_block
 from tests.conftest import DATA_DIR
-from tests.helpers import parse_rows
+from tests.helpers import assert_problem, make_settings, parse_rows, upload
 
 SMALL_BLOCK = 64 * 1024  # several blocks, so several threads, for files of a few hundred KiB
 
@@ -214,3 +216,17 @@ def test_every_value_is_the_double_python_reads():
     expected = np.array([float(t) for t in tokens])
     finite = np.isfinite(expected)  # the others are refused later, by line (NaN or infinite)
     assert np.array_equal(_bits(X.data[finite]), _bits(expected[finite]))
+
+
+def test_an_upload_with_a_bad_line_in_its_third_block_is_a_422_and_stores_nothing(tmp_path: Path):
+    # Through the service: the parse child's threads (PGS_PARSE_THREADS=2) read blocks of 4 MiB,
+    # so the first two blocks' rows reach the shard writer before the bad line is met.
+    head = _valid_lines(9 * 1024 * 1024)
+    content = gzip.compress(head + b"1 1:1 2:x\n" + head[:100_000], compresslevel=1)
+    settings = make_settings(tmp_path, parse_threads=2, shard_bytes=1024 * 1024)
+    with TestClient(create_app(settings)) as client:
+        body = assert_problem(upload(client, content, "deep.svm.gz"), 422, "body.file")
+        line = head.count(b"\n") + 1
+        assert f"line {line}, column 9 " in body["detail"], body["detail"]
+        assert client.get("/v1/datasets").json()["items"] == []
+    assert list((tmp_path / "var" / "datasets").iterdir()) == []
