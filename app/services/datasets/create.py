@@ -105,6 +105,7 @@ def parse_options(settings: Settings, options: DatasetOptions, filename: str) ->
         max_compression_ratio=settings.max_compression_ratio,
         max_features=settings.max_features,
         max_label_chars=settings.max_label_chars,
+        threads=settings.parse_threads,
         n_features=options.n_features,
     )
 

@@ -44,6 +44,7 @@ class ParseOptions:
     max_compression_ratio: float = 100.0
     max_features: int = 2**24
     max_label_chars: int = 256
+    threads: int = 1  # svmlight: blocks of lines parsed at once
     # The data set's width, declared by the upload (a test set with the training set's width).
     n_features: int | None = None
 

@@ -1,8 +1,9 @@
 """Turn an uploaded svmlight or CSV file (optionally gzip, bzip2 or xz compressed) into CSR features
 and labels.
 
-The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed by
-a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows that
+The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed
+(svmlight: a compiled parser with scikit-learn's ``load_svmlight_file``'s results, several blocks at
+once in threads; CSV: NumPy's ``loadtxt``) into CSR rows that
 go straight to a :class:`RowSink` (the shard writer, :mod:`app.services.datasets.shards`), so neither the
 text nor the data is ever held whole: the parse's memory is a block and a shard, whatever the
 file's size. Every way the input can be
