@@ -5,11 +5,13 @@ tests/cluster/harness.py."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,6 +29,16 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "var" / "numba-cache"))
 
 PROBLEM = "application/problem+json"
+
+
+def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(coroutine)`` on a thread of its own, its exception raised here: the browser
+    tests' session-wide Playwright keeps an event loop running on the main thread, where
+    asyncio.run() refuses."""
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 # Generous: these bound a hang, they do not measure speed.
 JOB_TIMEOUT_S = 180.0
 

@@ -29,7 +29,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from bench import procs
 from tests.cluster.harness import ApiServer, running_service, tiny_svmlight
-from tests.helpers import assert_problem, make_settings, metric
+from tests.helpers import assert_problem, make_settings, metric, run_async
 
 KEYS = {
     "flood": "flood:member:key-flood",
@@ -123,7 +123,7 @@ def test_l1_a_burst_of_jobs_meets_the_queue_quota_and_spares_other_owners(server
             await _cancel_all(flood)
             await _cancel_all(other)
 
-    asyncio.run(attack())
+    run_async(attack())
 
 
 # -- L2: a study larger than the quota -------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_l3_concurrent_uploads_are_stored_or_refused_with_bounded_memory(server:
                 *(c.post("/v1/datasets", files={"file": (f"u{i}.svm", content)}) for i in range(UPLOADS))
             )
 
-    answers = asyncio.run(attack())
+    answers = run_async(attack())
     growth = procs.status_bytes(server.proc.pid, "VmHWM") - rss_before
     stored = [r.json() for r in answers if r.status_code == 201]
     for r in answers:
@@ -233,7 +233,7 @@ def test_l6_long_polls_leave_the_service_responsive_and_answer_when_their_job_en
             assert await waiting() == 0
 
     with probe:
-        asyncio.run(attack())
+        run_async(attack())
 
 
 async def _until(read: Any, value: float) -> None:

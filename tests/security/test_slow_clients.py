@@ -30,6 +30,7 @@ import pytest
 
 from app.services.datasets.resumable import WRITE_BATCH_BYTES
 from tests.cluster.harness import ApiServer, running_service, tiny_svmlight, wait_until
+from tests.helpers import run_async
 
 # A real server and a few hundred sockets: out of make test-fast.
 pytestmark = [pytest.mark.system, pytest.mark.slow]
@@ -188,7 +189,7 @@ SLOW_JOB = (
 
 def test_l5_keyless_slow_bodies_do_not_keep_a_keyed_client_out(server: ApiServer):
     head = SLOW_JOB.format(auth="").encode()
-    attempts, statuses, stopped = asyncio.run(_attack_while_served(server, "127.0.0.2", head, b" "))
+    attempts, statuses, stopped = run_async(_attack_while_served(server, "127.0.0.2", head, b" "))
     _assert_all_served(statuses)
     answers = _answers(attempts)
     # 401 before the body is read, then closed; past the per-client limit, 429 at once.
@@ -199,7 +200,7 @@ def test_l5_keyless_slow_bodies_do_not_keep_a_keyed_client_out(server: ApiServer
 
 def test_l5_keyed_slow_bodies_are_cut_at_the_minimum_pace(server: ApiServer):
     head = SLOW_JOB.format(auth=f"Authorization: Bearer {KEY_B}\r\n").encode()
-    attempts, statuses, stopped = asyncio.run(_attack_while_served(server, "127.0.0.5", head, b" "))
+    attempts, statuses, stopped = run_async(_attack_while_served(server, "127.0.0.5", head, b" "))
     _assert_all_served(statuses)
     answers = _answers(attempts)
     # A byte a second against 1 KiB/s: 408 once the 2 s grace is spent; the rest 429 at once.
@@ -212,9 +213,7 @@ def test_l5_keyed_slow_bodies_are_cut_at_the_minimum_pace(server: ApiServer):
 
 def test_l4_slow_headers_are_closed_at_the_header_deadline(server: ApiServer):
     head = b"POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-    attempts, statuses, stopped = asyncio.run(
-        _attack_while_served(server, "127.0.0.6", head, b"X-Slow: 1\r\n")
-    )
+    attempts, statuses, stopped = run_async(_attack_while_served(server, "127.0.0.6", head, b"X-Slow: 1\r\n"))
     _assert_all_served(statuses)
     answers = _answers(attempts)
     assert set(answers) <= {408, 429}, answers
