@@ -57,7 +57,8 @@ _UPLOAD_DOC: dict[str, Any] = {
                         "file": {
                             "type": "string",
                             "format": "binary",
-                            "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz",
+                            "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz; "
+                            "or Parquet or Arrow IPC (Feather)",
                         },
                         **DatasetOptions.model_json_schema()["properties"],
                     },

@@ -31,7 +31,7 @@ from app.services.datasets.parse_base import (
     ParseOptions,
     check_width,
 )
-from app.services.datasets.table_rows import TableLayout, TableRows
+from app.services.datasets.table_rows import TableLayout, TableRows, label_index
 
 UTF8_BOM = b"\xef\xbb\xbf"
 # Arrow's reader holds about 10 KB a column whatever the rows: a wider file (a few rows of very
@@ -81,22 +81,6 @@ def _is_int(s: str | None) -> bool:
     return True
 
 
-def _label_index(label_column: str | None, names: list[str] | None, n_cols: int) -> int:
-    if label_column is None or label_column == "":
-        return n_cols - 1
-    try:
-        idx = int(label_column)
-    except ValueError:
-        if names is None or label_column not in names:
-            raise ParseError(
-                f"label_column {label_column!r} is neither a column number nor a header name"
-            ) from None
-        return names.index(label_column)
-    if not -n_cols <= idx < n_cols:
-        raise ParseError(f"label_column {idx} is out of range for {n_cols} columns")
-    return idx % n_cols
-
-
 @dataclass(frozen=True)
 class _CsvFile:
     delimiter: str
@@ -117,12 +101,12 @@ def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvFile:
             has_header = True  # a label column given by name needs a header row
         else:
             # Without a header every feature field of the first row is a number.
-            guess = _label_index(options.label_column, None, n_cols)
+            guess = label_index(options.label_column, None, n_cols)
             has_header = not all(_is_number(c) for i, c in enumerate(cells) if i != guess)
     else:
         has_header = options.header == "true"
     names = cells if has_header else None
-    label_col = _label_index(options.label_column, names, n_cols)
+    label_col = label_index(options.label_column, names, n_cols)
     table = TableLayout(n_cols, label_col, names)
     return _CsvFile(delimiter, has_header, line_no + 1 if has_header else line_no, table)
 

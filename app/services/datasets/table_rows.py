@@ -16,6 +16,24 @@ import scipy.sparse as sp
 from app.services.datasets.parse_base import MAX_CLASSES, CountedRows, CsvColumns, ParseError, ParseOptions
 
 
+def label_index(label_column: str | None, names: list[str] | None, n_cols: int) -> int:
+    """The label column's index: a column number (negative from the end) or a name, by default
+    the last column."""
+    if label_column is None or label_column == "":
+        return n_cols - 1
+    try:
+        idx = int(label_column)
+    except ValueError:
+        if names is None or label_column not in names:
+            raise ParseError(
+                f"label_column {label_column!r} is neither a column number nor a header name"
+            ) from None
+        return names.index(label_column)
+    if not -n_cols <= idx < n_cols:
+        raise ParseError(f"label_column {idx} is out of range for {n_cols} columns")
+    return idx % n_cols
+
+
 @dataclass(frozen=True)
 class TableLayout:
     n_cols: int
