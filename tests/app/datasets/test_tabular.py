@@ -236,3 +236,9 @@ def test_a_parquet_upload_trains_a_model(client: TestClient):
     assert job.status_code == 202, job.text
     done = wait_for(client, job.json()["id"])
     assert done["status"] == "succeeded", done
+
+
+def test_zeros_are_left_out_of_the_stored_rows_and_missing_cells_kept(tmp_path: Path):
+    p = _parse(tmp_path, b"a,b,c,label\n0,1.5,,0\n0,0,0,1\n2,NA,0,0\n", "zeros.csv")
+    assert p.X.nnz == 4 and _nan_positions(p.X) == [(0, 2), (2, 1)]
+    assert np.nan_to_num(p.X.toarray(), nan=-1).tolist() == [[0, 1.5, -1], [0, 0, 0], [2, -1, 0]]
