@@ -80,7 +80,7 @@ def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
     status_code=201,
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
-    summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
+    summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz; Parquet or Arrow)",
     responses={
         **example(201, examples.DATASET),
         **problems(
