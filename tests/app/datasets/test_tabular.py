@@ -18,8 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
+from app.main import create_app
 from app.services.datasets.parse_base import ParseError
-from tests.helpers import assert_problem, create_job, parse_rows, upload, wait_for
+from tests.helpers import assert_problem, create_job, make_settings, parse_rows, poll, upload, wait_for
+from tests.tus import KEY_A, auth, create, finish, patch
 
 
 def _parse(tmp_path: Path, content: bytes, name: str = "upload", **options: Any) -> Any:
@@ -242,3 +244,34 @@ def test_zeros_are_left_out_of_the_stored_rows_and_missing_cells_kept(tmp_path: 
     p = _parse(tmp_path, b"a,b,c,label\n0,1.5,,0\n0,0,0,1\n2,NA,0,0\n", "zeros.csv")
     assert p.X.nnz == 4 and _nan_positions(p.X) == [(0, 2), (2, 1)]
     assert np.nan_to_num(p.X.toarray(), nan=-1).tolist() == [[0, 1.5, -1], [0, 0, 0], [2, -1, 0]]
+
+
+# -- every way in takes na_values and reads Parquet --------------------------------------------
+
+
+SENTINEL_CSV = b"age,glucose,outcome\n50,-999,sick\n31,85,healthy\n44,?,sick\n"
+
+
+def test_na_values_and_parquet_through_a_server_side_import(tmp_path: Path):
+    roots = tmp_path / "imports"
+    roots.mkdir()
+    (roots / "s.csv").write_bytes(SENTINEL_CSV)
+    (roots / "t.parquet").write_bytes(_parquet(_table()))
+    with TestClient(create_app(make_settings(tmp_path, import_roots=str(roots)))) as client:
+        for source, options, missing in (("s.csv", {"na_values": "-999,?"}, 2), ("t.parquet", {}, 3)):
+            r = client.post("/v1/datasets/import", json={"source": str(roots / source), **options})
+            assert r.status_code == 202, r.text
+            done = poll(client, r.headers["Location"], lambda u: u["state"] in ("done", "failed"))
+            assert done["state"] == "done", done
+            assert client.get(f"/v1/datasets/{done['dataset_id']}").json()["n_missing"] == missing
+
+
+def test_na_values_through_a_resumable_upload(tmp_path: Path):
+    settings = make_settings(tmp_path, api_keys=f"team-a:member:{KEY_A}")
+    with TestClient(create_app(settings)) as client:
+        location = create(client, len(SENTINEL_CSV)).headers["Location"]
+        assert patch(client, location, 0, SENTINEL_CSV).status_code == 204
+        done = finish(client, location, name="sentinel", format="csv", na_values="-999,?")
+        assert done["state"] == "done", done
+        ds = client.get(f"/v1/datasets/{done['dataset_id']}", headers=auth()).json()
+        assert ds["n_missing"] == 2 and ds["text_columns"] == []
