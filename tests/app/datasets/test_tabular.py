@@ -106,6 +106,13 @@ def test_an_infinite_value_and_a_missing_label_are_named(tmp_path: Path):
         _parse(tmp_path, b"a,b,label\n1,2,0\n3,4,NA\n", "nolabel.csv")
 
 
+def test_a_line_that_is_not_utf8_is_named(client: TestClient, tmp_path: Path):
+    content = b"name,x,label\nOslo,1,0\n" + b"Lima,2,1\n" * 1000 + b"S\xe3o Paulo,3,0\n"
+    body = assert_problem(upload(client, content, "latin1.csv"), 422, "body.file")
+    assert "line 1003: the CSV file is not UTF-8 text" in body["detail"], body["detail"]
+    _nothing_stored(client, tmp_path)
+
+
 def test_a_truncated_gzip_csv_is_refused(client: TestClient, tmp_path: Path):
     whole = gzip.compress(b"a,b,label\n" + b"1,2,0\n3,4,1\n" * 50_000)
     body = assert_problem(upload(client, whole[: len(whole) // 2], "cut.csv.gz"), 422, "body.file")
