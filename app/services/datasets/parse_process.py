@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from app.core.orphans import die_with_parent
 from app.core.storage.base import Store, StoreUnavailable
-from app.services.datasets.parse_base import ParsedDataset, ParseError, ParseOptions, TooLargeError
+from app.services.datasets.parse_base import Format, ParsedDataset, ParseError, ParseOptions, TooLargeError
 from app.services.datasets.parsing import parse_upload
 from app.services.datasets.shards import Manifest, ShardWriter, delete_dataset
 
@@ -74,7 +74,7 @@ class StoredDataset:
     n_samples: int
     n_features: int
     nnz: int
-    format: Literal["svmlight", "csv"]
+    format: Format
     compressed: bool
     label_kind: Literal["numeric", "string"]
     task: Literal["binary", "multiclass", "regression"]
