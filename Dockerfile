@@ -40,7 +40,10 @@ RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
 # README and LICENSE: the package metadata pyproject.toml names.
 COPY README.md LICENSE ./
 COPY app ./app
-RUN python -m pip install --no-deps .
+# The upload parser's kernel into the same cache (an upload would otherwise compile it).
+RUN python -m pip install --no-deps . \
+    && python -m app.services.datasets.svmlight_kernel \
+    && chown -R pgs:pgs /opt/pgs/numba-cache
 
 USER pgs
 VOLUME ["/opt/pgs/var"]

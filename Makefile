@@ -33,12 +33,13 @@ lock: | $(BIN)/python
 		--python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 		--custom-compile-command 'make lock' --output-file constraints.txt --quiet
 
-# The Numba cache the service and the tests start with (kernels compiled in parallel, one process
-# per family); a job whose kernels are missing compiles them itself, off its clock. Its stamp
+# The Numba cache the service and the tests start with (the solver's kernels compiled in parallel,
+# one process per family, and the upload parser's); a job whose kernels are missing compiles them itself, off its clock. Its stamp
 # lives in the cache, so a deleted var/ (the default data dir, which holds it) is warmed again.
 WARM := $(NUMBA_CACHE_DIR)/.warm-stamp
 $(WARM): $(STAMP)
 	$(BIN)/python -m solver.warmup
+	$(BIN)/python -m app.services.datasets.svmlight_kernel
 	touch $@
 
 install: $(STAMP) $(WARM)

@@ -195,6 +195,14 @@ class Settings(BaseSettings):
         description="How long an upload's parse may take; its child process is then killed (its "
         "CPU time is capped a little above).",
     )
+    parse_threads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Threads that parse one svmlight upload, each a block of about 4 MiB of lines "
+        "at a time (more blocks of text in memory, one per thread); the rows are stored in file "
+        "order whatever the count.",
+    )
     max_concurrent_parses: int = Field(
         default=2,
         ge=1,

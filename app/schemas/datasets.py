@@ -20,7 +20,7 @@ class DatasetRead(BaseModel):
 
     id: int
     name: str
-    format: Literal["svmlight", "csv"]
+    format: Literal["svmlight", "csv", "parquet", "arrow"]
     compressed: bool
     n_samples: int
     n_features: int
@@ -32,15 +32,22 @@ class DatasetRead(BaseModel):
     size_bytes: int = Field(description="Size of the file as uploaded")
     created_at: dt.datetime
     feature_names: list[str] | None = Field(
-        default=None, description="The CSV header's feature columns (null without a header)"
+        default=None,
+        description="The feature columns' names: a CSV header's, a Parquet or Arrow file's (null for "
+        "CSV without a header)",
     )
-    label_name: str | None = Field(default=None, description="The CSV header's label column")
+    label_name: str | None = Field(
+        default=None, description="The label column's name (CSV header, Parquet, Arrow)"
+    )
     text_columns: list[int] | None = Field(
         default=None,
-        description="0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)",
+        description="0-based feature columns holding text (CSV, Parquet, Arrow; one-hot encoded by a "
+        "job's preprocessing)",
     )
     n_missing: int = Field(
-        default=0, description="Empty numeric CSV cells (imputed by a job's preprocessing)"
+        default=0,
+        description="Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet "
+        "and Arrow nulls (imputed by a job's preprocessing)",
     )
     description: str | None = None
     tags: list[str] = []

@@ -17,6 +17,7 @@ from .end_to_end import FIGURES as END_TO_END_FIGURES
 from .end_to_end import end_to_end, end_to_end_goals, end_to_end_ratio
 from .figures import RECORD_FIGURES, Figure
 from .goals import Goal, goals_table
+from .ingest import ingest
 from .inverse_time import FIGURES as INVERSE_TIME_FIGURES
 from .inverse_time import inverse_time, paper_figures
 from .inverse_time_scale import FIGURES as SCALE_FIGURES
@@ -86,6 +87,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("end_to_end", "table"): end_to_end,
     ("cold_start", "table"): cold_start,
     ("threads", "table"): threads,
+    ("ingest", "table"): ingest,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -111,6 +113,7 @@ __all__ = [
     "end_to_end_ratio",
     "goals_table",
     "hostile_bench",
+    "ingest",
     "inverse_time",
     "inverse_time_scale",
     "l1_paths",

@@ -131,10 +131,10 @@ class CallerRead:
 @dataclass(kw_only=True)
 class DatasetOptions:
     name: str | None = None
-    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] | None = "auto"
     label_column: str | None = None
     """
-    CSV: column number (0-based, negative from the end) or name
+    CSV: column number (0-based, negative from the end) or name; Parquet and Arrow: the column's name (default: the last column)
     """
     header: Literal["auto", "true", "false"] | None = "auto"
     zero_based: Literal["auto", "true", "false"] | None = "auto"
@@ -142,6 +142,10 @@ class DatasetOptions:
     n_features: int | None = None
     """
     The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    na_values: str | None = "NA,N/A,NaN,nan,null,NULL,None"
+    """
+    CSV: the cells that are missing values, comma-separated; an empty cell always is one
     """
     description: str | None = None
     tags: str | None = None
@@ -165,7 +169,7 @@ class DatasetPatch:
 class DatasetRead:
     id: int
     name: str
-    format: Literal["svmlight", "csv"]
+    format: Literal["svmlight", "csv", "parquet", "arrow"]
     compressed: bool
     n_samples: int
     n_features: int
@@ -202,19 +206,19 @@ class DatasetRead:
     """
     feature_names: list[str] | None = None
     """
-    The CSV header's feature columns (null without a header)
+    The feature columns' names: a CSV header's, a Parquet or Arrow file's (null for CSV without a header)
     """
     label_name: str | None = None
     """
-    The CSV header's label column
+    The label column's name (CSV header, Parquet, Arrow)
     """
     text_columns: list[int] | None = None
     """
-    0-based feature columns holding text (CSV; one-hot encoded by a job's preprocessing)
+    0-based feature columns holding text (CSV, Parquet, Arrow; one-hot encoded by a job's preprocessing)
     """
     n_missing: int | None = 0
     """
-    Empty numeric CSV cells (imputed by a job's preprocessing)
+    Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet and Arrow nulls (imputed by a job's preprocessing)
     """
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
@@ -236,10 +240,10 @@ class ImportRequest:
     An absolute path, a file:// URL or an http(s) URL under one of the operator's PGS_IMPORT_ROOTS
     """
     name: str | None = None
-    format: Literal["auto", "svmlight", "csv"] | None = "auto"
+    format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] | None = "auto"
     label_column: str | None = None
     """
-    CSV: column number (0-based, negative from the end) or name
+    CSV: column number (0-based, negative from the end) or name; Parquet and Arrow: the column's name (default: the last column)
     """
     header: Literal["auto", "true", "false"] | None = "auto"
     zero_based: Literal["auto", "true", "false"] | None = "auto"
@@ -247,6 +251,10 @@ class ImportRequest:
     n_features: int | None = None
     """
     The data set's width (e.g. a test set's: the training set's n_features); the file's largest feature index may not exceed it
+    """
+    na_values: str | None = "NA,N/A,NaN,nan,null,NULL,None"
+    """
+    CSV: the cells that are missing values, comma-separated; an empty cell always is one
     """
     description: str | None = None
     tags: str | None = None

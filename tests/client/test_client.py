@@ -241,3 +241,12 @@ def test_labels_aliases_and_batch_predictions(client: Client, heart: Path, tmp_p
     np.testing.assert_array_equal(
         np.load(npy), client.models.predict_svmlight(model, heart.read_text().splitlines()).predictions
     )
+
+
+def test_upload_names_a_csvs_missing_value_markers(client: Client, tmp_path: Path):
+    path = tmp_path / "sentinel.csv"
+    path.write_bytes(b"age,glucose,outcome\n50,-999,sick\n31,85,healthy\n44,NA,sick\n")
+    default = client.datasets.upload(path, name="default markers", task="classification")
+    assert default.text_columns == [] and default.n_missing == 1  # NA only; -999 is a number
+    custom = client.datasets.upload(path, name="custom markers", na_values=["NA", "-999"])
+    assert custom.n_missing == 2

@@ -57,7 +57,8 @@ _UPLOAD_DOC: dict[str, Any] = {
                         "file": {
                             "type": "string",
                             "format": "binary",
-                            "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz",
+                            "description": "svmlight/LIBSVM or CSV, optionally gzip, bzip2 or xz; "
+                            "or Parquet or Arrow IPC (Feather)",
                         },
                         **DatasetOptions.model_json_schema()["properties"],
                     },
@@ -79,7 +80,7 @@ def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
     status_code=201,
     response_model=DatasetRead,
     openapi_extra=_UPLOAD_DOC,
-    summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz)",
+    summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz; Parquet or Arrow)",
     responses={
         **example(201, examples.DATASET),
         **problems(

@@ -16,7 +16,7 @@ from app.db.tables import Dataset
 from app.schemas.common import MAX_NAME_CHARS, check_printable_name, name_problem
 from app.schemas.datasets import DatasetPatch
 from app.services.datasets import shards
-from app.services.datasets.parse_base import ParseError, ParseOptions, TooLargeError
+from app.services.datasets.parse_base import DEFAULT_NA_VALUES, ParseError, ParseOptions, TooLargeError
 from app.services.datasets.parse_process import (
     ParseBudget,
     QuotaError,
@@ -26,6 +26,8 @@ from app.services.datasets.parse_process import (
 )
 from app.services.datasets.shards import new_dataset_key
 from app.services.idempotency import Idempotency, commit_created
+
+MAX_NA_CHARS = 100
 
 
 class DatasetOptions(BaseModel):
@@ -40,9 +42,11 @@ class DatasetOptions(BaseModel):
     name: Annotated[str | None, AfterValidator(check_printable_name)] = Field(
         default=None, max_length=MAX_NAME_CHARS
     )
-    format: Literal["auto", "svmlight", "csv"] = "auto"
+    format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] = "auto"
     label_column: str | None = Field(
-        default=None, description="CSV: column number (0-based, negative from the end) or name"
+        default=None,
+        description="CSV: column number (0-based, negative from the end) or name; Parquet and "
+        "Arrow: the column's name (default: the last column)",
     )
     header: Literal["auto", "true", "false"] = "auto"
     zero_based: Literal["auto", "true", "false"] = "auto"
@@ -53,6 +57,12 @@ class DatasetOptions(BaseModel):
         description="The data set's width (e.g. a test set's: the training set's n_features); "
         "the file's largest feature index may not exceed it",
     )
+    na_values: str = Field(
+        default=",".join(v for v in DEFAULT_NA_VALUES if v),
+        max_length=4000,
+        description="CSV: the cells that are missing values, comma-separated; an empty cell always is one",
+        examples=["NA,-999"],
+    )
     description: str | None = Field(default=None, max_length=4000)
     tags: str | None = Field(default=None, description="Comma-separated tags")
 
@@ -61,14 +71,29 @@ class DatasetOptions(BaseModel):
     def _tags_are_valid(cls, tags: str | None) -> str | None:
         # One comma-separated field (a form's text), checked as the list of tags it holds.
         try:
-            DatasetPatch(tags=[t.strip() for t in (tags or "").split(",") if t.strip()])
+            DatasetPatch(tags=split_list(tags))
         except ValidationError as exc:
             raise ValueError("; ".join(e["msg"] for e in exc.errors())) from None
         return tags
 
+    @field_validator("na_values")
+    @classmethod
+    def _na_values_are_short(cls, na_values: str) -> str:
+        if any(len(v) > MAX_NA_CHARS for v in split_list(na_values)):
+            raise ValueError(f"a missing-value marker is longer than {MAX_NA_CHARS} characters")
+        return na_values
+
+    def na_value_list(self) -> tuple[str, ...]:
+        """The cells read as missing: the empty cell and the listed ones."""
+        return ("", *split_list(self.na_values))
+
     def tag_list(self) -> list[str]:
-        tags = [t.strip() for t in (self.tags or "").split(",") if t.strip()]
-        return DatasetPatch(tags=tags).tags or []
+        return DatasetPatch(tags=split_list(self.tags)).tags or []
+
+
+def split_list(text: str | None) -> list[str]:
+    """The entries of a comma-separated form field, without surrounding blanks or empty ones."""
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
 def validate_options(fields: dict[str, Any], loc: str = "body") -> DatasetOptions:
@@ -105,7 +130,9 @@ def parse_options(settings: Settings, options: DatasetOptions, filename: str) ->
         max_compression_ratio=settings.max_compression_ratio,
         max_features=settings.max_features,
         max_label_chars=settings.max_label_chars,
+        threads=settings.parse_threads,
         n_features=options.n_features,
+        na_values=options.na_value_list(),
     )
 
 

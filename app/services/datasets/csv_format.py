@@ -1,29 +1,42 @@
-"""CSV text, a block of lines at a time: the header, the label column, numeric and text columns."""
+"""CSV text through Arrow's streaming reader: the header, the label column, numeric and text
+columns, missing values.
+
+The first rows are read here (the delimiter, whether there is a header, which columns hold
+text); the rest goes to ``pyarrow.csv.open_csv`` with every column's type fixed by the first
+data row, so each block is typed alike, the way the file's first row says. When Arrow refuses a
+block, the block's lines are read again here one by one to name the first line that is wrong,
+its column and why (the error path only: it costs nothing on a good file).
+"""
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from itertools import islice
 from typing import IO
 
 import numpy as np
-import scipy.sparse as sp
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from app.services.datasets.parse_base import (
-    MAX_CLASSES,
+    BLOCK_BYTES,
     CountedRows,
     CsvColumns,
     LabelKind,
     ParseError,
     ParseOptions,
     check_width,
-    first_nonfinite_line,
-    line_blocks,
 )
+from app.services.datasets.table_rows import TableLayout, TableRows, label_index
+
+UTF8_BOM = b"\xef\xbb\xbf"
+# Arrow's reader holds about 10 KB a column whatever the rows: a wider file (a few rows of very
+# many columns) is read a row at a time here instead, in the memory of its rows.
+WIDE_COLUMNS = 2048
 
 
 def _csv_delimiter(first: str) -> str:
@@ -41,10 +54,11 @@ def _decode(line: bytes, line_no: int) -> str:
 
 
 def _split_row(text: str, delimiter: str, line_no: int) -> list[str]:
+    text = text.rstrip("\r\n")
     if '"' not in text:
-        return text.rstrip("\r\n").split(delimiter)
+        return [c.strip() for c in text.split(delimiter)]
     try:
-        return next(csv.reader([text], delimiter=delimiter), [])
+        return [c.strip() for c in next(csv.reader([text], delimiter=delimiter), [])]
     except csv.Error as exc:
         raise ParseError(f"line {line_no}: {exc}") from exc
 
@@ -67,40 +81,17 @@ def _is_int(s: str | None) -> bool:
     return True
 
 
-def _label_index(label_column: str | None, names: list[str] | None, n_cols: int) -> int:
-    if label_column is None or label_column == "":
-        return n_cols - 1
-    try:
-        idx = int(label_column)
-    except ValueError:
-        if names is None or label_column not in names:
-            raise ParseError(
-                f"label_column {label_column!r} is neither a column number nor a header name"
-            ) from None
-        return names.index(label_column)
-    if not -n_cols <= idx < n_cols:
-        raise ParseError(f"label_column {idx} is out of range for {n_cols} columns")
-    return idx % n_cols
-
-
 @dataclass(frozen=True)
-class _CsvLayout:
+class _CsvFile:
     delimiter: str
-    n_cols: int
-    label_col: int
     has_header: bool
-    names: list[str] | None = None
-    # File columns of text features: those whose first data row holds a non-number.
-    text_cols: tuple[int, ...] = ()
-
-    @property
-    def feature_cols(self) -> list[int]:
-        return [c for c in range(self.n_cols) if c != self.label_col]
+    data_line: int  # the line of the first data row
+    table: TableLayout
 
 
-def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvLayout:
+def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvFile:
     delimiter = _csv_delimiter(first)
-    cells = [c.strip() for c in _split_row(first, delimiter, line_no)]
+    cells = _split_row(first, delimiter, line_no)
     n_cols = len(cells)
     if n_cols < 2:
         raise ParseError("a CSV data set needs at least one feature column and a label column")
@@ -110,170 +101,19 @@ def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvLayout:
             has_header = True  # a label column given by name needs a header row
         else:
             # Without a header every feature field of the first row is a number.
-            guess = _label_index(options.label_column, None, n_cols)
+            guess = label_index(options.label_column, None, n_cols)
             has_header = not all(_is_number(c) for i, c in enumerate(cells) if i != guess)
     else:
         has_header = options.header == "true"
-    label_col = _label_index(options.label_column, cells if has_header else None, n_cols)
-    return _CsvLayout(delimiter, n_cols, label_col, has_header, cells if has_header else None)
+    names = cells if has_header else None
+    label_col = label_index(options.label_column, names, n_cols)
+    table = TableLayout(n_cols, label_col, names)
+    return _CsvFile(delimiter, has_header, line_no + 1 if has_header else line_no, table)
 
 
-class _LabelsAreStrings(Exception):
-    """A label that is not a number, after numeric ones: the file is read again as strings."""
-
-
-class _Codes:
-    """Distinct strings to integer codes in order of appearance (labels, or a text column)."""
-
-    def __init__(self, max_chars: int, max_distinct: int | None, allow_empty: bool) -> None:
-        self.max_chars = max_chars
-        self.max_distinct = max_distinct
-        # An empty label is refused; an empty cell of a text column is a category of its own.
-        self.allow_empty = allow_empty
-        self.codes: dict[str, int] = {}
-
-    def __call__(self, field: str) -> float:
-        value = field.strip()
-        code = self.codes.get(value)
-        if code is None:
-            if len(value) > self.max_chars or not (value or self.allow_empty):
-                raise ValueError("value length")
-            if self.max_distinct is not None and len(self.codes) >= self.max_distinct:
-                raise ValueError("too many distinct values")
-            code = self.codes[value] = len(self.codes)
-        return float(code)
-
-    def decode(self, codes: np.ndarray) -> np.ndarray:
-        names = np.asarray(sorted(self.codes, key=self.codes.__getitem__) or [""], dtype=str)
-        return names[codes.astype(np.intp)]
-
-
-class _CsvBlocks:
-    """Accumulates CSR rows and labels from CSV blocks, enforcing the layout and label limits.
-
-    A block of numbers only is read by ``np.loadtxt`` (text columns through converters); a
-    block it refuses, with empty numeric cells (missing values) or a bad line, is read line by
-    line, which also names the line that is wrong.
-    """
-
-    def __init__(
-        self, layout: _CsvLayout, string_labels: bool, options: ParseOptions, out: CountedRows
-    ) -> None:
-        self.layout = layout
-        self.string_labels = string_labels
-        self.options = options
-        self.labels = _Codes(options.max_label_chars, MAX_CLASSES, allow_empty=False)
-        self.text = {c: _Codes(options.max_label_chars, None, allow_empty=True) for c in layout.text_cols}
-        self.n_missing = 0
-        self.out = out
-
-    def _converters(self) -> dict[int | str, Callable[[str], float]]:
-        conv: dict[int | str, Callable[[str], float]] = {c: codes for c, codes in self.text.items()}
-        if self.string_labels:
-            conv[self.layout.label_col] = self.labels
-        return conv
-
-    def add(self, first_line: int, block: bytes) -> None:
-        lay = self.layout
-        try:
-            text = block.decode("utf-8")
-            table = np.loadtxt(
-                io.StringIO(text),
-                delimiter=lay.delimiter,
-                dtype=np.float64,
-                ndmin=2,
-                quotechar='"',
-                comments=None,
-                converters=self._converters() or None,
-            )
-            if table.size and table.shape[1] != lay.n_cols:
-                raise ValueError("column count")
-        except (ValueError, UnicodeDecodeError):
-            table = self._read_lines(first_line, block)
-        text_cols = list(lay.text_cols)
-        # Codes never change once given, so a block's values decode to their final strings.
-        values = np.column_stack([self.text[c].decode(table[:, c]) for c in text_cols]) if text_cols else None
-        table[:, text_cols] = 0.0
-        X = sp.csr_matrix(np.delete(table, lay.label_col, axis=1))
-        y = table[:, lay.label_col]
-        problem = first_nonfinite_line(
-            X, None if self.string_labels else y, block, first_line, comments=False, missing=True
-        )
-        if problem:
-            raise ParseError(problem)
-        self.n_missing += int(np.isnan(X.data).sum())
-        self.out.add(X, self.labels.decode(y) if self.string_labels else y, values)
-
-    def _read_lines(self, first_line: int, block: bytes) -> np.ndarray:
-        """The block line by line: empty numeric cells are missing (NaN); the first line that
-        cannot be read raises ParseError naming it (or _LabelsAreStrings)."""
-        rows = []
-        for offset, raw in enumerate(block.split(b"\n")):
-            line_no = first_line + offset
-            text = _decode(raw, line_no)
-            if text.strip():
-                rows.append(self._read_line(_split_row(text, self.layout.delimiter, line_no), line_no))
-        return np.asarray(rows, dtype=np.float64).reshape(len(rows), self.layout.n_cols)
-
-    def _read_line(self, cells: list[str], line_no: int) -> list[float]:
-        lay = self.layout
-        if len(cells) != lay.n_cols:
-            raise ParseError(f"line {line_no} has {len(cells)} fields; the first row has {lay.n_cols}")
-        label = cells[lay.label_col].strip()
-        problem = self._label_problem(label, line_no)
-        if problem is not None:
-            raise problem
-        row = []
-        for col, raw_cell in enumerate(cells):
-            cell = raw_cell.strip()
-            if col == lay.label_col:
-                row.append(self.labels(cell) if self.string_labels else float(cell))
-            elif col in self.text:
-                if len(cell) > self.options.max_label_chars:
-                    raise ParseError(
-                        f"line {line_no}, column {col + 1}: the text has {len(cell)} "
-                        f"characters; the limit is {self.options.max_label_chars} "
-                        "(PGS_MAX_LABEL_CHARS)"
-                    )
-                row.append(self.text[col](cell))
-            elif not cell:
-                row.append(math.nan)  # a missing value: imputed by a job's preprocessing
-            elif _is_number(cell):
-                row.append(float(cell))
-            else:
-                raise ParseError(
-                    f"line {line_no}, column {col + 1}: {cell[:40]!r} is not a "
-                    "number (the column's first row is a number, so the column is "
-                    "numeric)"
-                )
-        return row
-
-    def _label_problem(self, label: str, line_no: int) -> Exception | None:
-        if not label:
-            return ParseError(f"line {line_no}: the label is empty")
-        if not self.string_labels:
-            return None if _is_number(label) else _LabelsAreStrings()
-        if len(label) > self.options.max_label_chars:
-            return ParseError(
-                f"line {line_no}: the label has {len(label)} characters; the "
-                f"limit is {self.options.max_label_chars} (PGS_MAX_LABEL_CHARS)"
-            )
-        if label not in self.labels.codes and len(self.labels.codes) >= MAX_CLASSES:
-            return ParseError(f"line {line_no}: more than {MAX_CLASSES} distinct labels")
-        return None
-
-    def columns(self) -> CsvColumns:
-        lay = self.layout
-        feature_pos = {c: k for k, c in enumerate(lay.feature_cols)}
-        return CsvColumns(
-            feature_names=None if lay.names is None else [lay.names[c] for c in lay.feature_cols],
-            label_name=None if lay.names is None else lay.names[lay.label_col],
-            text_columns=[feature_pos[c] for c in lay.text_cols],
-            n_missing=self.n_missing,
-        )
-
-
-UTF8_BOM = b"\xef\xbb\xbf"
+def _is_text(cell: str, options: ParseOptions) -> bool:
+    """A cell of a text column: neither a number nor a missing value."""
+    return bool(cell) and cell not in options.na_values and not _is_number(cell)
 
 
 def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
@@ -285,16 +125,157 @@ def _first_row(fh: IO[bytes]) -> tuple[int, bytes]:
     return line_no, row
 
 
-def _cells(row: bytes, layout: _CsvLayout, line_no: int) -> list[str] | None:
-    cells = [c.strip() for c in _split_row(_decode(row, line_no), layout.delimiter, line_no)]
-    return cells if len(cells) == layout.n_cols else None
+def _read_layout(fh: IO[bytes], options: ParseOptions, string_labels: bool | None) -> tuple[_CsvFile, bytes]:
+    """The file's layout, from its first rows, and the bytes read past the header (the first
+    data row), which the rows start with."""
+    line_no, first = _first_row(fh)
+    layout = _csv_layout(_decode(first, line_no), line_no, options)
+    row = fh.readline() if layout.has_header else first
+    cells = _split_row(_decode(row, layout.data_line), layout.delimiter, layout.data_line)
+    table = layout.table
+    if not row.strip() or len(cells) != table.n_cols:
+        cells = []  # a ragged first row is named by the parse
+    # The first data row types the columns: one holding text there is a text column.
+    text_cols = tuple(c for c in table.feature_cols if cells and _is_text(cells[c], options))
+    if string_labels is None:
+        # A later label that is not a number reads the file again with string labels.
+        string_labels = bool(cells) and not _is_number(cells[table.label_col])
+    table = replace(table, text_cols=text_cols, string_labels=string_labels)
+    return replace(layout, table=table), row
 
 
-def _text_columns(cells: list[str] | None, layout: _CsvLayout) -> tuple[int, ...]:
-    """The feature columns whose first data row holds text (neither a number nor empty)."""
-    if cells is None:
-        return ()
-    return tuple(c for c in layout.feature_cols if cells[c] and not _is_number(cells[c]))
+class _Prefixed(io.RawIOBase):
+    """Bytes already read, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _arrow_reader(stream: io.RawIOBase, layout: _CsvFile, options: ParseOptions) -> pacsv.CSVStreamingReader:
+    table = layout.table
+    names = [f"c{c}" for c in range(table.n_cols)]
+    text = {*table.text_cols, *([table.label_col] if table.string_labels else [])}
+    return pacsv.open_csv(
+        stream,
+        # One thread: the parse runs in a child process per upload, beside the API and jobs.
+        read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES, use_threads=False),
+        parse_options=pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', ignore_empty_lines=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() if c in text else pa.float64() for c, n in enumerate(names)},
+            null_values=["", *options.na_values],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        ),
+    )
+
+
+class _LabelsAreStrings(Exception):
+    """A label that is not a number, after numeric ones: the file is read again as strings."""
+
+
+class _Lines:
+    """The file's data rows again, line by line, to say where a row Arrow refused is."""
+
+    def __init__(self, open_stream: Callable[[], io.BufferedReader], layout: _CsvFile) -> None:
+        self.open_stream = open_stream
+        self.layout = layout
+        self.text_cols = set(layout.table.text_cols)
+
+    def rows(self) -> Iterator[tuple[int, bytes]]:
+        """(line number, line) of each data row: Arrow skips empty lines, not blank ones."""
+        with self.open_stream() as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if line_no >= self.layout.data_line and line.rstrip(b"\r\n"):
+                    yield line_no, line.removeprefix(UTF8_BOM) if line_no == 1 else line
+
+    def line_of(self, row: int) -> str:
+        found = next(islice(self.rows(), row, None), None)
+        return f"line {found[0]}" if found else f"data row {row + 1}"
+
+    def first_bad(self, from_row: int, options: ParseOptions) -> ParseError | None:
+        """The first wrong line from data row ``from_row`` on, looked for in two blocks' worth of
+        lines (Arrow refused one of them)."""
+        seen = 0
+        for line_no, line in islice(self.rows(), from_row, None):
+            cells = _split_row(_decode(line, line_no), self.layout.delimiter, line_no)
+            problem = self.problem(cells, line_no, options)
+            if problem:
+                return problem
+            seen += len(line)
+            if seen > 2 * BLOCK_BYTES:
+                break
+        return None
+
+    def problem(self, cells: list[str], line_no: int, options: ParseOptions) -> ParseError | None:
+        """What is wrong with a row's cells, if anything Arrow would refuse."""
+        table = self.layout.table
+        if len(cells) != table.n_cols:
+            return ParseError(f"line {line_no} has {len(cells)} fields; the first row has {table.n_cols}")
+        for col, cell in enumerate(cells):
+            if col in self.text_cols or not cell or cell in options.na_values or _is_number(cell):
+                continue
+            if col == table.label_col:
+                if table.string_labels:
+                    continue
+                raise _LabelsAreStrings
+            return ParseError(
+                f"line {line_no}, {table.column(col)}: {cell[:40]!r} is not a number (the "
+                "column's first row is a number, so the column is numeric)"
+            )
+        return None
+
+
+def _wide_rows(lines: _Lines, options: ParseOptions, rows: TableRows) -> None:
+    """The rows of a file too wide for Arrow's reader, about a block's bytes at a time."""
+    table = lines.layout.table
+    text_cols = set(table.text_cols)
+    numeric = [c for c in table.feature_cols if c not in text_cols]
+    # Where the numeric columns go among the features (the label column is not one).
+    numeric_pos = [c - (c > table.label_col) for c in numeric]
+    missing = {"", *options.na_values}
+    dense: list[np.ndarray] = []
+    text: list[list[str]] = []
+    labels: list[str] = []
+    size = 0
+
+    def flush() -> None:
+        y = np.asarray(labels, dtype=str)
+        if not table.string_labels:
+            y = np.asarray([float(v) if v else math.nan for v in labels])
+        features = np.zeros((len(dense), table.n_cols - 1))
+        features[:, numeric_pos] = dense
+        rows.add(features, np.asarray(text, dtype=str) if table.text_cols else None, y)
+        for pending in (dense, text, labels):
+            pending.clear()
+
+    for line_no, line in lines.rows():
+        cells = _split_row(_decode(line, line_no), lines.layout.delimiter, line_no)
+        problem = lines.problem(cells, line_no, options)
+        if problem:
+            raise problem
+        known = ["" if v in missing else v for v in cells]
+        dense.append(np.asarray([known[c] or "nan" for c in numeric], dtype=np.float64))
+        text.append([known[c] for c in table.text_cols])
+        labels.append(known[table.label_col])
+        size += len(line)
+        if size > BLOCK_BYTES:
+            flush()
+            size = 0
+    if labels:
+        flush()
 
 
 def _read_csv(
@@ -304,22 +285,24 @@ def _read_csv(
     out: CountedRows,
 ) -> tuple[int, LabelKind, CsvColumns]:
     with open_stream() as fh:
-        line_no, first = _first_row(fh)
-        layout = _csv_layout(_decode(first, line_no).rstrip("\r\n"), line_no, options)
-        data_line = line_no + 1 if layout.has_header else line_no
-        row = fh.readline() if layout.has_header else first
-        cells = _cells(row, layout, data_line) if row.strip() else None
-        layout = dataclasses.replace(layout, text_cols=_text_columns(cells, layout))
-        if string_labels is None:
-            # Decided by the first data row; a later label that is not a number reads the file
-            # again with string labels (_LabelsAreStrings).
-            string_labels = cells is not None and not _is_number(cells[layout.label_col])
-        blocks = _CsvBlocks(layout, string_labels, options, out)
-        if row.strip():
-            blocks.add(data_line, row)
-        for first_line, block in line_blocks(fh, data_line + 1):
-            blocks.add(first_line, block)
-    return layout.n_cols - 1, "string" if string_labels else "numeric", blocks.columns()
+        layout, head = _read_layout(fh, options, string_labels)
+        lines = _Lines(open_stream, layout)
+        rows = TableRows(layout.table, options, out, lines.line_of)
+        if layout.table.n_cols > WIDE_COLUMNS:
+            _wide_rows(lines, options, rows)
+            return _result(layout, rows)
+        try:
+            for batch in _arrow_reader(_Prefixed(head, fh), layout, options):
+                rows.add_batch(batch)
+        except pa.ArrowInvalid as exc:
+            problem = lines.first_bad(rows.rows, options)
+            raise problem or ParseError(f"after line {lines.line_of(rows.rows)}: {exc}") from exc
+    return _result(layout, rows)
+
+
+def _result(layout: _CsvFile, rows: TableRows) -> tuple[int, LabelKind, CsvColumns]:
+    table = layout.table
+    return table.n_cols - 1, "string" if table.string_labels else "numeric", table.columns(rows.n_missing)
 
 
 def parse_csv(

@@ -20,7 +20,10 @@ BLOCK_BYTES = 4 * 1024 * 1024
 # parser iteration each (a gzip of newlines would otherwise keep a parser busy for minutes).
 _BLANK_RUN = re.compile(rb"\n[ \t\r\n]*\n")
 
-Format = Literal["svmlight", "csv"]
+Format = Literal["svmlight", "csv", "parquet", "arrow"]
+# The cells that are missing values unless an upload says otherwise: those R's write.csv and
+# pandas' to_csv write, as pandas' read_csv reads them. An empty cell is always missing.
+DEFAULT_NA_VALUES = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 LabelKind = Literal["numeric", "string"]
 
 
@@ -34,7 +37,7 @@ class TooLargeError(ParseError):
 
 @dataclass(frozen=True)
 class ParseOptions:
-    format: Literal["auto", "svmlight", "csv"] = "auto"
+    format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] = "auto"
     label_column: str | None = None
     header: Literal["auto", "true", "false"] = "auto"
     zero_based: Literal["auto", "true", "false"] = "auto"
@@ -44,8 +47,11 @@ class ParseOptions:
     max_compression_ratio: float = 100.0
     max_features: int = 2**24
     max_label_chars: int = 256
+    threads: int = 1  # svmlight: blocks of lines parsed at once
     # The data set's width, declared by the upload (a test set with the training set's width).
     n_features: int | None = None
+    # CSV cells read as missing values (NaN in a numeric column, the empty category in a text one).
+    na_values: tuple[str, ...] = DEFAULT_NA_VALUES
 
 
 class RowSink(Protocol):
@@ -70,8 +76,8 @@ class ParsedDataset:
     task: Literal["binary", "multiclass", "regression"]
     classes: list[int | float | str] | None
     index_base: int
-    # CSV only: the header's names, the text columns (values given to the sink, one column each,
-    # zeros in X) and the empty numeric cells (NaN in X).
+    # CSV, Parquet and Arrow: the columns' names, the text columns (values given to the sink, one
+    # column each, zeros in X) and the missing numeric cells (NaN in X).
     columns: CsvColumns | None = None
 
 

@@ -15,6 +15,7 @@ PGS_STORE_QUOTA_BYTES) is checked as the shards are written.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import resource
@@ -27,7 +28,7 @@ from typing import Any, Literal
 
 from app.core.orphans import die_with_parent
 from app.core.storage.base import Store, StoreUnavailable
-from app.services.datasets.parse_base import ParsedDataset, ParseError, ParseOptions, TooLargeError
+from app.services.datasets.parse_base import Format, ParsedDataset, ParseError, ParseOptions, TooLargeError
 from app.services.datasets.parsing import parse_upload
 from app.services.datasets.shards import Manifest, ShardWriter, delete_dataset
 
@@ -35,6 +36,7 @@ from app.services.datasets.shards import Manifest, ShardWriter, delete_dataset
 NICENESS = 10
 # RLIMIT_CPU is a backstop for a parent that died: the wall-clock limit normally acts first.
 CPU_SLACK_S = 5
+M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
 class QuotaError(TooLargeError):
@@ -72,7 +74,7 @@ class StoredDataset:
     n_samples: int
     n_features: int
     nnz: int
-    format: Literal["svmlight", "csv"]
+    format: Format
     compressed: bool
     label_kind: Literal["numeric", "string"]
     task: Literal["binary", "multiclass", "regression"]
@@ -110,8 +112,17 @@ def _address_space_in_use() -> int:
         return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _one_malloc_arena() -> None:
+    """glibc gives each thread that allocates its own malloc arena, 64 MiB of address space
+    reserved at once: under ``RLIMIT_AS`` the parse threads' arenas would take the budget the
+    parse needs. Their allocations are few and large, so they share one."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+
+
 def _limit_self(budget: ParseBudget) -> None:
     os.nice(NICENESS)
+    _one_malloc_arena()
     # The limit counts what the forked process already maps (the imported libraries), so the
     # budget is what the parse may add to it.
     limit = _address_space_in_use() + budget.memory_bytes
@@ -163,7 +174,7 @@ def _child(
 def _context() -> Any:
     ctx = multiprocessing.get_context("forkserver")
     # Takes effect when the forkserver starts; later calls change nothing.
-    ctx.set_forkserver_preload([__name__])
+    ctx.set_forkserver_preload([__name__, "app.services.datasets.parse_preload"])
     return ctx
 
 

@@ -1,15 +1,17 @@
-"""Turn an uploaded svmlight or CSV file (optionally gzip, bzip2 or xz compressed) into CSR features
-and labels.
+"""Turn an uploaded svmlight or CSV file (optionally gzip, bzip2 or xz compressed), or a Parquet or
+Arrow IPC file, into CSR features and labels.
 
-The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed by
-a well-kept parser (scikit-learn's ``load_svmlight_file``, NumPy's ``loadtxt``) into CSR rows that
+The file is read as a stream of blocks of whole lines (about 4 MiB each); each block is parsed
+(svmlight: a compiled parser with scikit-learn's ``load_svmlight_file``'s results, several blocks at
+once in threads; CSV: NumPy's ``loadtxt``) into CSR rows that
 go straight to a :class:`RowSink` (the shard writer, :mod:`app.services.datasets.shards`), so neither the
 text nor the data is ever held whole: the parse's memory is a block and a shard, whatever the
 file's size. Every way the input can be
 wrong ends as :class:`ParseError` naming the line where it can (a 422), or :class:`TooLargeError`
 naming the limit (a 413). The route runs this in a child process with memory and time limits
 (:mod:`app.services.datasets.parse_process`). This module sniffs the
-format and the compression and hands the stream to :mod:`.svmlight_format` or :mod:`.csv_format`;
+format and the compression and hands the stream to :mod:`.svmlight_format` or :mod:`.csv_format`
+(Parquet and Arrow files, read by row group or record batch, to :mod:`.columnar_format`);
 what they share is in :mod:`.parse_base`.
 """
 
@@ -24,10 +26,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar, cast
 
+from app.services.datasets.columnar_format import (
+    ARROW_FILE_MAGIC,
+    ARROW_STREAM_MAGIC,
+    PARQUET_MAGIC,
+    parse_columnar,
+)
 from app.services.datasets.csv_format import parse_csv
 from app.services.datasets.parse_base import (
     BLOCK_BYTES,
     CountedRows,
+    CsvColumns,
     Format,
     LabelKind,
     ParsedDataset,
@@ -53,7 +62,6 @@ UNSUPPORTED_MAGIC = {
     b"\x28\xb5\x2f\xfd": "a Zstandard stream",
     b"Rar!": "a RAR archive",
     b"\x89HDF": "an HDF5 file",
-    b"PAR1": "a Parquet file",
     b"\x93NUMPY": "a NumPy .npy file",
     b"%PDF": "a PDF document",
     b"\x89PNG": "a PNG image",
@@ -103,7 +111,7 @@ def compression_of(path: Path) -> str | None:
         if head.startswith(magic):
             raise ParseError(
                 f"the file is {what}; upload the svmlight or CSV file itself, plain "
-                "or compressed with gzip, bzip2 or xz"
+                "or compressed with gzip, bzip2 or xz, or a Parquet or Arrow file"
             )
     return None
 
@@ -151,14 +159,37 @@ def _inflate_all(open_stream: Callable[[], io.BufferedReader]) -> None:
             pass
 
 
-def _sniff_format(head: bytes, filename: str, codec: str | None) -> Format:
+# File name endings that say the format (after a compression suffix).
+FORMAT_SUFFIXES: dict[str, Format] = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".svm": "svmlight",
+    ".svmlight": "svmlight",
+    ".libsvm": "svmlight",
+    ".parquet": "parquet",
+    ".arrow": "arrow",
+    ".arrows": "arrow",
+    ".feather": "arrow",
+    ".ipc": "arrow",
+}
+
+
+def _format_by_name_or_magic(head: bytes, filename: str) -> Format | None:
+    # Binary formats by their magic bytes first: their content is what they are.
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith((ARROW_FILE_MAGIC, ARROW_STREAM_MAGIC)):
+        return "arrow"
     name = filename.lower()
     for suffix in COMPRESSED_SUFFIXES:
         name = name.removesuffix(suffix)
-    if name.endswith(".csv") or name.endswith(".tsv"):
-        return "csv"
-    if name.endswith((".svm", ".svmlight", ".libsvm")):
-        return "svmlight"
+    return next((fmt for suffix, fmt in FORMAT_SUFFIXES.items() if name.endswith(suffix)), None)
+
+
+def _sniff_format(head: bytes, filename: str, codec: str | None) -> Format:
+    known = _format_by_name_or_magic(head, filename)
+    if known:
+        return known
     first = b""
     for raw_line in head.splitlines():
         line = raw_line.strip()
@@ -217,12 +248,18 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
         raise ParseError("the file is empty" + (" after decompression" if codec else ""))
     fmt: Format = _sniff_format(head, options.filename, codec) if options.format == "auto" else options.format
     out = CountedRows(sink)
+    label_kind: LabelKind = "numeric"
+    columns: CsvColumns | None = None
+    index_base = 1
     if fmt == "svmlight":
         width, index_base = _decompression_guard(lambda: parse_svmlight(open_stream, options, out), codec)
-        label_kind: LabelKind = "numeric"
-    else:
+    elif fmt == "csv":
         width, label_kind, columns = _decompression_guard(lambda: parse_csv(open_stream, options, out), codec)
-        index_base = 1
+    elif codec:
+        # Parquet and Arrow compress their own columns; they are read from the file itself.
+        raise ParseError(f"a {codec}-compressed {fmt} file; upload the {fmt} file itself")
+    else:
+        width, label_kind, columns = parse_columnar(path, fmt, options, out)
     if out.rows == 0:
         raise ParseError("the file has no data rows")
     if width == 0:
@@ -237,7 +274,7 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
         task,
         classes,
         index_base,
-        columns if fmt == "csv" else None,
+        columns,
     )
 
 

@@ -144,12 +144,24 @@ def _param_row(param: Any) -> dict[str, Any]:
 def datasets_upload(
     ctx: typer.Context,
     file: Annotated[
-        Path, typer.Argument(exists=True, dir_okay=False, help="svmlight/LIBSVM or CSV, plain or gzip")
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, help="svmlight/LIBSVM or CSV (plain or gzip), Parquet or Arrow"
+        ),
     ],
     name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
-    format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
-    label_column: Annotated[str | None, typer.Option(help="CSV: number or header name")] = None,
+    format: Annotated[str, typer.Option(help="auto | svmlight | csv | parquet | arrow")] = "auto",
+    label_column: Annotated[
+        str | None, typer.Option(help="CSV: number or header name; Parquet, Arrow: name")
+    ] = None,
     task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
+    na_values: Annotated[
+        str | None,
+        typer.Option(
+            help="CSV: the cells that are missing values, comma-separated (default: "
+            "NA,N/A,NaN,nan,null,NULL,None; an empty cell always is)"
+        ),
+    ] = None,
     compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
     resumable: Annotated[
         bool | None,
@@ -167,6 +179,7 @@ def datasets_upload(
         format=format,
         label_column=label_column,
         task=task,
+        na_values=None if na_values is None else na_values.split(","),
         compress=compress,
         resumable=resumable,
     )

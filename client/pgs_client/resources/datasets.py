@@ -58,6 +58,7 @@ class Datasets:
         zero_based: str = "auto",
         task: str = "auto",
         n_features: int | None = None,
+        na_values: Sequence[str] | None = None,
         description: str | None = None,
         tags: Sequence[str] | None = None,
         compress: bool = False,
@@ -67,6 +68,9 @@ class Datasets:
     ) -> DatasetRead:
         """Upload a svmlight/LIBSVM or CSV file (plain, gzip, bzip2 or xz), or ``(X, y)`` in
         memory. ``n_features``: the width to store (a test set's: its training set's).
+        ``na_values``: the CSV cells that are missing values, instead of the service's default
+        (``NA``, ``N/A``, ``NaN``, ``nan``, ``null``, ``NULL``, ``None``; an empty cell is
+        always missing).
 
         ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
         labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
@@ -85,6 +89,8 @@ class Datasets:
             fields["n_features"] = str(n_features)
         if tags:
             fields["tags"] = ",".join(tags)
+        if na_values is not None:
+            fields["na_values"] = ",".join(na_values)
         if description is not None:
             fields["description"] = description
         with tempfile.TemporaryDirectory(prefix="pgs-upload-") as tmp:
@@ -125,8 +131,8 @@ class Datasets:
     ) -> DatasetRead:
         """Have the service read a data set from a path or URL its operator allows
         (``PGS_IMPORT_ROOTS``) and wait for the parse. ``fields``: as :meth:`upload`'s
-        (``format``, ``label_column``, ``task``, ``n_features``, ``description``, ``tags``
-        as a comma-separated string)."""
+        (``format``, ``label_column``, ``task``, ``n_features``, ``description``; ``tags``
+        and ``na_values`` as comma-separated strings)."""
         body: dict[str, Any] = {"source": source, **{k: str(v) for k, v in fields.items()}}
         if name is not None:
             body["name"] = name

@@ -7,7 +7,7 @@ import { confirmInline } from "../confirm.js";
 import { alertBox, badge, facts, fmtBytes, fmtNum, fmtParams, fmtTime, h, link, setTitle, table } from "../dom.js";
 import { FieldError, controlFor, field, onSubmit, problemSlot, schemaHint } from "../forms.js";
 
-const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based"];
+const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based", "na_values"];
 
 function classesText(ds) {
   if (!ds.classes) return ds.task === "regression" ? "numeric" : "—";
@@ -49,14 +49,17 @@ export async function list(main, { signal }) {
 }
 
 function uploadPanel(schema, onUploaded) {
-  const fileInput = h("input", { type: "file", name: "file", accept: ".svm,.txt,.libsvm,.csv,.gz,.svmlight,.data" });
+  const fileInput = h("input", { type: "file", name: "file", accept: ".svm,.txt,.libsvm,.csv,.tsv,.gz,.bz2,.xz,.svmlight,.data,.parquet,.arrow,.feather" });
   const chosen = h("span", { class: "chosen-file" }, "No file chosen");
   const drop = h("div", { class: "drop-zone", "data-testid": "drop-zone" },
-    h("p", {}, "Drop an svmlight/LIBSVM or CSV file here (gzip allowed), or "),
+    h("p", {}, "Drop an svmlight/LIBSVM or CSV file (gzip allowed), or a Parquet or Arrow file here, or "),
     field("file", "Choose a file", fileInput, schema.properties.file.description), chosen);
   const optionFields = UPLOAD_OPTIONS.map((name) => {
     const s = schema.properties[name];
-    return field(name, name.replace("_", " "), controlFor(name, s), schemaHint(s));
+    const control = controlFor(name, s);
+    // The missing-value markers show as the list they are, to edit rather than retype.
+    if (name === "na_values") control.defaultValue = s.default;
+    return field(name, name.replace("_", " "), control, schemaHint(s));
   });
   const bar = h("progress", { max: "1", value: 0, "aria-label": "Upload progress" });
   const barText = h("span", { class: "progress-text" });
@@ -83,7 +86,7 @@ function uploadPanel(schema, onUploaded) {
 
   const form = h("form", { class: "panel", "aria-labelledby": "upload-title", novalidate: true },
     h("h2", { id: "upload-title" }, "Upload a data set"), drop,
-    h("details", {}, h("summary", {}, "Options (name, format, task, CSV label column, header, index base)"),
+    h("details", {}, h("summary", {}, "Options (name, format, task, label column, CSV header, index base, missing values)"),
       h("div", { class: "form-grid" }, optionFields)),
     problemSlot(), h("div", { class: "actions" }, submit, progress), result);
   onSubmit(form, submit, async () => {
