@@ -136,6 +136,13 @@ def assert_problem(response: Any, status: int, field: str | None = None) -> dict
     return body
 
 
+def assert_nothing_stored(client: TestClient, data_dir: Path) -> None:
+    """A refused upload left no data set: no row, no shard, no temp file."""
+    assert client.get("/v1/datasets").json()["items"] == []
+    assert list((data_dir / "datasets").iterdir()) == []
+    assert list((data_dir / "tmp").iterdir()) == []
+
+
 def stored_rows(store: Store, key: str) -> tuple[Any, Any]:
     """A stored data set's rows as one CSR matrix and its labels (read through the shards)."""
     from app.services.datasets.shards import open_dataset

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
-from tests.helpers import PROBLEM, assert_problem, make_settings, upload, wait_for
+from tests.helpers import PROBLEM, assert_nothing_stored, assert_problem, make_settings, upload, wait_for
 
 MIB = 1024 * 1024
 
@@ -29,19 +29,13 @@ def settings(tmp_path: Path) -> Settings:
     return make_settings(tmp_path, parse_memory_bytes=256 * MIB)
 
 
-def _nothing_stored(client: TestClient, tmp_path: Path) -> None:
-    assert client.get("/v1/datasets").json()["items"] == []
-    assert list((tmp_path / "var" / "datasets").iterdir()) == []
-    assert list((tmp_path / "var" / "tmp").iterdir()) == []
-
-
 def test_p1_a_gzip_bomb_is_refused_before_it_is_parsed(client: TestClient, tmp_path: Path):
     """P1: a small gzip inflating far beyond PGS_MAX_COMPRESSION_RATIO (the review's: 1 MB to
     1 GiB) is a 413 naming the setting, and nothing is kept."""
     bomb = gzip.compress(b"1 1:1\n" * (5 * MIB), compresslevel=9)  # 30 MiB from ~30 KB
     body = assert_problem(upload(client, bomb, "bomb.svm.gz"), 413)
     assert "PGS_MAX_COMPRESSION_RATIO" in body["detail"], body["detail"]
-    _nothing_stored(client, tmp_path)
+    assert_nothing_stored(client, tmp_path / "var")
 
 
 def test_p1_a_gzip_of_blank_lines_is_refused_before_it_is_parsed(client: TestClient, tmp_path: Path):
@@ -49,7 +43,7 @@ def test_p1_a_gzip_of_blank_lines_is_refused_before_it_is_parsed(client: TestCli
     blank = gzip.compress(b"1 1:1\n-1 2:1\n" + b"\n" * (48 * MIB), compresslevel=9)
     body = assert_problem(upload(client, blank, "blank.svm.gz"), 413)
     assert "PGS_MAX_COMPRESSION_RATIO" in body["detail"], body["detail"]
-    _nothing_stored(client, tmp_path)
+    assert_nothing_stored(client, tmp_path / "var")
 
 
 @pytest.mark.parametrize(
@@ -82,7 +76,7 @@ def test_p3_a_parse_streams_and_only_a_single_huge_line_meets_its_memory_budget(
         line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 5_000_001)) + b"\n"
         body = assert_problem(upload(client, line, "one-line.svm"), 413)
         assert "PGS_PARSE_MEMORY_BYTES" in body["detail"], body["detail"]
-        _nothing_stored(client, tmp_path)
+        assert_nothing_stored(client, tmp_path / "var")
         # The API process is unharmed and the next upload is parsed.
         assert upload(client, b"1 1:1\n-1 2:1\n", "ok.svm").status_code == 201
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
-from tests.helpers import assert_problem, make_settings, parse_rows, upload
+from tests.helpers import assert_nothing_stored, assert_problem, make_settings, parse_rows, upload
 
 MIB = 1024 * 1024
 
@@ -19,12 +19,6 @@ MIB = 1024 * 1024
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return make_settings(tmp_path, parse_memory_bytes=256 * MIB)
-
-
-def _nothing_stored(client: TestClient, tmp_path: Path) -> None:
-    assert client.get("/v1/datasets").json()["items"] == []
-    assert list((tmp_path / "var" / "datasets").iterdir()) == []
-    assert list((tmp_path / "var" / "tmp").iterdir()) == []
 
 
 # -- item 2: a CSV is stored as written or refused ------------------------------------------
@@ -44,7 +38,7 @@ def test_a_ragged_or_broken_csv_row_is_a_422_naming_its_line(
 ):
     body = assert_problem(upload(client, content, "d.csv"), 422, "body.file")
     assert f"line {line}" in body["detail"], body["detail"]
-    _nothing_stored(client, tmp_path)
+    assert_nothing_stored(client, tmp_path / "var")
 
 
 def test_a_label_after_numeric_ones_makes_every_label_a_string(client: TestClient):
@@ -69,14 +63,14 @@ def test_a_parse_over_its_time_budget_is_a_413(tmp_path: Path):
     with TestClient(create_app(settings)) as client:
         body = assert_problem(upload(client, b"1 1:1 2:0.5 3:0.25\n" * 2_000_000, "slow.svm"), 413)
         assert "PGS_PARSE_TIMEOUT_S" in body["detail"], body["detail"]
-        _nothing_stored(client, tmp_path)
+        assert_nothing_stored(client, tmp_path / "var")
 
 
 def test_a_label_longer_than_the_limit_is_a_422_naming_its_line(client: TestClient, tmp_path: Path):
     content = b"1,2,a\n3,4," + b"x" * 1_000_000 + b"\n5,6,b\n"
     body = assert_problem(upload(client, content, "long.csv"), 422, "body.file")
     assert "line 2" in body["detail"] and "PGS_MAX_LABEL_CHARS" in body["detail"], body["detail"]
-    _nothing_stored(client, tmp_path)
+    assert_nothing_stored(client, tmp_path / "var")
 
 
 def test_too_many_distinct_labels_stop_the_parse_at_the_first_one_over(client: TestClient):
@@ -91,7 +85,7 @@ def test_too_many_distinct_labels_stop_the_parse_at_the_first_one_over(client: T
 def test_a_file_name_longer_than_a_name_may_be_is_refused(client: TestClient, tmp_path: Path):
     r = upload(client, b"1 1:1\n-1 2:1\n", "a" * 3000 + ".svm")
     assert_problem(r, 422, "body.file")
-    _nothing_stored(client, tmp_path)
+    assert_nothing_stored(client, tmp_path / "var")
     # With an explicit name the file name is not used, and a long one does not matter.
     r = upload(client, b"1 1:1\n-1 2:1\n", "a" * 3000 + ".svm", name="short")
     assert r.status_code == 201 and r.json()["name"] == "short"

@@ -10,12 +10,14 @@ import sqlite3
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from app.background.pool_supervisor import PoolSupervisor
+from app.core.config import Settings
 from app.db.engine import make_engine, make_session_factory, transaction
 from app.db.tables import Job
 from app.main import create_app
@@ -130,6 +132,23 @@ def test_killed_worker_is_replaced_and_the_job_rerun(tmp_path: Path, data_dir: P
         assert c.get("/readyz").status_code == 200
 
 
+def _running_job(settings: Settings, dataset_id: int, **fields: Any) -> Job:
+    """A job row left "running" by a run this app did not start (a crash, another process)."""
+    factory = make_session_factory(make_engine(settings.database_url))
+    with transaction(factory) as s:
+        job = Job(
+            status="running",
+            solver="pgs",
+            task="binary",
+            dataset_id=dataset_id,
+            params={},
+            targets=[],
+            **fields,
+        )
+        s.add(job)
+    return job
+
+
 @pytest.mark.parametrize(
     ("attempts", "cancel", "status"),
     [
@@ -141,19 +160,7 @@ def test_startup_recovery_settles_lost_runs(tmp_path: Path, attempts: int, cance
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as c:
         ds = upload(c, b"1 1:1\n-1 2:1\n", "tiny.svm").json()["id"]
-    factory = make_session_factory(make_engine(settings.database_url))
-    with transaction(factory) as s:
-        job = Job(
-            status="running",
-            solver="pgs",
-            task="binary",
-            dataset_id=ds,
-            params={},
-            targets=[],
-            attempts=attempts,
-            cancel_requested=cancel,
-        )
-        s.add(job)
+    job = _running_job(settings, ds, attempts=attempts, cancel_requested=cancel)
     with TestClient(create_app(settings)) as c:
         body = c.get(f"/v1/jobs/{job.id}").json()
     assert body["status"] == status and body["finished_at"] is not None
@@ -178,18 +185,7 @@ def test_a_dead_workers_job_is_settled_by_who_ended_it(tmp_path: Path, died: Wor
     with TestClient(create_app(settings)) as c:
         ds = upload(c, b"1 1:1\n-1 2:1\n", "tiny.svm").json()["id"]
     factory = make_session_factory(make_engine(settings.database_url))
-    with transaction(factory) as s:
-        job = Job(
-            status="running",
-            solver="pgs",
-            task="binary",
-            dataset_id=ds,
-            params={},
-            targets=[],
-            attempts=1,
-            worker_pid=4242,
-        )
-        s.add(job)
+    job = _running_job(settings, ds, attempts=1, worker_pid=4242)
     future: Future[str] = Future()
     future.set_exception(died)
     runner = JobRunner(settings, order=sorted)  # not started: settle() only writes the database
