@@ -25,11 +25,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
-import signal
-import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -39,10 +34,12 @@ from typing import Any
 
 import httpx
 
-from tests.cluster.harness import free_port, tiny_svmlight
+from tests.cluster.harness import tiny_svmlight
 
 from . import procs, tables
+from .latency import percentiles
 from .results import add_results_dir, record
+from .server import BenchServer
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -50,62 +47,32 @@ MIB = 1024 * 1024
 CASES = ("quiet", "upload", "upload_gz", "bomb", "newlines", "cr_rows", "json_rows")
 
 
-class Server:
-    def __init__(self, src: Path, root: Path, client_timeout: float) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "PGS_DATA_DIR": str(root / "var"),
-            "PGS_HOST": "127.0.0.1",
-            "PGS_PORT": str(self.port),
-            "PGS_API_KEYS": "",
-            "PGS_WORKERS": "1",
-            "PGS_LOG_LEVEL": "warning",
-            "PGS_MAX_UPLOAD_BYTES": str(1024 * MIB),
-        }
-        self.log = open(root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app"],
-            cwd=src,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.client = httpx.Client(base_url=self.base, timeout=client_timeout)
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                # /healthz: the first job (in _train) waits for the worker's warm-up instead.
-                if self.client.get("/healthz").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("the server did not become ready")
+class Server(BenchServer):
+    """``python -m app`` from ``src``, anonymous, one pool worker, uploads up to 1 GiB; ``http``
+    talks to it."""
 
-    def stop(self) -> None:
-        self.client.close()
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        self.log.close()
+    def __init__(self, src: Path, root: Path, client_timeout: float) -> None:
+        super().__init__(src, root, PGS_MAX_UPLOAD_BYTES=str(1024 * MIB))
+        # /healthz: the first job (in _train) waits for the worker's warm-up instead.
+        self.start(timeout=300, ready_path="/healthz")
+        self.http = httpx.Client(base_url=self.base, timeout=client_timeout)
+
+    def stop(self) -> bool:
+        self.http.close()
+        return super().stop()
 
     def reset_peak(self) -> int:
+        assert self.proc is not None
         procs.reset_peak(self.proc.pid)
         return self.peak()
 
     def peak(self) -> int:
+        assert self.proc is not None
         return procs.status_bytes(self.proc.pid, "VmHWM")
 
 
 def _train(server: Server) -> int:
-    c = server.client
+    c = server.http
     ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight(2000, 20))}).json()["id"]
     job = c.post("/v1/jobs", json={"dataset_id": ds, "params": {"n_iter": 2000}}).json()
     while job["status"] not in ("succeeded", "failed", "cancelled"):
@@ -113,18 +80,6 @@ def _train(server: Server) -> int:
         job = c.get(f"/v1/jobs/{job['id']}").json()
     assert job["status"] == "succeeded", job
     return int(job["model_id"])
-
-
-def _percentiles(latencies: list[float]) -> dict[str, float]:
-    if len(latencies) < 2:
-        return {"n": len(latencies)}
-    q = statistics.quantiles(latencies, n=100)
-    return {
-        "n": len(latencies),
-        "p50_ms": round(q[49] * 1e3, 2),
-        "p99_ms": round(q[98] * 1e3, 2),
-        "max_ms": round(max(latencies) * 1e3, 1),
-    }
 
 
 def _poll(server: Server, stop: threading.Event, make: Callable[[httpx.Client], Any]) -> list[float]:
@@ -157,7 +112,7 @@ def _during(
 def _timed_post(server: Server, path: str, **kwargs: Any) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        r = server.client.post(path, **kwargs)
+        r = server.http.post(path, **kwargs)
         status: Any = r.status_code
         detail = r.json().get("detail") if r.status_code >= 400 else None
     except httpx.HTTPError as exc:
@@ -223,7 +178,7 @@ def _upload_while_predicting(
     return {
         "file_mb": round(path.stat().st_size / MIB, 1),
         "upload": outcome,
-        "predict": _percentiles(latencies),
+        "predict": percentiles(latencies),
     }
 
 
@@ -245,7 +200,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 stop = threading.Event()
                 timer = threading.Timer(args.seconds, stop.set)
                 timer.start()
-                results["quiet"] = _percentiles(_poll(server, stop, one))
+                results["quiet"] = percentiles(_poll(server, stop, one))
                 print("quiet", json.dumps(results["quiet"]), flush=True)
             for case in ("upload", "upload_gz"):
                 if case in args.cases:

@@ -17,10 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,72 +24,29 @@ from typing import Any
 
 import httpx
 
-from tests.cluster.harness import free_port, tiny_svmlight
+from tests.cluster.harness import tiny_svmlight
 
 from . import tables
+from .latency import percentiles
 from .results import add_results_dir, record
+from .server import BenchServer
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT_S = 30
 JOB = {"params": {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9}, "time_budget_s": 600}
 
 
-class Server:
+class Server(BenchServer):
     """``python -m app`` from ``src``, anonymous, one pool worker, every poll allowed to wait."""
 
     def __init__(self, src: Path, root: Path, polls: int) -> None:
-        self.base = f"http://127.0.0.1:{free_port()}"
-        env = {
-            **os.environ,
-            "PGS_DATA_DIR": str(root / "var"),
-            "PGS_PORT": self.base.rsplit(":", 1)[1],
-            "PGS_API_KEYS": "",
-            "PGS_WORKERS": "1",
-            "PGS_LOG_LEVEL": "warning",
-            "PGS_MAX_LONG_POLLS_PER_OWNER": str(polls),
-        }
-        self.log = open(root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app"],
-            cwd=src,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("the server did not become ready")
+        super().__init__(src, root, PGS_MAX_LONG_POLLS_PER_OWNER=str(polls))
+        self.start(timeout=300)
 
     def cpu_seconds(self) -> float:
+        assert self.proc is not None
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-    def stop(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        self.log.close()
-
-
-def _percentiles(latencies: list[float]) -> dict[str, float]:
-    q = statistics.quantiles(latencies, n=100, method="inclusive")  # never beyond the max
-    return {
-        "n": len(latencies),
-        "p50_ms": round(q[49] * 1e3, 1),
-        "p99_ms": round(q[98] * 1e3, 1),
-        "max_ms": round(max(latencies) * 1e3, 1),
-    }
 
 
 async def _probe(c: httpx.AsyncClient, path: str, seconds: float) -> dict[str, float]:
@@ -106,7 +59,7 @@ async def _probe(c: httpx.AsyncClient, path: str, seconds: float) -> dict[str, f
         latencies.append(time.perf_counter() - t0)
         r.raise_for_status()
         await asyncio.sleep(0.02)
-    return _percentiles(latencies)
+    return percentiles(latencies)
 
 
 async def _long_poll(base: str, path: str) -> tuple[int, float]:

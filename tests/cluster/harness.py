@@ -312,12 +312,18 @@ class DaskCluster:
 
 
 class ApiServer:
-    def __init__(self, data_dir: Path, log_path: Path, **env: str) -> None:
+    """``python -m app`` on a free loopback port, anonymous, in a process group of its own.
+    ``src`` is the checkout it serves (another one lets a benchmark compare two commits with this
+    virtual environment); ``env`` overrides settings."""
+
+    def __init__(self, data_dir: Path, log_path: Path, *, src: Path = REPO, **env: str) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
+        self.src = src
         self.env = _env(
             {
+                "PYTHONPATH": str(src),
                 "PGS_DATA_DIR": str(data_dir),
                 "PGS_HOST": "127.0.0.1",
                 "PGS_PORT": str(self.port),
@@ -329,11 +335,12 @@ class ApiServer:
         )
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 120) -> ApiServer:
+    def start(self, timeout: float = 120, ready_path: str = "/readyz") -> ApiServer:
+        """Start it and wait for ``ready_path`` to answer 200 (/readyz: the workers are warm)."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app"],
-            cwd=REPO,
+            cwd=self.src,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -347,7 +354,7 @@ class ApiServer:
                 raise AssertionError(
                     f"the API exited; see {self.log_path}:\n" + self.log_path.read_text()[-3000:]
                 )
-            return httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200
+            return httpx.get(f"{self.base}{ready_path}", timeout=2).status_code == 200
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
