@@ -228,18 +228,9 @@ class TrainingShards:
 
     def rows_at(self, rows: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
         """The rows at the sorted indices ``rows`` (over the whole data set) as one CSR matrix in
-        memory, and their targets: each shard holding some of them is opened once."""
-        bounds = np.concatenate([[0], np.cumsum(self.X.shard_rows, dtype=np.int64)])
-        parts, targets = [], []
-        for i in self.shard_ids:
-            lo, hi = np.searchsorted(rows, bounds[i : i + 2])
-            if lo == hi:
-                continue
-            X, y = self.X.open(i)
-            local = rows[lo:hi] - bounds[i]
-            parts.append(X[local])
-            targets.append(self.encode(y[local]))
-        return sp.vstack(parts, format="csr"), np.concatenate(targets, axis=1)
+        memory, and their targets (``ShardedMatrix.rows_at``)."""
+        X, y = self.X.rows_at(rows)
+        return X, self.encode(y)
 
     def first_block(self) -> tuple[KernelData, np.ndarray]:
         """The first shard: the sampled estimates of a step size (the q-norms of PGS's t0="auto"
@@ -271,6 +262,16 @@ class TrainingShards:
 
 
 TrainingRows = InMemoryRows | TrainingShards
+
+
+def even_rows(m: int, k: int | None) -> np.ndarray | None:
+    """Every (m / k)-th of ``m`` rows (sorted): a systematic sample of k rows spread evenly over
+    the data whatever its order (rows sorted by label included), drawing nothing from the
+    solver's random stream; None (all of them) when ``k`` is None or m <= k. What the trace
+    computes its objective (``objective_rows``) and its test score (``eval_rows``) on."""
+    if k is None or m <= k:
+        return None
+    return np.arange(k, dtype=np.int64) * m // k
 
 
 class ShardSampler:

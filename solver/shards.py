@@ -107,6 +107,22 @@ class ShardedMatrix:
         for i in range(self.n_shards):
             yield self.open(i)
 
+    def rows_at(self, rows: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The rows at the sorted indices ``rows`` (over the whole data set) as one CSR matrix in
+        memory, and their labels: each shard holding some of them is opened once, the others
+        not at all."""
+        bounds = np.concatenate([[0], np.cumsum(self._shard_rows, dtype=np.int64)])
+        parts, labels = [], []
+        for i in range(self.n_shards):
+            lo, hi = np.searchsorted(rows, bounds[i : i + 2])
+            if lo == hi:
+                continue
+            X, y = self.open(i)
+            local = rows[lo:hi] - bounds[i]
+            parts.append(X[local])
+            labels.append(y[local])
+        return sp.vstack(parts, format="csr"), np.concatenate(labels)
+
     def labels(self) -> Iterator[np.ndarray]:
         """Every shard's labels in order (the shard's rows are opened and dropped with them)."""
         for _, y in self.shards():

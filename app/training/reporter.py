@@ -99,6 +99,8 @@ class Reporter:
     last: Any = None
     # Metrics of the job beyond the trace's (a study's sigma selection).
     extra: dict[str, Any] = field(default_factory=dict)
+    # Wall time spent in this callback during the current fit (the job's progress_seconds).
+    seconds: float = 0.0
 
     def __post_init__(self) -> None:
         self.trace = ThinnedTrace(self.max_points, self.targets, self.higher_is_better)
@@ -122,6 +124,7 @@ class Reporter:
         """The job's real fit begins: progress is its own from here on."""
         self.last = None
         self.fit_points = 0
+        self.seconds = 0.0
 
     def add_points(self, points: list[Any]) -> None:
         for point in points:
@@ -129,10 +132,12 @@ class Reporter:
         self.fit_points += len(points)
 
     def __call__(self, progress: Any) -> bool | None:
+        began = time.perf_counter()
         self.last = progress
         self.add_points(progress.new_points)
         if self.stop is None:
             self.stop = self.interrupted() or self._out_of_time() or self._write_when_due()
+        self.seconds += time.perf_counter() - began
         return False if self.stop is not None else None
 
     def _out_of_time(self) -> Stop | None:

@@ -37,6 +37,7 @@ from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
 from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
+from app.training.timing import JobClock
 from solver import SOLVERS, ShardedMatrix
 
 log = logging.getLogger(__name__)
@@ -182,10 +183,15 @@ def shard_window(memory_bytes: int, shard_bytes: int) -> int:
 
 
 def load_data(
-    store: Store, spec: DataSpec, classification: bool, stream_memory: int | None = None
+    store: Store,
+    spec: DataSpec,
+    classification: bool,
+    stream_memory: int | None = None,
+    clock: JobClock | None = None,
 ) -> TrainingData:
     """The job's rows: in memory, or with ``stream_memory`` (the worker's memory budget) as
-    shards read one window at a time (:func:`shard_window`)."""
+    shards read one window at a time (:func:`shard_window`). ``clock`` times the preprocessing."""
+    clock = clock or JobClock()
     train, evaluation = _rows(store, spec)
     window = None if stream_memory is None else shard_window(stream_memory, train.largest_shard_bytes)
     if spec.train_size is not None:
@@ -201,16 +207,18 @@ def load_data(
         return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
 
     if window is not None:
-        return _streamed(spec, train, evaluation, encode, classes, window)
+        return _streamed(spec, train, evaluation, encode, classes, window, clock)
     X, y = train.in_memory()
-    X, preprocessor = _preprocess(spec, X, train.text())
+    with clock.part("preprocessing"):
+        X, preprocessor = _preprocess(spec, X, train.text())
     if evaluation is None:
         return TrainingData(X, encode(y), None, None, classes, preprocessor)
     X_eval, y_eval = evaluation.in_memory()
     if spec.preprocessing is not None:
-        X_eval = preprocessor.transform(
-            raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing)
-        )
+        with clock.part("preprocessing"):
+            X_eval = preprocessor.transform(
+                raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing)
+            )
     return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
 
 
@@ -221,6 +229,7 @@ def _streamed(
     encode: Callable[[np.ndarray], np.ndarray],
     classes: np.ndarray | None,
     window: int,
+    clock: JobClock,
 ) -> TrainingData:
     """Shards as the solver samples them, through the preprocessing when the job has one. The
     preprocessing is then fitted on a seeded sample of the training rows as large as the largest
@@ -233,7 +242,8 @@ def _streamed(
     rng = np.random.default_rng(spec.split_seed)
     sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows), replace=False)))
     X_sample, _ = sample.in_memory()
-    X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
+    with clock.part("preprocessing"):
+        X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
     resolved = spec.preprocessing
 
     def transform(X: Any, text: np.ndarray | None) -> Any:
@@ -415,19 +425,29 @@ class Trained:
         return {Stop.CANCEL: "cancelled", Stop.TIME_LIMIT: "time_limit"}.get(self.stop)
 
 
-def train(job: TrainingJob, store: Store, reporter: Reporter, memory_bytes: int) -> Trained | None:
+def train(
+    job: TrainingJob, store: Store, reporter: Reporter, memory_bytes: int, clock: JobClock | None = None
+) -> Trained | None:
     """Steps 2-4 for one claimed job (its data read in one piece when it fits in
     ``memory_bytes``, else a shard at a time); None when the reporter stopped it without a
     model to keep (see ``reporter.stop``): before the fit began, or for a stop that hands the
-    job on."""
-    data = load_data(
-        store, job.data, job.estimator.classification, memory_bytes if streams(job, memory_bytes) else None
-    )
+    job on. ``clock`` (app/training/timing.py) times the steps."""
+    clock = clock or JobClock()
+    with clock.part("load"):
+        data = load_data(
+            store,
+            job.data,
+            job.estimator.classification,
+            memory_bytes if streams(job, memory_bytes) else None,
+            clock,
+        )
     estimator = fit(job, data, reporter)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
+    clock.fitted(estimator, reporter.seconds)
     package = package_model(estimator, job, data)
-    metrics = final_metrics(estimator, job, data, package, reporter.extra)
+    with clock.part("final_metrics"):
+        metrics = final_metrics(estimator, job, data, package, reporter.extra)
     return Trained(
         estimator, package, metrics, final_progress(estimator, reporter, metrics), stop=reporter.stop
     )
@@ -438,11 +458,17 @@ def _fitted(estimator: Any) -> bool:
     return hasattr(estimator, "n_iter_")
 
 
-def store_model(store: Store, job: TrainingJob, trained: Trained) -> Model:
-    """Write the model files; returns the (unsaved) row that makes them a model."""
+def store_model(store: Store, job: TrainingJob, trained: Trained, clock: JobClock | None = None) -> Model:
+    """Write the model files; returns the (unsaved) row that makes them a model. With the run's
+    ``clock``, the metrics (the model's and the job's final progress's) get the run's
+    ``overhead_seconds`` and its parts, the write of these files included."""
     package, metrics, partial_reason = trained.package, trained.metrics, trained.partial_reason
     service = {**package.service, "partial": partial_reason is not None, "partial_reason": partial_reason}
-    stem, size = save_model_files(store, {"estimator": package.meta, "service": service}, package.arrays)
+    with (clock or JobClock()).part("model_write"):
+        stem, size = save_model_files(store, {"estimator": package.meta, "service": service}, package.arrays)
+    if clock is not None:
+        metrics = metrics | clock.overhead()
+        trained.progress.metrics = metrics
     return Model(
         job_id=job.job_id,
         dataset_id=job.dataset_id,

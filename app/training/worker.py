@@ -23,6 +23,7 @@ from app.services.jobs.leases import Heartbeat
 from app.services.model_registry.artifacts import delete_model_files
 from app.training import steps as training
 from app.training.reporter import Reporter, Stop
+from app.training.timing import JobClock
 
 log = logging.getLogger("app.training.worker")
 
@@ -117,7 +118,9 @@ def _run_claimed(job_id: int, token: int, settings: Settings, factory: SessionFa
 
 
 def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory) -> str | None:
-    job = training.load_job(factory, job_id)
+    clock = JobClock()  # the run's wall time, from the claim: overhead_seconds and its parts
+    with clock.part("load"):
+        job = training.load_job(factory, job_id)
     reporter = Reporter(
         factory,
         job_id,
@@ -129,10 +132,10 @@ def _train(job_id: int, token: int, settings: Settings, factory: SessionFactory)
         max_points=settings.max_trace_points,
         **_deadline(job, settings),
     )
-    trained = training.train(job, settings.store, reporter, settings.worker_memory_bytes)
+    trained = training.train(job, settings.store, reporter, settings.worker_memory_bytes, clock)
     if trained is None:
         return _stopped(job_id, token, settings, factory, reporter)
-    model = training.store_model(settings.store, job, trained)
+    model = training.store_model(settings.store, job, trained, clock)
     status = JobStatus.CANCELLED if trained.stop is Stop.CANCEL else JobStatus.SUCCEEDED
     try:
         recorded = _finish(

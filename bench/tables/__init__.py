@@ -14,7 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .end_to_end import FIGURES as END_TO_END_FIGURES
-from .end_to_end import end_to_end, end_to_end_goals, end_to_end_ratio
+from .end_to_end import (
+    end_to_end,
+    end_to_end_files,
+    end_to_end_files_goals,
+    end_to_end_goals,
+    end_to_end_ratio,
+)
 from .figures import RECORD_FIGURES, Figure
 from .goals import Goal, goals_table
 from .ingest import ingest
@@ -61,6 +67,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "soak": soak_goals,
     "peers": peers_goals,
     "end_to_end": end_to_end_goals,
+    "end_to_end_files": end_to_end_files_goals,
     "cold_start": cold_start_goals,
     "threads": threads_goals,
 }
@@ -85,6 +92,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("soak", "table"): soak,
     ("peers", "table"): peers,
     ("end_to_end", "table"): end_to_end,
+    ("end_to_end", "files"): end_to_end_files,
     ("cold_start", "table"): cold_start,
     ("threads", "table"): threads,
     ("ingest", "table"): ingest,
@@ -110,6 +118,7 @@ __all__ = [
     "cold_start",
     "dispatch_bench",
     "end_to_end",
+    "end_to_end_files",
     "end_to_end_ratio",
     "goals_table",
     "hostile_bench",

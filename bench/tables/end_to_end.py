@@ -239,3 +239,187 @@ FIGURES: dict[tuple[str, str], Figure] = {
     ("end_to_end", "trace_ms"): _trace_ms,
     ("end_to_end", "model_files_ms"): _model_files_ms,
 }
+
+
+# -- files on disk to a stored model (bench.end_to_end --measure files) -----------------------------
+
+# The service path's time at most this multiple of the notebook path's (stretch: FILES_STRETCH).
+GOAL_FILES = 1.0
+FILES_STRETCH = 0.5
+# Where the service path's time goes, in its order: the uploads (each parsed and stored before
+# its answer), dispatch, the job's run by its metrics' parts (app/training/timing.py), and the rest.
+FILES_PARTS = (
+    ("upload_train_s", "upload + parse train"),
+    ("upload_test_s", "upload + parse test"),
+    ("dispatch_s", "dispatch"),
+    ("load_seconds", "load"),
+    ("preprocessing_seconds", "preprocessing"),
+    ("compile_seconds", "compile"),
+    ("solver_seconds", "solver"),
+    ("checkpoint_seconds", "checkpoints"),
+    ("progress_seconds", "progress"),
+    ("final_metrics_seconds", "final metrics"),
+    ("model_write_seconds", "model write"),
+    ("other_seconds", "other"),
+)
+
+
+def files_ratio(case: dict) -> float:
+    """The case's verdict: the median over its repeats of service / notebook."""
+    pairs = zip(case["service"], case["notebook"], strict=True)
+    return median_of([service["total_s"] / notebook["total_s"] for service, notebook in pairs])
+
+
+def _unaccounted(case: dict) -> float:
+    """The job's time the parts do not cover (POST to created, the final database write, the
+    answer to the client's long poll): the median over the repeats, each its own difference
+    (differences of the columns' medians need not be one of them)."""
+    return median_of(
+        [s["job_s"] - s["dispatch_s"] - s["solver_seconds"] - s["overhead_seconds"] for s in case["service"]]
+    )
+
+
+def end_to_end_files(r: dict) -> str:
+    def s(x: float) -> str:
+        return f"{x:.2f}"
+
+    rows, parts = [], []
+    for case in r["cases"]:
+        nb, sv = case["median_notebook"], case["median_service"]
+        reached = sum(x["reached"] for x in case["notebook"] + case["service"])
+        rows.append(
+            [
+                case["set"],
+                f"{case['m']:,} / {case['m_test']:,} x {case['n']:,}",
+                f"{case['train_mb'] + case['test_mb']:.0f}",
+                f"{case['target']:g}",
+                s(nb["read_train_s"] + nb["read_test_s"]),
+                s(nb["scale_s"]),
+                s(nb["fit_s"]),
+                s(nb["total_s"]),
+                s(sv["upload_train_s"] + sv["upload_test_s"]),
+                s(sv["job_s"]),
+                s(sv["total_s"]),
+                f"{files_ratio(case):.2f}",
+                f"{reached} of {2 * len(case['service'])}",
+            ]
+        )
+        parts.append(
+            [case["set"], *(s(sv[key]) for key, _ in FILES_PARTS), s(_unaccounted(case)), s(nb["solver_s"])]
+        )
+    lines = [
+        f"Files on disk to a model at the target test accuracy; sigma {r['sigma']:g}, medians of "
+        f"{r['repeats']} interleaved repeats (after one warm-up of each path), in seconds. The "
+        "ratio is the service path's time over the notebook's (median of the repeats' ratios).",
+        "",
+        md_table(
+            [
+                "set",
+                "train / test rows x features",
+                "files (MB)",
+                "target",
+                "notebook: read",
+                "scale",
+                "fit()",
+                "total",
+                "service: uploads",
+                "POST to succeeded",
+                "total",
+                "ratio",
+                "runs that reached the target",
+            ],
+            rows,
+        ),
+        "",
+        "Where the service path's time goes (medians, seconds): the uploads, dispatch, the job's "
+        "run by the parts of its metrics, what the parts do not cover (POST to created, the final "
+        "database write, the answer to the long poll), and the notebook's solver time beside it:",
+        "",
+        md_table(["set", *(label for _, label in FILES_PARTS), "not in the parts", "notebook solver"], parts),
+    ]
+    return "\n".join([*lines, "", *(f"- {line}" for line in _files_goal_lines(r))])
+
+
+def _files_goal_lines(r: dict) -> list[str]:
+    return [
+        f"Files to stored model ({case['set']}): {files_ratio(case):.2f}x the notebook path, goal at "
+        f"most {GOAL_FILES:g}x (stretch {FILES_STRETCH:g}x), "
+        f"{'met' if files_ratio(case) <= GOAL_FILES else 'missed'}"
+        for case in r["cases"]
+    ]
+
+
+def end_to_end_files_goals(r: dict) -> list[Goal]:
+    ratios = [files_ratio(case) for case in r["cases"]]
+    sets = ", ".join(case["set"] for case in r["cases"])
+    return [
+        ratio_goal(
+            f"Files on disk to a stored model at a target accuracy, through the service, against "
+            f"the notebook path ({sets}, default preprocessing)",
+            ratios,
+            GOAL_FILES,
+        ),
+        ratio_goal(f"The same, stretch goal ({sets})", ratios, FILES_STRETCH),
+    ]
+
+
+def _files_case(r: dict, name: str) -> dict:
+    return next(case for case in r["cases"] if case["set"] == name)
+
+
+def _files_goal(r: dict) -> str:
+    return f"{GOAL_FILES:g}x"
+
+
+def _files_stretch(r: dict) -> str:
+    return f"{FILES_STRETCH:g}x"
+
+
+def _files_ratio(r: dict, *sets: str) -> str:
+    cases = [_files_case(r, name) for name in sets] if sets else r["cases"]
+    return ratio_span([files_ratio(case) for case in cases])
+
+
+def _files_missed(r: dict) -> str:
+    ratios = [files_ratio(case) for case in r["cases"]]
+    return count(sum(q > GOAL_FILES for q in ratios), len(ratios))
+
+
+def _files_upload_share(r: dict, *sets: str) -> str:
+    """The uploads' share (with their parse) of the service path's time."""
+    cases = [_files_case(r, name) for name in sets] if sets else r["cases"]
+    shares = [
+        (case["median_service"]["upload_train_s"] + case["median_service"]["upload_test_s"])
+        / case["median_service"]["total_s"]
+        for case in cases
+    ]
+    return span([100 * x for x in shares], ".0f") + " %"
+
+
+def _files_notebook_read_share(r: dict, *sets: str) -> str:
+    """The reads' share of the notebook path's time."""
+    cases = [_files_case(r, name) for name in sets] if sets else r["cases"]
+    shares = [
+        (case["median_notebook"]["read_train_s"] + case["median_notebook"]["read_test_s"])
+        / case["median_notebook"]["total_s"]
+        for case in cases
+    ]
+    return span([100 * x for x in shares], ".0f") + " %"
+
+
+def _files_seconds(r: dict, side: str, key: str, name: str) -> str:
+    """One median of one set, e.g. ``service solver_seconds rcv1_like``."""
+    return f"{_files_case(r, name)['median_' + side][key]:.2f} s"
+
+
+FIGURES.update(
+    {
+        ("end_to_end", "files_goal"): _files_goal,
+        ("end_to_end", "files_stretch"): _files_stretch,
+        ("end_to_end", "files_ratio"): _files_ratio,
+        ("end_to_end", "files_missed"): _files_missed,
+        ("end_to_end", "files_upload_share"): _files_upload_share,
+        ("end_to_end", "files_read_share"): _files_notebook_read_share,
+        ("end_to_end", "files_seconds"): _files_seconds,
+    }
+)

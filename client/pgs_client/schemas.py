@@ -297,7 +297,7 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression), time_to_target: {target: solver seconds or null}; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved
     """
     stop_reason: str | None
     """
@@ -734,6 +734,10 @@ class PGSParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     p: float | None = 2.0
     """
     The norm of the regulariser r(w) = ||w||_p^2 / (2 (p - 1)), eq. (3).
@@ -814,6 +818,10 @@ class SCDParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     beta: Literal["column", "uniform"] | None = "column"
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
@@ -866,6 +874,10 @@ class GCDParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     beta: Literal["column", "uniform"] | None = "column"
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
@@ -917,6 +929,10 @@ class SMIDASParams:
     objective_rows: int | None = 20000
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
     """
     eta: float | Literal["auto"] | None = "auto"
     """
@@ -974,6 +990,10 @@ class TruncGradParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     eta: float | Literal["auto"] | None = "auto"
     """
     The constant learning rate; the value used is eta_.
@@ -1029,6 +1049,10 @@ class LBFGSParams:
     objective_rows: int | None = 20000
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
     """
     p: float | None = 2.0
     """
@@ -1086,6 +1110,10 @@ class GDParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     output: Literal["average", "last"] | None = "average"
     """
     The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or the last iterate w_{T+1}.
@@ -1141,6 +1169,10 @@ class SGDParams:
     objective_rows: int | None = 20000
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
     """
     output: Literal["average", "last"] | None = "average"
     """
@@ -1202,6 +1234,10 @@ class OGDParams:
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
     """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
     output: Literal["average", "last"] | None = "average"
     """
     The average (1/T) sum_{t=1}^T w_t (w_1 = 0), as the lecture's algorithms output, or the last iterate w_{T+1}.
@@ -1261,6 +1297,10 @@ class KernelPGSParams:
     objective_rows: int | None = 20000
     """
     The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
     """
     kernel: Literal["linear", "poly", "rbf"] | None = "rbf"
     """

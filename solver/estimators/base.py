@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .._sparse import DataStats, KernelData, prepare
 from ..losses import LOSSES, mean_loss
 from ..parameters import check_parameters, declare_parameters, param
-from ..sampling import TrainingRows, TrainingShards
+from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, drive
 from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
@@ -82,7 +82,16 @@ class LinearModelBase(FittedModel):
         "the data has more; None: on every row.",
         details="Every (m / objective_rows)-th row, fixed for the whole fit, so a checkpoint "
         "costs the same at every m instead of a pass over the data. The fitted model and the test "
-        "score (over the whole eval_set) do not depend on it.",
+        "score (on eval_rows) do not depend on it.",
+    )
+    eval_rows: int | None = param(
+        default=20_000,
+        allowed=[AT_LEAST_ONE, None],
+        doc="The trace's test score is computed on this many rows of fit's eval_set, evenly "
+        "spread, when it has more; None: on every row.",
+        details="Every (m_test / eval_rows)-th row, fixed for the whole fit (the rule of "
+        "objective_rows), so a checkpoint costs the same whatever the size of the test set. "
+        "target_score is reached on these rows; the fitted model does not depend on it.",
     )
 
     # What a training job names the solver by (``solver.SOLVERS``), declared by each family.
@@ -131,7 +140,7 @@ class LinearModelBase(FittedModel):
 
         @functools.cache
         def objective_rows():  # at the first checkpoint: an untraced fit takes no sample
-            sample = self._objective_sample(X.shape[0])
+            sample = even_rows(X.shape[0], self.objective_rows)
             return (X, targets) if sample is None else (X[sample], targets[:, sample])
 
         def objective(weights):
@@ -160,7 +169,7 @@ class LinearModelBase(FittedModel):
         def sampled_rows():
             # Read from the shards once, at the first checkpoint (an untraced fit reads nothing);
             # without a sample, every row streams at each checkpoint.
-            sample = self._objective_sample(rows.m)
+            sample = even_rows(rows.m, self.objective_rows)
             return None if sample is None else rows.rows_at(sample)
 
         def objective(weights):
@@ -173,15 +182,6 @@ class LinearModelBase(FittedModel):
             return sum(self._penalty(w) for w in weights) + total / n_rows
 
         return self._drive(engine, X.n_samples, objective, evaluation, callback, trace, None)
-
-    def _objective_sample(self, m: int) -> np.ndarray | None:
-        """The rows (sorted) of the trace's objective: every (m / objective_rows)-th of ``m``, a
-        systematic sample spread evenly over the data whatever its order (rows sorted by label
-        included) and drawing nothing from the solver's random stream; None for all of them."""
-        k = self.objective_rows
-        if k is None or m <= k:
-            return None
-        return np.arange(k, dtype=np.int64) * m // k
 
     def _drive(
         self,
@@ -196,9 +196,16 @@ class LinearModelBase(FittedModel):
         """Run ``engine`` (tracing.drive) and set the fitted attributes."""
         n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(m)
 
+        @functools.cache
+        def trace_evaluation():  # the eval_rows sample, taken at the first checkpoint
+            assert evaluation is not None
+            return evaluation.on_sample(self.eval_rows)
+
         def evaluate(weights):
             test_score = (
-                evaluation.score(lambda X: self._scores(X, weights, data)) if evaluation is not None else None
+                trace_evaluation().score(lambda X: self._scores(X, weights, data))
+                if evaluation is not None
+                else None
             )
             return objective(weights), test_score
 
@@ -219,6 +226,7 @@ class LinearModelBase(FittedModel):
         self.stop_reason_ = result.stop_reason
         self.solver_seconds_ = result.solver_seconds
         self.compile_seconds_ = result.compile_seconds
+        self.checkpoint_seconds_ = result.checkpoint_seconds
         return self
 
     def _check_streams(self, X) -> None:
@@ -325,6 +333,19 @@ class Evaluation:
     finish: Callable[[float], float]
     name: str
     higher_is_better: bool
+
+    def on_sample(self, k: int | None) -> Evaluation:
+        """This evaluation on every (m_test / k)-th row of its data (``solver.sampling.even_rows``),
+        held in memory (from a ShardedMatrix, each shard holding some of them opened once);
+        itself when it has no more than k rows."""
+        m = self.data.n_samples if isinstance(self.data, ShardedMatrix) else self.data[1].shape[0]
+        rows = even_rows(m, k)
+        if rows is None:
+            return self
+        if isinstance(self.data, ShardedMatrix):
+            return replace(self, data=self.data.rows_at(rows))
+        X, y = self.data
+        return replace(self, data=(X[rows], y[rows]))
 
     def score(self, scores_of: Callable[[Any], np.ndarray]) -> float:
         """The test score given ``scores_of(X)``, the scores of rows X (n_samples, n_outputs)."""

@@ -24,6 +24,7 @@ class FittedModel(BaseEstimator):
     stop_reason_: str
     solver_seconds_: float
     compile_seconds_: float
+    checkpoint_seconds_: float
 
     def _as_task_outputs(self) -> None:
         """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""

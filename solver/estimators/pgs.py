@@ -241,6 +241,9 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
     compile_seconds_ : float
         Time spent loading (or, the first time, compiling) the Numba kernels before the solver
         clock started.
+    checkpoint_seconds_ : float
+        Time spent recording the trace's checkpoints (the objective on ``objective_rows``, the
+        test score on ``eval_rows``): off the solver clock.
     intercept_scaling_ : float
         The value of the constant feature used (0.0 without an intercept).
     t0_ : float
@@ -264,7 +267,8 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_iter_, trace_, stop_reason_, solver_seconds_, compile_seconds_, intercept_scaling_, t0_
+    n_iter_, trace_, stop_reason_, solver_seconds_, compile_seconds_, checkpoint_seconds_,
+    intercept_scaling_, t0_
         As for ``PGSClassifier``.
     """
 

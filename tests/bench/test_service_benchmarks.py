@@ -122,3 +122,74 @@ def test_a_fresh_install_inherits_no_cache_or_settings(monkeypatch):
     assert "NUMBA_CACHE_DIR" not in env and "VIRTUAL_ENV" not in env and "PGS_WORKERS" not in env
     assert env["PGS_PORT"] == "8123" and env["PGS_DATA_DIR"] == "/tmp/clone/var"
     assert env["PGS_HOST"] == "127.0.0.1"
+
+
+def _files_record(service_s: list[float], notebook_s: list[float]) -> dict:
+    parts = {
+        "upload_train_s": 0.2,
+        "upload_test_s": 0.1,
+        "dispatch_s": 0.01,
+        "run_s": 0.1,
+        "job_s": 0.15,
+        "load_seconds": 0.02,
+        "preprocessing_seconds": 0.01,
+        "compile_seconds": 0.0,
+        "solver_seconds": 0.03,
+        "checkpoint_seconds": 0.01,
+        "progress_seconds": 0.0,
+        "final_metrics_seconds": 0.01,
+        "model_write_seconds": 0.01,
+        "other_seconds": 0.01,
+        "overhead_seconds": 0.07,
+    }
+    service = [{**parts, "total_s": s, "reached": True} for s in service_s]
+    notebook = [
+        {"read_train_s": 0.3, "read_test_s": 0.1, "scale_s": 0.0, "fit_s": 0.1, "solver_s": 0.03}
+        | {"total_s": n, "reached": True}
+        for n in notebook_s
+    ]
+    median = {k: sorted(x[k] for x in service)[len(service) // 2] for k in parts | {"total_s": 0}}
+    median_nb = {k: sorted(x[k] for x in notebook)[len(notebook) // 2] for k in notebook[0] if k != "reached"}
+    case = {
+        "set": "a9a",
+        "target": 0.845,
+        "train_mb": 2.3,
+        "test_mb": 1.1,
+        "m": 32561,
+        "n": 123,
+        "m_test": 16281,
+        "notebook": notebook,
+        "service": service,
+        "median_notebook": median_nb,
+        "median_service": median,
+    }
+    return {"measure": "files", "sigma": 1e-6, "repeats": len(service), "cases": [case]}
+
+
+@pytest.mark.parametrize(
+    ("service_s", "verdicts"),
+    [
+        ([0.4, 0.5, 1.0], ("met", "met")),
+        ([0.5, 0.9, 2.0], ("met", "missed")),
+        ([1.05, 1.1, 0.4], ("missed", "missed")),
+    ],
+)
+def test_files_to_model_is_judged_on_the_median_of_the_repeats_ratios(service_s, verdicts):
+    """Each repeat's ratio is its service time over its own notebook time (1 s each here)."""
+    record = _files_record(service_s, [1.0, 1.0, 1.0])
+    goal, stretch = tables.end_to_end_files_goals(record)
+    assert (goal.target, stretch.target) == ("at most 1x", "at most 0.5x")
+    assert (goal.verdict, stretch.verdict) == verdicts
+
+
+def test_files_to_model_table_shows_where_the_service_time_goes():
+    text = tables.end_to_end_files(_files_record([0.5, 0.5, 0.5], [1.0, 1.0, 1.0]))
+    assert (
+        "| a9a | 32,561 / 16,281 x 123 | 3 | 0.845 | 0.40 | 0.00 | 0.10 | 1.00 "
+        "| 0.30 | 0.15 | 0.50 | 0.50 | 6 of 6 |" in text
+    )
+    # The parts, then what they leave of the job's time: 0.15 - 0.01 - 0.03 - 0.07.
+    assert (
+        "| a9a | 0.20 | 0.10 | 0.01 | 0.02 | 0.01 | 0.00 | 0.03 | 0.01 | 0.00 | 0.01 | 0.01 | 0.01 "
+        "| 0.04 | 0.03 |" in text
+    )

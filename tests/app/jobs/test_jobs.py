@@ -87,6 +87,49 @@ def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(app_client: T
     assert model["metrics"] == m
 
 
+OVERHEAD_PARTS = (
+    "load_seconds",
+    "preprocessing_seconds",
+    "compile_seconds",
+    "checkpoint_seconds",
+    "progress_seconds",
+    "final_metrics_seconds",
+    "model_write_seconds",
+    "other_seconds",
+)
+
+
+def test_the_trace_scores_eval_rows_the_metrics_every_row_and_the_overhead_has_its_parts(
+    app_client: TestClient, data_dir: Path
+):
+    """eval_rows=1000 of a9a's 16,281 test rows: the trace (and time_to_target) score every
+    16th-or-so row, the final test_accuracy every row; the run's overhead beside the solver
+    comes in parts that sum to it, in the job's metrics and the model's."""
+    c, ids = app_client, _ids(app_client)
+    params = {"loss": "logistic", "sigma": 1e-4, "n_iter": 20_000, "random_state": 3, "eval_rows": 1000}
+    job = wait_for(
+        c,
+        create_job(c, dataset_id=ids["a9a"], test_dataset_id=ids["a9a_test"], params=params).json()["id"],
+    )
+    assert job["status"] == "succeeded", job
+    X, y = load_svmlight_file(str(data_dir / "a9a.train.svm"))
+    Xt, yt = load_svmlight_file(str(data_dir / "a9a.test.svm"), n_features=X.shape[1])
+    est = PGSClassifier(**params).fit(X, y)
+    rows = np.arange(1000) * Xt.shape[0] // 1000
+    last = c.get(f"/v1/jobs/{job['id']}/trace").json()["points"][-1]
+    assert last["test_score"] == pytest.approx(est.score(Xt[rows], yt[rows]), abs=1e-12)
+    m = job["metrics"]
+    assert m["test_accuracy"] == pytest.approx(est.score(Xt, yt), abs=1e-12)
+
+    assert all(m[part] >= 0.0 for part in OVERHEAD_PARTS), m
+    assert sum(m[part] for part in OVERHEAD_PARTS) == pytest.approx(m["overhead_seconds"], rel=1e-9)
+    assert m["checkpoint_seconds"] > 0.0 and m["model_write_seconds"] > 0.0 and m["load_seconds"] > 0.0
+    model = c.get(f"/v1/models/{job['model_id']}").json()
+    assert {k: model["metrics"][k] for k in ("overhead_seconds", *OVERHEAD_PARTS)} == {
+        k: m[k] for k in ("overhead_seconds", *OVERHEAD_PARTS)
+    }
+
+
 def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
     c, ids = app_client, _ids(app_client)
     body = {
