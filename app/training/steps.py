@@ -4,7 +4,8 @@
    :class:`app.services.solvers.estimators.EstimatorSpec`, the one typed form of a job's ``params``
    from request to fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
 2. :func:`load_data` selects the rows (the evaluation split or the test set, a study's
-   subsample; :mod:`app.services.jobs.rows`) and encodes the labels. A solver that streams gets
+   subsample; :mod:`app.services.jobs.rows`), fits the preprocessing from the training rows'
+   column statistics and encodes the labels. A solver that streams gets
    them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
 3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
    the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.

@@ -179,8 +179,8 @@ class ColumnStats:
         return np.fmax(np.abs(self.min), np.abs(self.max))
 
     def dense(self, n_features: int) -> ColumnStats:
-        """The statistics of every column ``0..n_features - 1`` (only for a width that fits in
-        memory as a few arrays: a job's numeric columns)."""
+        """The statistics of every column ``0..n_features - 1`` (for a width that fits in memory
+        as a few arrays)."""
         return self.on(np.arange(n_features, dtype=np.int64))
 
     # -- storing ---------------------------------------------------------------------------
