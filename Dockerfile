@@ -40,9 +40,10 @@ RUN mkdir -p /opt/pgs/numba-cache /opt/pgs/var \
 # README and LICENSE: the package metadata pyproject.toml names.
 COPY README.md LICENSE ./
 COPY app ./app
-# The upload parser's kernel into the same cache (an upload would otherwise compile it).
+# The upload parser's kernels into the same cache (an upload would otherwise compile them).
 RUN python -m pip install --no-deps . \
     && python -m app.services.datasets.svmlight_kernel \
+    && python -m app.services.datasets.column_stats \
     && chown -R pgs:pgs /opt/pgs/numba-cache
 
 USER pgs

@@ -40,6 +40,7 @@ WARM := $(NUMBA_CACHE_DIR)/.warm-stamp
 $(WARM): $(STAMP)
 	$(BIN)/python -m solver.warmup
 	$(BIN)/python -m app.services.datasets.svmlight_kernel
+	$(BIN)/python -m app.services.datasets.column_stats
 	touch $@
 
 install: $(STAMP) $(WARM)

@@ -36,6 +36,7 @@ __all__ = [
     "load_preprocessor",
     "make_preprocessor",
     "numeric_columns",
+    "output_width",
     "transform_rows",
 ]
 
@@ -194,6 +195,17 @@ def transform_rows(ct: ColumnTransformer, X: Any) -> Any:
     if ct.sparse_output_:
         return sp.hstack(blocks, format="csr") if len(blocks) > 1 else sp.csr_matrix(blocks[0])
     return np.hstack(blocks) if len(blocks) > 1 else np.asarray(blocks[0], dtype=np.float64)
+
+
+def output_width(ct: ColumnTransformer) -> int:
+    """The number of columns a fitted :func:`make_preprocessor` result transforms rows into:
+    the numeric ones read, then one per category of each text column."""
+    n, width = int(ct.n_features_in_), 0
+    for name, part, columns in ct.transformers_:
+        if name == "remainder" or part == "drop":
+            continue
+        width += sum(len(c) for c in part.categories_) if name == "categorical" else _width(columns, n)
+    return width
 
 
 def _settings(ct: ColumnTransformer) -> dict[str, Any]:

@@ -27,6 +27,32 @@ DATASET: dict[str, Any] = {
     "task_source": "guessed",
 }
 
+DATASET_DETAIL: dict[str, Any] = DATASET | {
+    "columns": {
+        "items": [
+            {
+                "index": 0,
+                "name": None,
+                "kind": "numeric",
+                "count": 270,
+                "missing": 0,
+                "mean": -0.0547,
+                "std": 0.3767,
+                "min": -1.0,
+                "max": 1.0,
+                "max_abs": 1.0,
+                "distinct": None,
+                "categories_truncated": None,
+                "top_categories": None,
+            }
+        ],
+        "total": 13,
+        "offset": 0,
+        "limit": 20,
+        "listed": "occurring",
+    }
+}
+
 JOB: dict[str, Any] = {
     "id": 7,
     "status": "succeeded",

@@ -3,7 +3,8 @@
 The rows are the source of truth: a data set's shards, a model's files and a batch prediction's
 results are written before their row is committed and deleted after it is (app/api/routes), so
 every key a committed row names existed when the row was read. A data set's row names a key
-prefix; its manifest in the store lists the shard keys under it.
+prefix; its manifest in the store lists the shard keys under it (and its column statistics'
+key, which a data set stored before them may not have yet).
 """
 
 from __future__ import annotations
@@ -46,9 +47,21 @@ def _dataset_keys(store: Store, key: str) -> list[str]:
     if shards.is_npz(key):
         return [key]
     try:
-        return shards.read_manifest(store, key).keys(key)
+        keys = shards.read_manifest(store, key).keys(key)
     except FileNotFoundError:
         return [shards.manifest_key(key)]
+    stats = shards.stats_key(key)
+    # A data set stored before column statistics has none until its first use; they are
+    # derived from the shards, so a backup without them is whole (they are computed again).
+    return [k for k in keys if k != stats or _exists(store, k)]
+
+
+def _exists(store: Store, key: str) -> bool:
+    try:
+        with store.open(key):
+            return True
+    except FileNotFoundError:
+        return False
 
 
 def references(snapshot: Path, store: Store) -> References:

@@ -81,6 +81,58 @@ class DatasetRead(BaseModel):
         return []
 
 
+class CategoryCount(BaseModel):
+    value: str = Field(description="The category (the empty string: an empty or missing cell)")
+    count: int = Field(description="Rows with this value")
+
+
+class ColumnStatsRead(BaseModel):
+    """One column's statistics over every row of the data set, as the shard writer computed them
+    while parsing (what a job's default preprocessing is fitted from)."""
+
+    index: int = Field(description="0-based feature column (an svmlight file's 1-based index minus 1)")
+    name: str | None = Field(description="The column's name (CSV header, Parquet, Arrow)")
+    kind: Literal["numeric", "text"]
+    count: int = Field(
+        description="Rows with a value: numeric, every row but the missing cells (a sparse row's "
+        "implicit zeros are values); text, every row but the empty or missing cells"
+    )
+    missing: int = Field(description="Rows whose cell is missing (numeric) or empty (text)")
+    mean: float | None = Field(description="Mean of the present values (numeric)")
+    std: float | None = Field(description="Population standard deviation of the present values (numeric)")
+    min: float | None = Field(description="Smallest present value (numeric)")
+    max: float | None = Field(description="Largest present value (numeric)")
+    max_abs: float | None = Field(description="Largest absolute present value (numeric)")
+    distinct: int | None = Field(
+        description="Distinct values (text); a lower bound when categories_truncated"
+    )
+    categories_truncated: bool | None = Field(
+        description="More distinct values than the statistics keep (1000): the most frequent are "
+        "counted, and a job reads this column's categories from its rows (text)"
+    )
+    top_categories: list[CategoryCount] | None = Field(
+        description="The most frequent values, most frequent first (text, at most 10)"
+    )
+
+
+class ColumnPage(BaseModel):
+    items: list[ColumnStatsRead]
+    total: int = Field(description="Columns listed: every column, or for svmlight those that occur")
+    offset: int
+    limit: int
+    listed: Literal["all", "occurring"] = Field(
+        description="'occurring' (svmlight): only the columns with a value in some row are listed, "
+        "every other column is all zeros; 'all': every column, in order"
+    )
+
+
+class DatasetDetail(DatasetRead):
+    columns: ColumnPage | None = Field(
+        description="The first columns' statistics (GET /v1/datasets/{id}/columns pages through all "
+        "of them); null when the data set's files cannot be read"
+    )
+
+
 class DatasetPatch(LabelsPatch):
     model_config = ConfigDict(
         extra="forbid",

@@ -4,7 +4,8 @@
    :class:`app.services.solvers.estimators.EstimatorSpec`, the one typed form of a job's ``params``
    from request to fit (built by ``EstimatorSpec.build``, as the API built it to check the request).
 2. :func:`load_data` selects the rows (the evaluation split or the test set, a study's
-   subsample; :mod:`app.services.jobs.rows`) and encodes the labels. A solver that streams gets
+   subsample; :mod:`app.services.jobs.rows`), fits the preprocessing from the training rows'
+   column statistics and encodes the labels. A solver that streams gets
    them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
 3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
    the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.
@@ -27,9 +28,11 @@ import numpy as np
 from app.core.storage.base import Store
 from app.db.engine import SessionFactory, transaction
 from app.db.tables import Dataset, Job, Model
+from app.services.datasets.dataset_stats import dataset_stats
 from app.services.datasets.parse_base import json_label
 from app.services.datasets.shards import open_dataset
 from app.services.jobs import state as jobs
+from app.services.jobs.fitted_preprocessing import fitted_preprocessor
 from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
@@ -206,19 +209,18 @@ def load_data(
     def encode(y: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
 
+    with clock.part("preprocessing"):
+        preprocessor = _preprocessor(store, spec, train)
     if window is not None:
-        return _streamed(spec, train, evaluation, encode, classes, window, clock)
+        return _streamed(spec, train, evaluation, encode, classes, window, preprocessor)
     X, y = train.in_memory()
     with clock.part("preprocessing"):
-        X, preprocessor = _preprocess(spec, X, train.text())
+        X = _preprocess(spec, preprocessor, X, train.text())
     if evaluation is None:
         return TrainingData(X, encode(y), None, None, classes, preprocessor)
     X_eval, y_eval = evaluation.in_memory()
-    if spec.preprocessing is not None:
-        with clock.part("preprocessing"):
-            X_eval = preprocessor.transform(
-                raw_matrix(X_eval, evaluation.text(), spec.text_columns, spec.preprocessing)
-            )
+    with clock.part("preprocessing"):
+        X_eval = _preprocess(spec, preprocessor, X_eval, evaluation.text())
     return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
 
 
@@ -229,27 +231,19 @@ def _streamed(
     encode: Callable[[np.ndarray], np.ndarray],
     classes: np.ndarray | None,
     window: int,
-    clock: JobClock,
+    preprocessor: Any,
 ) -> TrainingData:
-    """Shards as the solver samples them, through the preprocessing when the job has one. The
-    preprocessing is then fitted on a seeded sample of the training rows as large as the largest
-    shard (the memory a shard takes), not on all of them: its scales and categories are those of
-    the sample, and a category the sample lacks encodes as all zeros, like one never seen."""
-    if spec.preprocessing is None:
+    """Shards as the solver samples them, each through the fitted preprocessing when the job has
+    one (fitted from the statistics of all the training rows: :func:`_preprocessor`)."""
+    if preprocessor is None:
         X_eval = None if evaluation is None else evaluation.matrix(encode)
         return TrainingData(train.matrix(encode, window=window), None, X_eval, None, classes)
-    # A choice without replacement, not a permutation of every row: n may be 100 million.
-    rng = np.random.default_rng(spec.split_seed)
-    sample = train.subsample(np.sort(rng.choice(train.n_samples, max(train.shard_rows), replace=False)))
-    X_sample, _ = sample.in_memory()
-    with clock.part("preprocessing"):
-        X_fit, preprocessor = _preprocess(spec, X_sample, sample.text())
-    resolved = spec.preprocessing
+    from solver.preprocessing import output_width
 
     def transform(X: Any, text: np.ndarray | None) -> Any:
-        return preprocessor.transform(raw_matrix(X, text, spec.text_columns, resolved))
+        return _preprocess(spec, preprocessor, X, text)
 
-    width = X_fit.shape[1]
+    width = output_width(preprocessor)
     X_eval = None if evaluation is None else evaluation.matrix(encode, transform, width)
     return TrainingData(
         train.matrix(encode, transform, width, window), None, X_eval, None, classes, preprocessor
@@ -268,23 +262,29 @@ def _rows(store: Store, spec: DataSpec) -> tuple[RowSelection, RowSelection | No
     return RowSelection(train, spec.n_features), None
 
 
-def _preprocess(spec: DataSpec, X: Any, text: np.ndarray | None) -> tuple[Any, Any]:
-    """(the training rows preprocessed, the preprocessor fitted on them); the raw rows and None
-    without preprocessing. The evaluation rows go through the same fitted preprocessor."""
-    if spec.preprocessing is None:
-        return X, None
-    from solver import make_preprocessor
-
+def _preprocessor(store: Store, spec: DataSpec, train: RowSelection) -> Any:
+    """The job's preprocessing fitted on the training rows ``train`` (None without one), from
+    their column statistics: those stored with the data set when the rows are all of it (a job
+    with a test set or without evaluation reads no row here), else those of one pass over the
+    selected rows' shards, so that no held-out row moves a mean, a scale or a category. A text
+    column with more categories than the statistics keep has them read from the rows."""
     resolved = spec.preprocessing
-    preprocessor = make_preprocessor(
-        spec.n_features,
-        scaling=resolved["scaling"],
-        impute=resolved["impute"],
-        categorical=resolved["categorical"],
-        ignore=resolved["ignore"],
-        sparse=resolved["sparse"],
-    )
-    return preprocessor.fit_transform(raw_matrix(X, text, spec.text_columns, resolved)), preprocessor
+    if resolved is None:
+        return None
+    stats = dataset_stats(store, spec.train_key) if train.whole else train.column_stats()
+    categories = {
+        j: train.categories(k)
+        for k, j in enumerate(spec.text_columns)
+        if j in resolved["categorical"] and stats.text[k].truncated
+    }
+    return fitted_preprocessor(resolved, spec.n_features, stats, spec.text_columns, categories)
+
+
+def _preprocess(spec: DataSpec, preprocessor: Any, X: Any, text: np.ndarray | None) -> Any:
+    """Rows (training or evaluation) through the fitted preprocessing; as they are without."""
+    if preprocessor is None or spec.preprocessing is None:
+        return X
+    return preprocessor.transform(raw_matrix(X, text, spec.text_columns, spec.preprocessing))
 
 
 def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> float | None:

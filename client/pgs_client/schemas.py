@@ -129,6 +129,71 @@ class CallerRead:
 
 
 @dataclass(kw_only=True)
+class CategoryCount:
+    value: str
+    """
+    The category (the empty string: an empty or missing cell)
+    """
+    count: int
+    """
+    Rows with this value
+    """
+
+
+@dataclass(kw_only=True)
+class ColumnStatsRead:
+    index: int
+    """
+    0-based feature column (an svmlight file's 1-based index minus 1)
+    """
+    name: str | None
+    """
+    The column's name (CSV header, Parquet, Arrow)
+    """
+    kind: Literal["numeric", "text"]
+    count: int
+    """
+    Rows with a value: numeric, every row but the missing cells (a sparse row's implicit zeros are values); text, every row but the empty or missing cells
+    """
+    missing: int
+    """
+    Rows whose cell is missing (numeric) or empty (text)
+    """
+    mean: float | None
+    """
+    Mean of the present values (numeric)
+    """
+    std: float | None
+    """
+    Population standard deviation of the present values (numeric)
+    """
+    min: float | None
+    """
+    Smallest present value (numeric)
+    """
+    max: float | None
+    """
+    Largest present value (numeric)
+    """
+    max_abs: float | None
+    """
+    Largest absolute present value (numeric)
+    """
+    distinct: int | None
+    """
+    Distinct values (text); a lower bound when categories_truncated
+    """
+    categories_truncated: bool | None
+    """
+    More distinct values than the statistics keep (1000): the most frequent are counted, and a job reads this column's categories from its rows (text)
+    """
+    top_categories: list[CategoryCount] | None
+    """
+    The most frequent values, most frequent first (text, at most 10)
+    """
+
+
+@dataclass(kw_only=True)
 class DatasetOptions:
     name: str | None = None
     format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] | None = "auto"
@@ -1359,6 +1424,84 @@ class BatchPredictionRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+
+@dataclass(kw_only=True)
+class ColumnPage:
+    items: list[ColumnStatsRead]
+    total: int
+    """
+    Columns listed: every column, or for svmlight those that occur
+    """
+    offset: int
+    limit: int
+    listed: Literal["all", "occurring"]
+    """
+    'occurring' (svmlight): only the columns with a value in some row are listed, every other column is all zeros; 'all': every column, in order
+    """
+
+
+@dataclass(kw_only=True)
+class DatasetDetail:
+    id: int
+    name: str
+    format: Literal["svmlight", "csv", "parquet", "arrow"]
+    compressed: bool
+    n_samples: int
+    n_features: int
+    nnz: int
+    task: Literal["binary", "multiclass", "regression"]
+    classes: list[int | float | str] | None
+    """
+    Sorted distinct labels (classification)
+    """
+    index_base: int
+    """
+    1 if svmlight feature indices in the file were 1-based
+    """
+    sha256: str
+    """
+    SHA-256 of the file as uploaded
+    """
+    size_bytes: int
+    """
+    Size of the file as uploaded
+    """
+    created_at: datetime
+    task_source: Literal["guessed", "declared"]
+    """
+    Whether the task was guessed from the labels or declared (upload or PATCH)
+    """
+    columns: ColumnPage | None
+    """
+    The first columns' statistics (GET /v1/datasets/{id}/columns pages through all of them); null when the data set's files cannot be read
+    """
+    task_note: str
+    """
+    How the task was chosen, and how to change it
+    """
+    warnings: list[str]
+    """
+    What the data set cannot be used for (stored all the same)
+    """
+    feature_names: list[str] | None = None
+    """
+    The feature columns' names: a CSV header's, a Parquet or Arrow file's (null for CSV without a header)
+    """
+    label_name: str | None = None
+    """
+    The label column's name (CSV header, Parquet, Arrow)
+    """
+    text_columns: list[int] | None = None
+    """
+    0-based feature columns holding text (CSV, Parquet, Arrow; one-hot encoded by a job's preprocessing)
+    """
+    n_missing: int | None = 0
+    """
+    Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet and Arrow nulls (imputed by a job's preprocessing)
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -1,7 +1,8 @@
 """The backup's consistency rules, in process: a data set deleted between the database snapshot
 and the copy of its files makes the backup take a newer snapshot (the backup never holds a row
 without its files); the backup reads and writes any store through the store interface (S3 here);
-PostgreSQL is refused with the way to back it up. The round trip through real server processes is
+PostgreSQL is refused with the way to back it up; a data set without its column statistics yet
+is backed up whole and gets them after the restore. The round trip through real server processes is
 tests/security/test_backup_restore.py."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from app.core.storage.base import Store
 from app.core.storage.local import LocalDirStore
 from app.db.engine import make_engine, run_migrations
 from app.main import create_app
-from app.services.datasets.shards import open_dataset, shard_key
+from app.services.datasets.shards import open_dataset, shard_key, stats_key
 from tests.cluster.harness import tiny_svmlight
 from tests.helpers import make_settings, upload
 from tests.s3 import S3Server
@@ -47,6 +48,21 @@ class DeletingStore(LocalDirStore):
 def _dataset_key(settings: Settings, dataset_id: int) -> str:
     with sqlite3.connect(settings.data_dir / "pgs.db") as conn:
         return str(conn.execute("SELECT file_name FROM datasets WHERE id = ?", (dataset_id,)).fetchone()[0])
+
+
+def test_a_data_set_stored_before_column_statistics_is_backed_up_and_gets_them_after(tmp_path: Path):
+    settings = make_settings(tmp_path)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, tiny_svmlight(200, 10), "old.svm").json()
+    key = _dataset_key(settings, ds["id"])
+    (settings.data_dir / stats_key(key)).unlink()  # as stored before statistics were
+    done = backup(settings, tmp_path / "backup")
+    assert done.manifest.counts["datasets"] == 1
+    target = make_settings(tmp_path / "restored")
+    restore(target, tmp_path / "backup")
+    with TestClient(create_app(target)) as c:
+        assert c.get(f"/v1/datasets/{ds['id']}").json()["columns"] == ds["columns"]
+    assert (target.data_dir / stats_key(key)).is_file()
 
 
 def test_a_data_set_deleted_during_the_backup_is_left_out_whole(tmp_path: Path):

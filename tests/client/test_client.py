@@ -53,6 +53,16 @@ def test_upload_arrays_in_every_form(client: Client, heart: Path, form: str):
     assert ds.format == "svmlight" and ds.compressed
 
 
+def test_columns_are_each_columns_statistics_a_page_at_a_time(client: Client, heart: Path):
+    ds = client.datasets.upload(heart)
+    columns = list(client.datasets.columns(ds, page_size=5))
+    X, _ = load_svmlight_file(str(heart))
+    dense = X.toarray()
+    assert [c.index for c in columns] == list(range(13))
+    assert [c.mean for c in columns] == pytest.approx(dense.mean(axis=0).tolist(), rel=1e-12)
+    assert all(c.kind == "numeric" and c.count == 270 for c in columns)
+
+
 def test_upload_arrays_keeps_trailing_zero_columns_and_string_labels(client: Client):
     X = np.zeros((6, 5))
     X[:, 0] = [1, 2, 3, -1, -2, -3]

@@ -149,6 +149,11 @@ def test_datasets_page_lists_the_uploads(console: Console, datasets: dict[str, i
     row.get_by_role("link", name="a9a").click()
     expect()(page.get_by_role("heading", level=1)).to_contain_text("a9a")
     expect()(page.locator(".facts").first).to_contain_text("-1, 1")
+    # The columns' statistics: the first 20 of the columns that occur in the svmlight file.
+    heading = page.get_by_role("heading", name=re.compile("Columns with a value"))
+    columns = page.locator("section", has=heading)
+    expect()(columns.locator("tbody tr")).to_have_count(20)
+    expect()(columns.locator("tbody tr").first).to_contain_text("numeric")
     console.shot("dataset")
 
 

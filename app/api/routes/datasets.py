@@ -24,11 +24,12 @@ from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.api.upload_slots import TOO_MANY_UPLOADS
 from app.core.config import Settings
-from app.core.errors import conflict, field_error, invalid
+from app.core.errors import ProblemError, conflict, field_error, invalid
 from app.db.tables import Dataset, Job, JobStatus
-from app.schemas.datasets import DatasetList, DatasetPatch, DatasetRead
+from app.schemas.datasets import ColumnPage, DatasetDetail, DatasetList, DatasetPatch, DatasetRead
 from app.services import labels
 from app.services.datasets import lineage, shards
+from app.services.datasets.column_summary import column_page
 from app.services.datasets.create import (
     DatasetOptions,
     dataset_name,
@@ -43,6 +44,8 @@ from app.services.idempotency import Idempotency, idempotency, replay
 from app.services.ownership import visible_to
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+# The columns a data set's representation shows; GET /v1/datasets/{id}/columns pages through all.
+FIRST_COLUMNS = 20
 
 
 _UPLOAD_DOC: dict[str, Any] = {
@@ -78,11 +81,11 @@ def _earlier(factory: Any, idem: Idempotency) -> Dataset | None:
 @router.post(
     "",
     status_code=201,
-    response_model=DatasetRead,
+    response_model=DatasetDetail,
     openapi_extra=_UPLOAD_DOC,
     summary="Upload a data set (svmlight or CSV, optionally gzip, bzip2 or xz; Parquet or Arrow)",
     responses={
-        **example(201, examples.DATASET),
+        **example(201, examples.DATASET_DETAIL),
         **problems(
             *BODY_GUARDS,
             409,
@@ -103,7 +106,7 @@ async def create_dataset(
     factory: FactoryDep,
     caller: CallerDep,
     idempotency_key: IdempotencyKeyHeader = None,
-) -> Dataset:
+) -> Any:
     upload = await receive_upload(request, settings.tmp_dir, settings.max_upload_bytes)
     assert upload.path is not None
     key = shards.new_dataset_key()
@@ -117,7 +120,7 @@ async def create_dataset(
     try:
         earlier = await run_in_threadpool(_earlier, factory, idem)
         if earlier is not None:  # a retry: nothing to parse or store
-            return _created(request, response, earlier, replayed=True)
+            return await run_in_threadpool(_created, request, response, settings, earlier, True)
         form = validate_options(upload.fields)
         name = dataset_name(form, upload.filename)
         # Waiting uploads hold no thread: the limiter admits max_concurrent_parses at a time.
@@ -144,14 +147,22 @@ async def create_dataset(
     if replayed:
         # A concurrent retry stored the same data set first.
         shards.delete_dataset(settings.store, key)
-    return _created(request, response, ds, replayed)
+    return await run_in_threadpool(_created, request, response, settings, ds, replayed)
 
 
-def _created(request: Request, response: Response, ds: Dataset, replayed: bool) -> Dataset:
+def _created(
+    request: Request, response: Response, settings: Settings, ds: Dataset, replayed: bool
+) -> dict[str, Any]:
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=ds.id).path)
-    return ds
+    return _detail(settings, ds)
+
+
+def _detail(settings: Settings, ds: Dataset) -> dict[str, Any]:
+    """The data set as GET shows it: with its first columns' statistics."""
+    columns = column_page(settings.store, ds, 0, FIRST_COLUMNS)
+    return DatasetRead.model_validate(ds).model_dump() | {"columns": columns}
 
 
 @router.get(
@@ -177,12 +188,35 @@ def list_datasets(
 
 @router.get(
     "/{dataset_id}",
-    response_model=DatasetRead,
-    summary="One data set",
-    responses={**example(200, examples.DATASET), **problems(404)},
+    response_model=DatasetDetail,
+    summary="One data set, with its first columns' statistics",
+    responses={**example(200, examples.DATASET_DETAIL), **problems(404)},
 )
-def get_dataset(dataset: DatasetDep) -> Dataset:
-    return dataset
+def get_dataset(dataset: DatasetDep, settings: SettingsDep) -> Any:
+    return _detail(settings, dataset)
+
+
+@router.get(
+    "/{dataset_id}/columns",
+    response_model=ColumnPage,
+    summary="The data set's column statistics, a page at a time",
+    responses={
+        **example(200, examples.DATASET_DETAIL["columns"]),
+        **problems(404, 422, (503, "The data set's files cannot be read from the store")),
+    },
+)
+def get_dataset_columns(
+    dataset: DatasetDep,
+    settings: SettingsDep,
+    offset: Annotated[int, Query(ge=0, description="The first listed column to return")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="How many columns")] = 100,
+) -> Any:
+    page = column_page(settings.store, dataset, offset, limit)
+    if page is None:
+        raise ProblemError(
+            503, f"dataset {dataset.id}'s files cannot be read from the store", kind="unavailable"
+        )
+    return page
 
 
 @router.patch(

@@ -9,7 +9,10 @@ A data set's store key is a prefix, ``datasets/<uuid>``, under which live
 - per shard ``i``, raw NumPy files ``shard-{i:05d}.indptr.npy`` (int64, r + 1 entries from 0),
   ``.indices.npy`` (int32), ``.data.npy`` (float64) and ``.y.npy`` (float64, or fixed-width
   unicode for CSV string labels), and for a CSV with text columns (the manifest's ``"text"``:
-  how many, k) ``.text.npy`` (fixed-width unicode, r x k: their values, zeros in the CSR).
+  how many, k) ``.text.npy`` (fixed-width unicode, r x k: their values, zeros in the CSR);
+- ``stats.npz``: the columns' statistics (:mod:`app.services.datasets.column_stats`), computed
+  shard by shard as they are written and stored just before the manifest. A data set stored
+  before them gets them on first use (:mod:`app.services.datasets.dataset_stats`).
 
 Shards are cut at whole rows once their CSR arrays reach ``shard_bytes`` (PGS_SHARD_BYTES), so a
 writer holds at most one shard and a reader maps one shard at a time (``np.load(mmap_mode="r")``
@@ -30,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.core.storage.base import Store
+from app.services.datasets.column_stats import ColumnStats
 from app.services.model_registry.npy_stream import NpyRowWriter
 
 FORMAT = "pgs-shards/1"
@@ -48,6 +52,10 @@ def new_dataset_key() -> str:
 
 def manifest_key(key: str) -> str:
     return f"{key}/manifest.json"
+
+
+def stats_key(key: str) -> str:
+    return f"{key}/stats.npz"
 
 
 def shard_key(key: str, shard: int, array: str) -> str:
@@ -98,7 +106,8 @@ class Manifest:
 
     def keys(self, key: str) -> list[str]:
         """Every store key of the data set, the manifest last."""
-        return [shard_key(key, i, a) for i in range(self.n_shards) for a in self.arrays] + [manifest_key(key)]
+        shards = [shard_key(key, i, a) for i in range(self.n_shards) for a in self.arrays]
+        return [*shards, stats_key(key), manifest_key(key)]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +174,7 @@ class ShardWriter:
         self.label_dtype: np.dtype | None = None
         self.text_dtype: np.dtype | None = None
         self.text_columns = 0
+        self.stats = ColumnStats(0)
         self.written: list[str] = []
 
     def add(self, X: sp.csr_matrix, y: np.ndarray, text: np.ndarray | None = None) -> None:
@@ -213,6 +223,7 @@ class ShardWriter:
         0-based after its first blocks were taken as 1-based)."""
         for X, _, _ in self.pending:
             X.indices += delta
+        self.stats = self.stats.shifted(delta)
         for i in range(len(self.shard_rows)):
             key = shard_key(self.key, i, "indices")
             with self.store.open(key) as fh:
@@ -241,6 +252,8 @@ class ShardWriter:
         if self.text_columns:
             arrays["text"] = np.concatenate([t for _, _, t in self.pending if t is not None])
         self.pending, self.pending_bytes = [], 0
+        shard = ColumnStats.of_values(len(lengths), arrays["indices"], arrays["data"], arrays.get("text"))
+        self.stats = self.stats.merge(shard)
         for name, array in arrays.items():
             self._write(shard_key(self.key, i, name), array)
             self.stored_bytes += array.nbytes
@@ -248,8 +261,12 @@ class ShardWriter:
         self.shard_nnz.append(int(arrays["indptr"][-1]))
 
     def finish(self, n_features: int) -> Manifest:
-        """Write the last shard and the manifest: from here on the data set exists."""
+        """Write the last shard, the statistics and the manifest: from here on the data set
+        exists."""
         self._flush()
+        body = self.stats.to_bytes()
+        self.written.append(stats_key(self.key))
+        self.store.write(stats_key(self.key), lambda fh: _write_all(fh, body))
         manifest = Manifest(
             n_samples=sum(self.shard_rows),
             n_features=n_features,
@@ -271,7 +288,7 @@ class ShardWriter:
         self.store.delete(*self.written)
         self.written, self.pending, self.pending_bytes = [], [], 0
         self.shard_rows, self.shard_nnz, self.stored_bytes, self.label_dtype = [], [], 0, None
-        self.text_dtype, self.text_columns = None, 0
+        self.text_dtype, self.text_columns, self.stats = None, 0, ColumnStats(0)
 
 
 def _write_all(fh: IO[bytes], body: bytes) -> None:
@@ -397,6 +414,6 @@ def _unlisted_shard_keys(store: Store, key: str) -> list[str]:
             with store.open(shard_key(key, i, "indptr")):
                 pass
         except FileNotFoundError:
-            return [*keys, manifest_key(key)]
+            return [*keys, stats_key(key), manifest_key(key)]
         keys += [shard_key(key, i, a) for a in (*ARRAYS, "text")]  # a missing key is ignored
         i += 1

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from app.services.datasets.column_stats import ColumnStats
 from app.services.datasets.shards import DatasetShards
 from app.services.datasets.splits import ShardSplit, widen
 from solver import ShardedMatrix
@@ -35,6 +36,11 @@ class RowSelection:
     data: DatasetShards
     n_features: int
     mask: Mask = _all_rows
+
+    @property
+    def whole(self) -> bool:
+        """Every row of the data set (its stored statistics are this selection's)."""
+        return self.mask is _all_rows
 
     @property
     def shard_rows(self) -> list[int]:
@@ -72,6 +78,20 @@ class RowSelection:
         if not self.data.manifest.text_columns:
             return None
         return np.concatenate([np.array(self.shard_text(i)) for i in range(self.data.manifest.n_shards)])
+
+    def column_stats(self) -> ColumnStats:
+        """The selected rows' column statistics, in one pass over their shards."""
+        shards = range(self.data.manifest.n_shards)
+        return ColumnStats.of_parts(ColumnStats.of_rows(self.shard(i)[0], self.shard_text(i)) for i in shards)
+
+    def categories(self, k: int) -> np.ndarray:
+        """The sorted distinct values of the selected rows' ``k``-th text column, all of them."""
+        seen = np.empty(0, dtype=str)
+        for i in range(self.data.manifest.n_shards):
+            text = self.shard_text(i)
+            if text is not None:
+                seen = np.union1d(seen, np.asarray(text[:, k], dtype=str))
+        return seen
 
     def matrix(
         self,

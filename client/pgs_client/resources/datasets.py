@@ -15,7 +15,7 @@ from pgs_client.convert import from_json
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
 from pgs_client.resumable import RESUMABLE_BYTES, Uploader
-from pgs_client.schemas import DatasetRead
+from pgs_client.schemas import ColumnPage, ColumnStatsRead, DatasetRead
 from pgs_client.transport import Transport
 
 # Files at least this big get a progress bar by default (on a terminal, with rich installed).
@@ -160,6 +160,23 @@ class Datasets:
 
     def get(self, dataset: int | DatasetRead) -> DatasetRead:
         return from_json(DatasetRead, self._t.get(f"/v1/datasets/{ident(dataset)}"))
+
+    def columns(self, dataset: int | DatasetRead, *, page_size: int = 1000) -> Iterator[ColumnStatsRead]:
+        """Each column's statistics (count, missing, mean, std, min, max, max-abs; a text
+        column's most frequent values), fetched a page at a time: every column of a CSV, Parquet
+        or Arrow data set, the columns that occur in an svmlight one."""
+        offset = 0
+        while True:
+            page = from_json(
+                ColumnPage,
+                self._t.get(
+                    f"/v1/datasets/{ident(dataset)}/columns", params={"offset": offset, "limit": page_size}
+                ),
+            )
+            yield from page.items
+            offset += len(page.items)
+            if not page.items or offset >= page.total:
+                return
 
     def list(
         self,

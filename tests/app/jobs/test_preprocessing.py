@@ -16,8 +16,16 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from app.core.storage.local import LocalDirStore
 from app.main import create_app
+from app.services.datasets.parse_base import ParseOptions
+from app.services.datasets.parsing import parse_upload
+from app.services.datasets.shards import ShardWriter, open_dataset
 from app.services.datasets.splits import split_indices
+from app.services.jobs.preprocessing import raw_matrix
+from app.services.jobs.rows import RowSelection, codes_of
+from app.services.solvers.estimators import EstimatorSpec
+from solver import make_preprocessor
 from tests.helpers import (
     JOB_TIMEOUT_S,
     assert_problem,
@@ -265,3 +273,46 @@ def test_a_batch_prediction_of_a_data_set_with_text_columns_equals_predict(
     direct = client.post(f"/v1/models/{model_id}/predict", json={"instances": instances})
     assert direct.status_code == 200, direct.text
     np.testing.assert_allclose(batch, direct.json()["scores"], rtol=1e-9, atol=1e-12)
+
+
+def test_a_job_with_a_test_set_trains_the_model_scikit_learns_fitted_preprocessing_gives(
+    client: TestClient, data_dir: Path, tmp_path: Path
+):
+    # The job builds its preprocessing from the statistics stored with the data set; the model
+    # must be the one trained on rows preprocessed by scikit-learn's fit on those rows.
+    content = _mixed_csv(data_dir, rows=1500)
+    train = upload(client, content, "train.csv").json()
+    test = upload(client, _mixed_csv(data_dir, rows=400), "test.csv").json()
+    job = _train(
+        client,
+        dataset_id=train["id"],
+        test_dataset_id=test["id"],
+        preprocessing={"ignore": ["id"]},
+        **LOGISTIC,
+    )
+    (tmp_path / "train.csv").write_bytes(content)
+    store = LocalDirStore(tmp_path / "store")
+    writer = ShardWriter(store, "datasets/t", shard_bytes=2**20, max_bytes=2**40, over_limit=OverflowError)
+    parsed = parse_upload(tmp_path / "train.csv", ParseOptions(filename="train.csv"), writer)
+    writer.finish(parsed.n_features)
+    rows = RowSelection(open_dataset(store, "datasets/t"), parsed.n_features)
+    X, y = rows.in_memory()
+    prep = job["preprocessing"]
+    reference = make_preprocessor(parsed.n_features, **prep)
+    X_ref = reference.fit_transform(raw_matrix(X, rows.text(), train["text_columns"], prep))
+    estimator = EstimatorSpec(job["solver"], job["task"], job["params"]).build()
+    estimator.fit(X_ref, codes_of(np.array(["g", "h"]), y))
+    first = [dict(zip(train["feature_names"], r, strict=True)) for r in _first_rows(content, 20)]
+    r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": first})
+    assert r.status_code == 200, r.text
+    expected = estimator.decision_function(X_ref[:20])
+    np.testing.assert_allclose(r.json()["scores"], expected, rtol=1e-6, atol=1e-8)
+
+
+def _first_rows(content: bytes, n: int) -> list[list[Any]]:
+    """The first ``n`` data rows of a CSV as prediction rows: numbers, text, null when empty."""
+    out = []
+    for line in content.decode().splitlines()[1 : n + 1]:
+        cells = line.split(",")[:-1]
+        out.append([None if c == "" else c if k in (0, 9) else float(c) for k, c in enumerate(cells)])
+    return out

@@ -11,10 +11,11 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from app.core.storage.local import LocalDirStore
+from app.services.datasets import column_stats
 from app.services.datasets.shards import open_dataset, read_manifest, write_dataset
 from app.services.datasets.splits import ShardSplit
 from app.services.jobs.preprocessing import raw_matrix
-from app.services.jobs.rows import codes_of, split
+from app.services.jobs.rows import RowSelection, codes_of, split
 from app.services.model_registry.artifacts import load_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import subsample_rows
@@ -27,7 +28,7 @@ from app.training.steps import (
     package_model,
     store_model,
 )
-from solver import ShardedMatrix, load_model
+from solver import ShardedMatrix, export_preprocessor, load_model
 
 SHARD_BYTES = 2048  # heart_scale's 270 rows in 23 shards
 
@@ -110,8 +111,9 @@ def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preproces
     assert shards.X.window == 1
     # One-hot: the text column becomes two columns (a, b).
     assert shards.X.shape == whole.X.shape == (189, 14)
-    # The same preprocessing (fitted on a sample of the training rows), applied to each row with
-    # its own text.
+    # The same preprocessing (fitted on the statistics of all the training rows, as in memory),
+    # applied to each row with its own text.
+    _assert_same_preprocessor(shards.preprocessor, whole.preprocessor)
     for streamed, rows in zip(
         (shards.X, shards.eval_set),
         split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5),
@@ -171,3 +173,121 @@ def test_the_stored_model_is_the_fitted_one(heart):
     assert meta["service"]["classes"] == [-1, 1] and meta["service"]["job_id"] == 7
     loaded = load_model(meta["estimator"], arrays)
     assert np.array_equal(loaded.predict(data.X_eval), est.predict(data.X_eval))
+
+
+# -- the preprocessing, fitted from column statistics ------------------------------------------
+
+TEXT_PREP = {"scaling": "standard", "impute": True, "categorical": [1], "ignore": [], "sparse": False}
+
+
+@pytest.fixture
+def heart_text(heart) -> tuple[LocalDirStore, sp.csr_matrix, np.ndarray, np.ndarray]:
+    """heart_scale with column 1 (binary) stored as text, as a CSV's text column is, and a few
+    missing cells (NaN) in column 0."""
+    store, X, y = heart
+    text = np.array([["a" if v > 0 else "b"] for v in X[:, 1].toarray().ravel()])
+    D = X.toarray()
+    D[:, 1] = 0
+    D[::7, 0] = np.nan
+    X_text = sp.csr_matrix(D)
+    write_dataset(store, "datasets/heart-text", X_text, y, text, shard_bytes=SHARD_BYTES)
+    return store, X_text, y, text
+
+
+def _text_spec(**changes) -> DataSpec:
+    return _spec(train_key="datasets/heart-text", preprocessing=TEXT_PREP, text_columns=[1], **changes)
+
+
+def _fitted_on(X: sp.csr_matrix, text: np.ndarray, prep: dict = TEXT_PREP):
+    from solver import make_preprocessor
+
+    return make_preprocessor(13, **prep).fit(raw_matrix(X, text, [1], prep))
+
+
+def _assert_same_preprocessor(got, expected) -> None:
+    meta, arrays = export_preprocessor(got)
+    ref_meta, ref_arrays = export_preprocessor(expected)
+    assert meta == ref_meta and arrays.keys() == ref_arrays.keys()
+    for name, value in ref_arrays.items():
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(arrays[name], value, rtol=1e-12, atol=1e-300, err_msg=name)
+        else:
+            assert np.array_equal(arrays[name], value), name
+
+
+def test_a_split_job_fits_its_preprocessing_on_the_training_rows_alone(heart_text):
+    store, X, y, text = heart_text
+    spec = _text_spec(test_fraction=0.3, split_seed=5)
+    data = load_data(store, spec, classification=True)
+    streamed = load_data(store, spec, classification=True, stream_memory=1)
+    train, test = split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5)
+    X_train, _ = train.in_memory()
+    reference = _fitted_on(X_train, train.text())
+    # No held-out row moved a mean or a scale; a streamed job gets the same, exactly.
+    _assert_same_preprocessor(data.preprocessor, reference)
+    _assert_same_preprocessor(streamed.preprocessor, reference)
+    leaky = _fitted_on(X, text)
+    assert not np.allclose(
+        export_preprocessor(leaky)[1]["scale.mean_"], export_preprocessor(reference)[1]["scale.mean_"]
+    )
+    # The rows a fit gets are those scikit-learn's fit_transform gives: the same model as before.
+    expected = reference.fit_transform(raw_matrix(X_train, train.text(), [1], TEXT_PREP))
+    np.testing.assert_allclose(data.X, expected, rtol=1e-12, atol=1e-12)
+    X_test, _ = test.in_memory()
+    np.testing.assert_allclose(
+        data.X_eval,
+        reference.transform(raw_matrix(X_test, test.text(), [1], TEXT_PREP)),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+
+
+def test_a_study_subsample_fits_its_preprocessing_on_its_own_rows(heart_text):
+    store, _, _, _ = heart_text
+    spec = _text_spec(test_fraction=0.3, split_seed=5, train_size=60, subsample_seed=2)
+    data = load_data(store, spec, classification=True)
+    train, _ = split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5)
+    rows = train.subsample(subsample_rows(train.n_samples, 60, 2))
+    X_rows, _ = rows.in_memory()
+    _assert_same_preprocessor(data.preprocessor, _fitted_on(X_rows, rows.text()))
+
+
+def test_a_job_with_a_test_set_reads_no_row_for_its_preprocessing(heart_text, monkeypatch, tmp_path: Path):
+    store, X, y, text = heart_text
+    write_dataset(store, "datasets/heart-test", X[:30], y[:30], text[:30], shard_bytes=SHARD_BYTES)
+
+    def no_pass(*args):
+        raise AssertionError("the training rows were read for their statistics")
+
+    monkeypatch.setattr(RowSelection, "column_stats", no_pass)
+    monkeypatch.setattr(RowSelection, "categories", no_pass)
+    data = load_data(store, _text_spec(test_key="datasets/heart-test"), classification=True)
+    _assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
+    assert data.X_eval.shape == (30, 14)
+
+
+def test_a_data_set_stored_before_statistics_gets_them_on_its_first_job(heart_text, tmp_path: Path):
+    store, X, _, text = heart_text
+    stats = tmp_path / "datasets/heart-text/stats.npz"
+    stats.unlink()
+    data = load_data(store, _text_spec(), classification=True)
+    assert stats.is_file()
+    _assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
+
+
+def test_a_text_column_with_more_categories_than_kept_has_them_read_from_its_rows(
+    heart, monkeypatch, tmp_path: Path
+):
+    store, X, y = heart
+    monkeypatch.setattr(column_stats, "MAX_CATEGORIES", 3)
+    # Column 4 of heart_scale has many distinct values: as text, more categories than kept.
+    text = np.array([[f"{v:.6f}"] for v in X[:, 4].toarray().ravel()])
+    assert len(np.unique(text)) > 3
+    D = X.toarray()
+    D[:, 4] = 0
+    write_dataset(store, "datasets/wide-text", sp.csr_matrix(D), y, text, shard_bytes=SHARD_BYTES)
+    prep = {"scaling": "maxabs", "impute": False, "categorical": [4], "ignore": [], "sparse": False}
+    spec = _spec(train_key="datasets/wide-text", preprocessing=prep, text_columns=[4])
+    data = load_data(store, spec, classification=True)
+    categories = data.preprocessor.named_transformers_["categorical"].categories_[0]
+    assert list(categories) == sorted(np.unique(text))

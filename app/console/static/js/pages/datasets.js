@@ -120,6 +120,35 @@ function uploadPanel(schema, onUploaded) {
 
 // -- one data set ------------------------------------------------------------------------------
 
+// A text column's most frequent values, "(empty)" for the empty or missing cell.
+function topCategories(c) {
+  const shown = c.top_categories.slice(0, 3).map((t) => `${t.value === "" ? "(empty)" : t.value} ${fmtNum(t.count)}`);
+  return `${shown.join(", ")}${c.distinct > 3 ? `, … (${fmtNum(c.distinct)}${c.categories_truncated ? "+" : ""})` : ""}`;
+}
+
+// The first columns' statistics the API shows with the data set (what a job's preprocessing
+// learns); the rest are a page away in the API.
+function columnsSection(ds) {
+  const page = ds.columns;
+  if (!page) return h("p", { class: "empty" }, "The column statistics cannot be read.");
+  const occurring = page.listed === "occurring" ? " with a value" : "";
+  return h("section", { "aria-labelledby": "columns-title" },
+    h("h2", { id: "columns-title" }, `Columns${occurring} (${fmtNum(page.total)})`),
+    table([
+      { label: "Column", cell: (c) => (c.name === null ? `#${c.index}` : `${c.name} (#${c.index})`) },
+      { label: "Kind", cell: (c) => c.kind },
+      { label: "Missing", cell: (c) => fmtNum(c.missing), numeric: true },
+      { label: "Mean", cell: (c) => fmtNum(c.mean), numeric: true },
+      { label: "Std", cell: (c) => fmtNum(c.std), numeric: true },
+      { label: "Min", cell: (c) => fmtNum(c.min), numeric: true },
+      { label: "Max", cell: (c) => fmtNum(c.max), numeric: true },
+      { label: "Top values", cell: (c) => (c.kind === "text" ? topCategories(c) : "") },
+    ], page.items, { empty: "No column.", rowKey: (c) => c.index }),
+    page.total > page.items.length
+      ? h("p", { class: "subtle" }, `The first ${page.items.length}; GET /v1/datasets/${ds.id}/columns lists all.`)
+      : null);
+}
+
 export async function detail(main, { params: [id], signal }) {
   const ds = await get(`/v1/datasets/${id}`, { signal });
   setTitle(ds.name);
@@ -149,6 +178,7 @@ export async function detail(main, { params: [id], signal }) {
       ["File size", fmtBytes(ds.size_bytes)], ["SHA-256", h("code", { class: "hash" }, ds.sha256)],
       ["Uploaded", fmtTime(ds.created_at)],
     ]),
+    columnsSection(ds),
     h("h2", {}, `Jobs (${ownJobs.length})`),
     table([
       { label: "Job", cell: (j) => link(`#/jobs/${j.id}`, `#${j.id}`) },
