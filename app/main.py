@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO, Any
@@ -46,10 +47,17 @@ from app.core.headers import SecurityHeadersMiddleware
 from app.core.limits import BodyLimitMiddleware
 from app.core.metrics import MetricsMiddleware, ServiceMetrics
 from app.core.security import AuthMiddleware, NetworkGuardMiddleware, current_caller
-from app.core.storage.base import install_storage_error_handler
+from app.core.storage.base import Store, install_storage_error_handler
 from app.core.tenants import KeyRing
-from app.db.engine import install_db_error_handlers, make_engine, make_session_factory, run_migrations
+from app.db.engine import (
+    SessionFactory,
+    install_db_error_handlers,
+    make_engine,
+    make_session_factory,
+    run_migrations,
+)
 from app.docs_ui import install_docs
+from app.services.datasets.dataset_stats import backfill_dataset_stats
 from app.services.datasets.imports import ImportRoots
 from app.services.datasets.parse_process import start_parser_server
 from app.services.datasets.shard_migration import convert_npz_datasets
@@ -94,6 +102,16 @@ def _lock_data_dir(settings: Settings) -> IO[str]:
         raise
 
 
+def _backfill_stats(factory: SessionFactory, store: Store) -> None:
+    try:
+        done = backfill_dataset_stats(factory, store)
+    except Exception:  # the next start tries again; GET keeps saying pending meanwhile
+        log.exception("computing the column statistics of older data sets failed")
+        return
+    if done:
+        log.info("column statistics computed for %d older data set(s)", done)
+
+
 @asynccontextmanager
 async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     """The database, the worker pool and the background services, for the life of the app."""
@@ -107,6 +125,11 @@ async def _service(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     factory = make_session_factory(engine)
     # Data sets stored before shards, converted before any job of this server can read them.
     await to_thread.run_sync(convert_npz_datasets, factory, settings.store, settings.shard_bytes)
+    # Data sets stored before column statistics get them in the background: the service serves
+    # meanwhile (GET shows their columns as pending; a job computes what it needs itself).
+    threading.Thread(
+        target=_backfill_stats, args=(factory, settings.store), name="stats-backfill", daemon=True
+    ).start()
     runner = JobRunner(settings, functools.partial(queue_order.fair_order, factory))
     supervisor = PoolSupervisor(runner, factory, settings)
     job_ends = JobEnds(factory, JOB_ENDS_RECHECK_S, settings.max_long_polls_per_owner)

@@ -28,6 +28,7 @@ DATASET: dict[str, Any] = {
 }
 
 DATASET_DETAIL: dict[str, Any] = DATASET | {
+    "columns_status": "ready",
     "columns": {
         "items": [
             {

@@ -129,7 +129,12 @@ class ColumnPage(BaseModel):
 class DatasetDetail(DatasetRead):
     columns: ColumnPage | None = Field(
         description="The first columns' statistics (GET /v1/datasets/{id}/columns pages through all "
-        "of them); null when the data set's files cannot be read"
+        "of them); null unless columns_status is 'ready'"
+    )
+    columns_status: Literal["ready", "pending", "unavailable"] = Field(
+        description="'ready': columns holds the statistics; 'pending': the data set was stored "
+        "before the service kept column statistics and they are being computed in the background "
+        "(ask again shortly); 'unavailable': the data set's files cannot be read from the store"
     )
 
 

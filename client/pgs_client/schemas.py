@@ -755,7 +755,12 @@ class ValidationProblem:
 
 @dataclass(kw_only=True)
 class PGSParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1} (Section IV). Default "logistic". regression: The loss l(z; y): "squared", (z - y)^2 (Section IV), or "huber". Default "squared".
     """
@@ -839,7 +844,9 @@ class PGSParams:
 
 @dataclass(kw_only=True)
 class SCDParams:
-    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
+    ) = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
@@ -895,7 +902,9 @@ class SCDParams:
 
 @dataclass(kw_only=True)
 class GCDParams:
-    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
+    ) = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
@@ -951,7 +960,12 @@ class GCDParams:
 
 @dataclass(kw_only=True)
 class SMIDASParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1011,7 +1025,12 @@ class SMIDASParams:
 
 @dataclass(kw_only=True)
 class TruncGradParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1071,7 +1090,9 @@ class TruncGradParams:
 
 @dataclass(kw_only=True)
 class LBFGSParams:
-    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
+    ) = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}. Default "logistic". regression: A smooth loss l(z; y): squared or huber. Default "squared".
     """
@@ -1131,7 +1152,12 @@ class LBFGSParams:
 
 @dataclass(kw_only=True)
 class GDParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1191,7 +1217,12 @@ class GDParams:
 
 @dataclass(kw_only=True)
 class SGDParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1255,7 +1286,12 @@ class SGDParams:
 
 @dataclass(kw_only=True)
 class OGDParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1319,7 +1355,12 @@ class OGDParams:
 
 @dataclass(kw_only=True)
 class KernelPGSParams:
-    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
+    loss: (
+        Literal[
+            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
+        ]
+        | None
+    ) = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1474,7 +1515,11 @@ class DatasetDetail:
     """
     columns: ColumnPage | None
     """
-    The first columns' statistics (GET /v1/datasets/{id}/columns pages through all of them); null when the data set's files cannot be read
+    The first columns' statistics (GET /v1/datasets/{id}/columns pages through all of them); null unless columns_status is 'ready'
+    """
+    columns_status: Literal["ready", "pending", "unavailable"]
+    """
+    'ready': columns holds the statistics; 'pending': the data set was stored before the service kept column statistics and they are being computed in the background (ask again shortly); 'unavailable': the data set's files cannot be read from the store
     """
     task_note: str
     """

@@ -29,7 +29,7 @@ from app.db.tables import Dataset, Job, JobStatus
 from app.schemas.datasets import ColumnPage, DatasetDetail, DatasetList, DatasetPatch, DatasetRead
 from app.services import labels
 from app.services.datasets import lineage, shards
-from app.services.datasets.column_summary import column_page
+from app.services.datasets.column_summary import StatsPending, column_page
 from app.services.datasets.create import (
     DatasetOptions,
     dataset_name,
@@ -44,6 +44,8 @@ from app.services.idempotency import Idempotency, idempotency, replay
 from app.services.ownership import visible_to
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+# How long a client waits before asking again for statistics still being computed.
+STATS_RETRY_AFTER_S = 10
 # The columns a data set's representation shows; GET /v1/datasets/{id}/columns pages through all.
 FIRST_COLUMNS = 20
 
@@ -161,8 +163,13 @@ def _created(
 
 def _detail(settings: Settings, ds: Dataset) -> dict[str, Any]:
     """The data set as GET shows it: with its first columns' statistics."""
-    columns = column_page(settings.store, ds, 0, FIRST_COLUMNS)
-    return DatasetRead.model_validate(ds).model_dump() | {"columns": columns}
+    try:
+        columns, status = column_page(settings.store, ds, 0, FIRST_COLUMNS), "ready"
+    except StatsPending:
+        columns, status = None, "pending"
+    if columns is None and status == "ready":
+        status = "unavailable"
+    return DatasetRead.model_validate(ds).model_dump() | {"columns": columns, "columns_status": status}
 
 
 @router.get(
@@ -202,7 +209,15 @@ def get_dataset(dataset: DatasetDep, settings: SettingsDep) -> Any:
     summary="The data set's column statistics, a page at a time",
     responses={
         **example(200, examples.DATASET_DETAIL["columns"]),
-        **problems(404, 422, (503, "The data set's files cannot be read from the store")),
+        **problems(
+            404,
+            422,
+            (
+                503,
+                "The data set's files cannot be read from the store, or its statistics are still "
+                f"being computed (a data set stored before they were): retry after {STATS_RETRY_AFTER_S} s",
+            ),
+        ),
     },
 )
 def get_dataset_columns(
@@ -211,7 +226,16 @@ def get_dataset_columns(
     offset: Annotated[int, Query(ge=0, description="The first listed column to return")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000, description="How many columns")] = 100,
 ) -> Any:
-    page = column_page(settings.store, dataset, offset, limit)
+    try:
+        page = column_page(settings.store, dataset, offset, limit)
+    except StatsPending:
+        raise ProblemError(
+            503,
+            f"dataset {dataset.id}'s column statistics are still being computed (it was stored "
+            "before the service kept them); retry shortly",
+            kind="unavailable",
+            headers={"Retry-After": str(STATS_RETRY_AFTER_S)},
+        ) from None
     if page is None:
         raise ProblemError(
             503, f"dataset {dataset.id}'s files cannot be read from the store", kind="unavailable"

@@ -15,21 +15,32 @@ import numpy as np
 from app.core.storage.base import Store
 from app.db.tables import Dataset
 from app.services.datasets.column_stats import CategoryCounts, ColumnStats
-from app.services.datasets.dataset_stats import dataset_stats
+from app.services.datasets.dataset_stats import stored_dataset_stats
+from app.services.datasets.shards import manifest_key
 
 log = logging.getLogger(__name__)
 
 TOP_CATEGORIES = 10
 
 
+class StatsPending(Exception):
+    """The data set was stored before column statistics were: the background pass that computes
+    them (:func:`app.services.datasets.dataset_stats.backfill_dataset_stats`) has not reached it."""
+
+
 def column_page(store: Store, dataset: Dataset, offset: int, limit: int) -> dict[str, Any] | None:
     """Columns ``offset .. offset + limit - 1`` of the listed ones (ColumnPage); None when the
-    data set's files cannot be read."""
-    try:
-        stats = dataset_stats(store, dataset.file_name)
-    except FileNotFoundError:
-        log.warning("data set %d: its files are missing from the store", dataset.id)
-        return None
+    data set's files cannot be read; StatsPending while its statistics are still being computed.
+    Never computes them here: a request must not read every row of a data set."""
+    stats = stored_dataset_stats(store, dataset.file_name)
+    if stats is None:
+        try:
+            with store.open(manifest_key(dataset.file_name)):
+                pass
+        except FileNotFoundError:
+            log.warning("data set %d: its files are missing from the store", dataset.id)
+            return None
+        raise StatsPending(dataset.id)
     occurring = dataset.format == "svmlight"
     total = len(stats.columns) if occurring else dataset.n_features
     end = min(offset + limit, total)

@@ -1,6 +1,11 @@
 """A stored data set's column statistics (:mod:`app.services.datasets.column_stats`): those the
 shard writer stored with it, or, for a data set stored before statistics were, computed in one
-pass over its shards on first use and stored for the next."""
+pass over its shards and stored for the next use.
+
+That pass reads every row: a worker's job may make it (it reads the rows anyway), and so does
+:func:`backfill_dataset_stats` in the background after the service starts, but a request never
+does (:func:`stored_dataset_stats`): on a data set of many GB it would hold a request and a
+thread of the API for minutes."""
 
 from __future__ import annotations
 
@@ -8,7 +13,11 @@ import contextlib
 import logging
 from typing import IO
 
+from sqlalchemy import select
+
 from app.core.storage.base import Store
+from app.db.engine import SessionFactory
+from app.db.tables import Dataset
 from app.services.datasets.column_stats import ColumnStats
 from app.services.datasets.shards import DatasetShards, is_npz, manifest_key, open_dataset, stats_key
 
@@ -22,15 +31,25 @@ def stats_of_shards(data: DatasetShards) -> ColumnStats:
     )
 
 
-def dataset_stats(store: Store, key: str) -> ColumnStats:
-    """The statistics of the data set stored under ``key``; FileNotFoundError without it."""
+def stored_dataset_stats(store: Store, key: str) -> ColumnStats | None:
+    """The statistics stored with the data set under ``key``; None when it has none yet."""
     if is_npz(key):  # converted to shards, with their statistics, at the next start
-        return stats_of_shards(open_dataset(store, key))
+        return None
     try:
         with store.open(stats_key(key)) as fh:
             return ColumnStats.from_bytes(fh.read())
     except FileNotFoundError:
-        pass
+        return None
+
+
+def dataset_stats(store: Store, key: str) -> ColumnStats:
+    """The statistics of the data set stored under ``key``, computed and stored first when it
+    has none; FileNotFoundError without the data set."""
+    if is_npz(key):
+        return stats_of_shards(open_dataset(store, key))
+    stats = stored_dataset_stats(store, key)
+    if stats is not None:
+        return stats
     stats = stats_of_shards(open_dataset(store, key))
     body = stats.to_bytes()
 
@@ -48,3 +67,20 @@ def dataset_stats(store: Store, key: str) -> ColumnStats:
         store.delete(stats_key(key))
         raise
     return stats
+
+
+def backfill_dataset_stats(factory: SessionFactory, store: Store) -> int:
+    """Compute and store the statistics of every data set stored without them, one at a time;
+    returns how many. Run in the background at start-up: until it reaches a data set, GET shows
+    that data set's columns as pending."""
+    with factory() as s:
+        keys = [key for key in s.scalars(select(Dataset.file_name)) if not is_npz(key)]
+    done = 0
+    for key in keys:
+        try:
+            if stored_dataset_stats(store, key) is None:
+                dataset_stats(store, key)
+                done += 1
+        except FileNotFoundError:  # deleted meanwhile, or its files are missing (logged by GET)
+            continue
+    return done

@@ -12,7 +12,8 @@ A data set's store key is a prefix, ``datasets/<uuid>``, under which live
   how many, k) ``.text.npy`` (fixed-width unicode, r x k: their values, zeros in the CSR);
 - ``stats.npz``: the columns' statistics (:mod:`app.services.datasets.column_stats`), computed
   shard by shard as they are written and stored just before the manifest. A data set stored
-  before them gets them on first use (:mod:`app.services.datasets.dataset_stats`).
+  before them gets them after the service starts, or from its first job
+  (:mod:`app.services.datasets.dataset_stats`).
 
 Shards are cut at whole rows once their CSR arrays reach ``shard_bytes`` (PGS_SHARD_BYTES), so a
 writer holds at most one shard and a reader maps one shard at a time (``np.load(mmap_mode="r")``

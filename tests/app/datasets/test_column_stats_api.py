@@ -1,6 +1,7 @@
 """A data set's column statistics over HTTP: ``GET /v1/datasets/{id}`` shows the first columns',
 ``GET /v1/datasets/{id}/columns`` pages through them (every column of a CSV, the occurring ones of
-an svmlight file), a data set stored before statistics gets them when first shown, and an upload
+an svmlight file), a data set stored before statistics gets them from a background pass after
+the service starts (never from a request), and an upload
 refused after some of its shards were written leaves no statistics behind."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import load_svmlight_file
 
 from app.main import create_app
-from tests.helpers import assert_problem, make_settings, upload
+from app.services.datasets.dataset_stats import backfill_dataset_stats
+from tests.helpers import assert_problem, make_settings, poll, upload
 
 CSV = (
     b"height,colour,empty,label\n"
@@ -77,13 +79,46 @@ def test_columns_page_through_an_svmlight_files_occurring_columns(client: TestCl
     assert_problem(client.get("/v1/datasets/999/columns"), 404)
 
 
-def test_a_data_set_stored_before_statistics_gets_them_when_first_shown(client: TestClient, tmp_path: Path):
+def test_a_data_set_stored_before_statistics_shows_them_pending_until_the_background_pass(
+    client: TestClient, tmp_path: Path
+):
     ds = upload(client, CSV, "c.csv").json()
     (stats,) = (tmp_path / "var" / "datasets").rglob("stats.npz")
-    expected = client.get(f"/v1/datasets/{ds['id']}").json()["columns"]
+    expected = client.get(f"/v1/datasets/{ds['id']}").json()
+    assert expected["columns_status"] == "ready"
     stats.unlink()
-    assert client.get(f"/v1/datasets/{ds['id']}").json()["columns"] == expected
+    # A request never reads every row for them: GET says pending, the page asks to retry.
+    body = client.get(f"/v1/datasets/{ds['id']}").json()
+    assert (body["columns"], body["columns_status"]) == (None, "pending")
+    page = client.get(f"/v1/datasets/{ds['id']}/columns")
+    assert_problem(page, 503)
+    assert page.headers["Retry-After"].isdigit()
+    assert not stats.exists()
+    app = client.app
+    assert backfill_dataset_stats(app.state.session_factory, app.state.settings.store) == 1  # type: ignore[attr-defined]
+    assert client.get(f"/v1/datasets/{ds['id']}").json() == expected
     assert stats.is_file()
+
+
+def test_the_service_computes_missing_statistics_after_it_starts(tmp_path: Path):
+    settings = make_settings(tmp_path)
+    with TestClient(create_app(settings)) as c:
+        ds = upload(c, CSV, "c.csv").json()
+        expected = c.get(f"/v1/datasets/{ds['id']}").json()["columns"]
+    (stats,) = (tmp_path / "var" / "datasets").rglob("stats.npz")
+    stats.unlink()
+    with TestClient(create_app(settings)) as c:
+        body = poll(c, f"/v1/datasets/{ds['id']}", lambda b: b["columns_status"] == "ready")
+        assert body["columns"] == expected
+
+
+def test_a_data_set_whose_files_are_gone_says_so(client: TestClient, tmp_path: Path):
+    ds = upload(client, CSV, "c.csv").json()
+    for f in (tmp_path / "var" / "datasets").rglob("*.*"):
+        f.unlink()
+    body = client.get(f"/v1/datasets/{ds['id']}").json()
+    assert (body["columns"], body["columns_status"]) == (None, "unavailable")
+    assert_problem(client.get(f"/v1/datasets/{ds['id']}/columns"), 503)
 
 
 def test_an_upload_refused_after_its_first_shards_leaves_no_statistics(client: TestClient, tmp_path: Path):

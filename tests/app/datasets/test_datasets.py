@@ -33,8 +33,8 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
     assert r.headers["location"] == f"/v1/datasets/{body['id']}"
     X_ref, y_ref = load_svmlight_file(str(path))
     # The columns' statistics: tests/app/datasets/test_column_stats_api.py.
-    assert body["columns"]["total"] == 13
-    assert body | {"id": 0, "created_at": "", "columns": None} == {
+    assert (body["columns"]["total"], body["columns_status"]) == (13, "ready")
+    assert body | {"id": 0, "created_at": "", "columns": None, "columns_status": None} == {
         "id": 0,
         "name": "heart",
         "format": "svmlight",
@@ -59,6 +59,7 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
         "task_note": "binary, guessed from 2 distinct label(s); PATCH /v1/datasets/1 with "
         '{"task": "regression"} if they are values to regress',
         "columns": None,
+        "columns_status": None,
     }
     X, y = _stored(settings, client, body["id"])
     assert (X != X_ref).nnz == 0 and np.array_equal(y, y_ref)

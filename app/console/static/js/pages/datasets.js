@@ -130,6 +130,9 @@ function topCategories(c) {
 // learns); the rest are a page away in the API.
 function columnsSection(ds) {
   const page = ds.columns;
+  if (ds.columns_status === "pending") {
+    return h("p", { class: "empty" }, "The column statistics are being computed; reload shortly.");
+  }
   if (!page) return h("p", { class: "empty" }, "The column statistics cannot be read.");
   const occurring = page.listed === "occurring" ? " with a value" : "";
   return h("section", { "aria-labelledby": "columns-title" },
