@@ -72,26 +72,22 @@ def inverse_time_scale(r: dict) -> str:
         [
             "m",
             "sigma(m)",
-            "svmlight text (GiB)",
+            "non-zeros",
             "generation (s)",
-            "import (s)",
-            "parse (MB/s)",
             "training shards (GiB)",
             "data directory (GiB)",
-            "parse peak RSS (GiB)",
+            "least free disk (GiB)",
             "worker peak RSS (GiB)",
         ],
         [
             [
                 f"{size['m']:,}",
                 f"{size['sigma']:.1e}",
-                f"{size['train_text_bytes'] / GIB:.2f}",
+                f"{size['train_nnz']:,}",
                 f"{size['train_generate_seconds']:.0f}",
-                f"{size['train_import_seconds']:.0f}",
-                f"{size['parse_mb_per_s']:.1f}",
                 f"{size['train_stored_bytes'] / GIB:.2f}",
                 f"{size['disk_bytes'] / GIB:.2f}",
-                f"{size['import_peak_rss_bytes'] / GIB:.2f}",
+                f"{size['least_free_disk_bytes'] / GIB:.1f}",
                 f"{size['worker_peak_rss_bytes'] / GIB:.2f}",
             ]
             for size in r["results"]
