@@ -24,11 +24,12 @@ next m starts: one size's data on disk at a time. If the disk's free space would
 ``--min-free`` the run stops (the size's data deleted) and says so.
 
 Why not svmlight text through ``POST /v1/datasets/import``: a URL import is downloaded to the
-upload's file before it is parsed, so the text would be on disk next to the shards (about 30 GB
-of text at 100 million rows, beyond this disk's room), and the service's parse of this text ran
-at 21-25 MB/s, about 1 hour per 100 million rows of this shape, where the compiled generator
-writes them in about 5 minutes (measured: 2 s of drawing per million rows). The import path is
-the service's own and is measured by its own benchmarks; here it would only be the wait.
+upload's file before it is parsed, so the text would be on disk next to the shards: about 33 GB of
+text (16 bytes a non-zero, as the earlier text runs of this benchmark wrote it) beside 26 GB of
+shards at 100 million rows, more than this disk has. Formatting the text cost about 50 s per
+million rows of 75 non-zeros (NumPy, a character at a time), where the compiled generator draws
+and writes a million rows' shards in about 4 s. The import path is the service's own and is
+measured by its own benchmarks; here it would only be the wait, and the disk it cannot have.
 
 The rows: RCV1-like with 20 non-zeros a row (``NNZ_PER_ROW``; RCV1 and the paper figures' set
 have about 75), same 47,236 columns, Zipf terms, tf-idf-like unit rows, labels from a sparse

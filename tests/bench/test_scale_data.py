@@ -1,5 +1,5 @@
-"""The streamed RCV1-like set (bench/datasets.py) and the size arguments of
-bench/inverse_time_scale.py: tiny sizes, no timing."""
+"""The streamed RCV1-like set (bench/datasets.py) and bench/inverse_time_scale.py's sizes, its
+generation into a service's store and its disk guard: tiny sizes, no timing."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from app.db.engine import make_engine, make_session_factory
+from app.db.tables import Dataset
+from app.services.datasets.shards import open_dataset
 from bench.datasets import RCV1LikeStream
-from bench.inverse_time_scale import parse_size, sigma_for
+from bench.inverse_time_scale import DiskGuard, generated_dataset, parse_size, sigma_for
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +64,25 @@ def test_sizes_are_read_with_their_units(text, value):
 def test_sigma_scales_as_one_over_m_from_the_validated_value():
     assert sigma_for(800_000) == pytest.approx(1e-8)
     assert sigma_for(4_000_000) == pytest.approx(sigma_for(1_000_000) / 4)
+
+
+def test_a_generated_set_is_a_data_set_of_the_service_with_the_streams_rows(settings, client, stream):
+    guard = DiskGuard(settings.data_dir, min_free=0)
+    made = generated_dataset(settings, stream, 700, "train", guard)
+    answer = client.get(f"/v1/datasets/{made['id']}").json()
+    assert (answer["n_samples"], answer["n_features"], answer["task"]) == (700, 500, "binary")
+    with make_session_factory(make_engine(settings.database_url))() as s:
+        key = s.get(Dataset, made["id"]).file_name
+    stored = open_dataset(settings.store, key)
+    X_stored = sp.vstack([stored.shard(i)[0] for i in range(stored.manifest.n_shards)]).tocsr()
+    X, y = rows(stream, 700)
+    assert (X_stored != X).nnz == 0
+    np.testing.assert_array_equal(np.concatenate(list(stored.labels())), y)
+    assert made["stored_bytes"] == stored.manifest.nbytes
+
+
+def test_the_disk_guard_stops_the_run_before_the_disk_fills(settings, stream, tmp_path):
+    guard = DiskGuard(tmp_path, min_free=2**62)
+    with pytest.raises(SystemExit, match="under --min-free"):
+        generated_dataset(settings, stream, 700, "train", guard)
+    assert not list(settings.data_dir.rglob("*.npy"))
