@@ -110,7 +110,7 @@ bench: $(STAMP) $(WARM)
 	$(MAKE) bench-report
 
 # The inverse time dependency at 1 to 100 million rows, through the service: not part of `bench`
-# (it takes most of an hour and, at 100 million rows, about 26 GB of disk; docs/benchmarks.md).
+# (about half an hour, and at 100 million rows about 26 GB of disk; docs/benchmarks.md).
 bench-scale: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.inverse_time_scale --sizes 1M,4M,16M,64M,100M --time-budget 150
 
