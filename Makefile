@@ -110,10 +110,10 @@ bench: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.threads
 	$(MAKE) bench-report
 
-# The inverse time dependency at millions of rows, through the service: not part of `bench` (the
-# sizes that fit here take about 50 minutes and 35 GB of disk while they run; docs/benchmarks.md).
+# The inverse time dependency at 1 to 100 million rows, through the service: not part of `bench`
+# (about half an hour, and at 100 million rows about 26 GB of disk; docs/benchmarks.md).
 bench-scale: $(STAMP) $(WARM)
-	$(BIN)/python -m bench.inverse_time_scale --sizes 1M,4M,16M --time-budget 1800
+	$(BIN)/python -m bench.inverse_time_scale --sizes 1M,4M,16M,64M,100M --time-budget 150
 
 # docs/benchmarks.md from bench/benchmarks_template.md and the records in docs/results/.
 bench-report: $(STAMP)

@@ -28,6 +28,8 @@ NOT_MEASURED = (
     "KDD Cup 99's 10%",  # the name of the data set kdd_like imitates
     "80% for training",  # kdd_like's split, from its definition
     "150 s time budget",  # bench.inverse_time_scale's --time-budget argument
+    "under 8 GiB",  # bench.inverse_time_scale's --min-free default
+    "5% of its labels flipped",  # rcv1_like's label noise, from its definition
     "54% dense",  # ARCENE's make-up
     "(5% ones)",  # MAGIC04S/D's noise columns, from their definition
     "3 of 23 features",  # the sparse optimum of a test problem

@@ -197,7 +197,9 @@ def load_data(
     clock = clock or JobClock()
     train, evaluation = _rows(store, spec)
     window = None if stream_memory is None else shard_window(stream_memory, train.largest_shard_bytes)
-    if spec.train_size is not None:
+    # A study's largest size is every row: no subsample then, whose row indices and per-shard
+    # masks would take 16 bytes a row (1.6 GB at 100 million rows) and copy each shard it opens.
+    if spec.train_size is not None and spec.train_size < train.n_samples:
         # Never a subsample of the evaluation rows: they were set apart above.
         train = train.subsample(subsample_rows(train.n_samples, spec.train_size, spec.subsample_seed or 0))
     classes = None

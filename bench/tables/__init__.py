@@ -27,7 +27,7 @@ from .ingest import ingest
 from .inverse_time import FIGURES as INVERSE_TIME_FIGURES
 from .inverse_time import inverse_time, paper_figures
 from .inverse_time_scale import FIGURES as SCALE_FIGURES
-from .inverse_time_scale import inverse_time_scale, scale_rows
+from .inverse_time_scale import inverse_time_scale, inverse_time_scale_goals, scale_rows
 from .l1 import FIGURES as L1_FIGURES
 from .l1 import l1_paths, l1_paths_speed, l1_paths_survival
 from .pgs_vs_sgd import FIGURES as PGS_VS_SGD_FIGURES
@@ -70,6 +70,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "end_to_end_files": end_to_end_files_goals,
     "cold_start": cold_start_goals,
     "threads": threads_goals,
+    "inverse_time_scale": inverse_time_scale_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.

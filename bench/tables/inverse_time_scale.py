@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .figures import Figure, listing
 from .format import approx, md_table, sig3, span
+from .goals import Goal, ratio_goal
 
 GIB = 1024**3
 
 
 def scale_rows(size: dict) -> list[dict]:
-    """One size's (method, m, target, median seconds and iterations, reached, repeats) from its
+    """One size's (method, m, target, seconds and iterations, reached, repeats) from its
     studies' tables."""
     return [
         {
@@ -17,6 +18,8 @@ def scale_rows(size: dict) -> list[dict]:
             "m": size["m"],
             "target": row["target"],
             "median_seconds": row["median_seconds"],
+            "min_seconds": row.get("min_seconds"),
+            "max_seconds": row.get("max_seconds"),
             "median_iterations": row["median_iterations"],
             "min_iterations": row.get("min_iterations"),
             "max_iterations": row.get("max_iterations"),
@@ -72,26 +75,22 @@ def inverse_time_scale(r: dict) -> str:
         [
             "m",
             "sigma(m)",
-            "svmlight text (GiB)",
+            "non-zeros",
             "generation (s)",
-            "import (s)",
-            "parse (MB/s)",
             "training shards (GiB)",
             "data directory (GiB)",
-            "parse peak RSS (GiB)",
+            "least free disk (GiB)",
             "worker peak RSS (GiB)",
         ],
         [
             [
                 f"{size['m']:,}",
                 f"{size['sigma']:.1e}",
-                f"{size['train_text_bytes'] / GIB:.2f}",
+                f"{size['train_nnz']:,}",
                 f"{size['train_generate_seconds']:.0f}",
-                f"{size['train_import_seconds']:.0f}",
-                f"{size['parse_mb_per_s']:.1f}",
                 f"{size['train_stored_bytes'] / GIB:.2f}",
                 f"{size['disk_bytes'] / GIB:.2f}",
-                f"{size['import_peak_rss_bytes'] / GIB:.2f}",
+                f"{size['least_free_disk_bytes'] / GIB:.1f}",
                 f"{size['worker_peak_rss_bytes'] / GIB:.2f}",
             ]
             for size in r["results"]
@@ -138,6 +137,12 @@ def _iterations(r: dict, method: str, target: str, m: str) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _spread(r: dict, method: str, target: str, m: str) -> str:
+    """The fastest and the slowest of the repeats' seconds to the target at one m."""
+    row = _row(_size(r, m), method, target)
+    return span([row["min_seconds"], row["max_seconds"]], sig3) + " s"
+
+
 def _pgs_rows(r: dict, target: str) -> list[dict]:
     return [_row(size, method, target) for size in r["results"] for method in ("p2", "p18")]
 
@@ -164,14 +169,19 @@ def _gib(r: dict, key: str, m: str) -> str:
     return f"{sig3(_size(r, m)[key] / GIB)} GiB"
 
 
-def _text(r: dict, m: str) -> str:
-    """The training set's svmlight text."""
-    return _gib(r, "train_text_bytes", m)
-
-
 def _shards(r: dict, m: str) -> str:
     """The training set's shards: its CSR on disk."""
     return _gib(r, "train_stored_bytes", m)
+
+
+def _data_directory(r: dict, m: str) -> str:
+    """The server's whole data directory: both sets' shards, the database, the models."""
+    return _gib(r, "disk_bytes", m)
+
+
+def _least_free(r: dict, m: str) -> str:
+    """The disk's least free space while the size ran."""
+    return _gib(r, "least_free_disk_bytes", m)
 
 
 def _worker_rss(r: dict, m: str) -> str:
@@ -193,33 +203,23 @@ def _per_million(r: dict, key: str) -> float:
     return size[key] / (size["m"] / 1e6)
 
 
-def _disk_for(r: dict, millions: str, *keys: str) -> str:
-    """What m = millions x 10^6 would hold on disk, from the bytes per million rows of the keys."""
-    return f"{sig3(int(millions) * sum(_per_million(r, key) for key in keys) / GIB)} GiB"
+def _shards_per_million(r: dict) -> str:
+    return f"{sig3(_per_million(r, 'train_stored_bytes') / GIB)} GiB"
 
 
-def _rate(r: dict, key: str) -> str:
-    return f"{approx(_per_million(r, key))} s"
+def _generation_rate(r: dict) -> str:
+    """Seconds to draw and write a million rows' shards, at the largest m."""
+    return f"{approx(_per_million(r, 'train_generate_seconds'))} s"
 
 
-def _hours(r: dict, millions: str) -> str:
-    """Generating and importing m = millions x 10^6 rows at the largest m's rates."""
-    per_million = _per_million(r, "train_generate_seconds") + _per_million(r, "train_import_seconds")
-    return f"{approx(int(millions) * per_million / 3600)} hours"
+def _generation(r: dict, m: str) -> str:
+    seconds = _size(r, m)["train_generate_seconds"]
+    return f"{approx(seconds / 60)} minutes" if seconds >= 120 else f"{approx(seconds)} s"
 
 
-def _peak_disk(r: dict) -> str:
-    """The largest m's svmlight text and data directory, both on disk until its import ends."""
-    size = _largest(r)
-    return f"{sig3((size['train_text_bytes'] + size['disk_bytes']) / GIB)} GiB"
-
-
-def _parse_rss(r: dict) -> str:
-    return span([size["import_peak_rss_bytes"] / GIB for size in r["results"]], ".2f") + " GiB"
-
-
-def _parse_rate(r: dict) -> str:
-    return span([size["parse_mb_per_s"] for size in r["results"]], ".1f") + " MB/s"
+def _nnz_per_row(r: dict) -> str:
+    """The training rows' mean non-zeros, over every m."""
+    return span([size["train_nnz"] / size["m"] for size in r["results"]], ".1f")
 
 
 def _lbfgs_seconds(r: dict, target: str, m: str) -> str:
@@ -230,50 +230,61 @@ def _lbfgs_iterations(r: dict, target: str, m: str) -> str:
     return _lbfgs(r, target, m, "median_iterations")
 
 
-def _text_per_million(r: dict) -> str:
-    return _disk_for(r, "1", "train_text_bytes")
+def _refused(r: dict) -> str:
+    """The sizes at which the service refused L-BFGS."""
+    return listing([f"{size['m']:,}" for size in r["results"] if "refused" in size["lbfgs"]])
 
 
-def _shards_per_million(r: dict) -> str:
-    return _disk_for(r, "1", "train_stored_bytes")
+def _hardest_ratio(r: dict, method: str) -> float | None:
+    """The method's median seconds to the hardest target at the largest m over those at the
+    smallest; None when either did not reach it."""
+    target = str(max(r["targets"]))
+    sizes = sorted(r["results"], key=lambda size: size["m"])
+    first, last = (_row(size, method, target)["median_seconds"] for size in (sizes[0], sizes[-1]))
+    return None if first is None or last is None else last / first
 
 
-def _text_and_shards_for(r: dict, millions: str) -> str:
-    return _disk_for(r, millions, "train_text_bytes", "train_stored_bytes")
+def _ratio(r: dict, method: str) -> str:
+    ratio = _hardest_ratio(r, method)
+    return "-" if ratio is None else f"{ratio:.2f}x"
 
 
-def _shards_for(r: dict, millions: str) -> str:
-    return _disk_for(r, millions, "train_stored_bytes")
+# PGS's seconds to the hardest target at the largest m, over those at the smallest: "flat" allows
+# one checkpoint step (the studies' checkpoints are 1.25 times apart in iterations).
+GOAL_FLAT = 1.25
 
 
-def _generation_rate(r: dict) -> str:
-    return _rate(r, "train_generate_seconds")
-
-
-def _import_rate(r: dict) -> str:
-    return _rate(r, "train_import_seconds")
+def inverse_time_scale_goals(r: dict) -> list[Goal]:
+    sizes = [size["m"] for size in r["results"]]
+    target = max(r["targets"])
+    return [
+        ratio_goal(
+            f"PGS p=2 and p=1.8, seconds to accuracy {target:g} at m = {max(sizes):,} over those at "
+            f"m = {min(sizes):,} (flat or falling)",
+            [_hardest_ratio(r, method) for method in ("p2", "p18")],
+            GOAL_FLAT,
+        )
+    ]
 
 
 FIGURES: dict[tuple[str, str], Figure] = {
     ("inverse_time_scale", "seconds"): _seconds,
     ("inverse_time_scale", "iterations"): _iterations,
+    ("inverse_time_scale", "spread"): _spread,
     ("inverse_time_scale", "checkpoint"): _checkpoint,
     ("inverse_time_scale", "pgs_seconds"): _pgs_seconds,
     ("inverse_time_scale", "lbfgs_seconds"): _lbfgs_seconds,
     ("inverse_time_scale", "lbfgs_iterations"): _lbfgs_iterations,
     ("inverse_time_scale", "lbfgs_over_pgs"): _lbfgs_over_pgs,
-    ("inverse_time_scale", "text"): _text,
+    ("inverse_time_scale", "refused"): _refused,
+    ("inverse_time_scale", "ratio"): _ratio,
     ("inverse_time_scale", "shards"): _shards,
+    ("inverse_time_scale", "data_directory"): _data_directory,
+    ("inverse_time_scale", "least_free"): _least_free,
     ("inverse_time_scale", "worker_rss"): _worker_rss,
     ("inverse_time_scale", "budget"): _budget,
-    ("inverse_time_scale", "text_per_million"): _text_per_million,
     ("inverse_time_scale", "shards_per_million"): _shards_per_million,
-    ("inverse_time_scale", "disk_for"): _text_and_shards_for,
-    ("inverse_time_scale", "shards_for"): _shards_for,
     ("inverse_time_scale", "generation_rate"): _generation_rate,
-    ("inverse_time_scale", "import_rate"): _import_rate,
-    ("inverse_time_scale", "hours"): _hours,
-    ("inverse_time_scale", "peak_disk"): _peak_disk,
-    ("inverse_time_scale", "parse_rss"): _parse_rss,
-    ("inverse_time_scale", "parse_rate"): _parse_rate,
+    ("inverse_time_scale", "generation"): _generation,
+    ("inverse_time_scale", "nnz_per_row"): _nnz_per_row,
 }

@@ -1,22 +1,22 @@
-"""The streamed RCV1-like set and its svmlight text (bench/datasets.py), and the size arguments
-of bench/inverse_time_scale.py: tiny sizes, no timing."""
+"""The streamed RCV1-like set (bench/datasets.py) and bench/inverse_time_scale.py's sizes, its
+generation into a service's store and its disk guard: tiny sizes, no timing."""
 
 from __future__ import annotations
-
-import io
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
-from bench.datasets import RCV1LikeStream, svmlight_text
-from bench.inverse_time_scale import parse_size, sigma_for
+from app.db.engine import make_engine, make_session_factory
+from app.db.tables import Dataset
+from app.services.datasets.shards import open_dataset
+from bench.datasets import RCV1LikeStream
+from bench.inverse_time_scale import DiskGuard, generated_dataset, parse_size, sigma_for
 
 
 @pytest.fixture(scope="module")
 def stream() -> RCV1LikeStream:
-    return RCV1LikeStream(seed=0, n_features=500, nnz_per_row=10, block_rows=300)
+    return RCV1LikeStream(seed=0, n_features=500, nnz_per_row=20, block_rows=300)
 
 
 def rows(stream: RCV1LikeStream, n: int, part: str = "train") -> tuple[sp.csr_matrix, np.ndarray]:
@@ -37,7 +37,7 @@ def test_a_smaller_set_of_whole_blocks_is_the_start_of_a_larger_one(stream):
 
 
 def test_the_same_seed_draws_the_same_rows_and_the_test_part_others(stream):
-    again = RCV1LikeStream(seed=0, n_features=500, nnz_per_row=10, block_rows=300)
+    again = RCV1LikeStream(seed=0, n_features=500, nnz_per_row=20, block_rows=300)
     X, y = rows(stream, 600)
     X_again, y_again = rows(again, 600)
     assert (X != X_again).nnz == 0
@@ -54,24 +54,6 @@ def test_rows_are_unit_norm_text_like_and_the_classes_balanced(stream):
     assert 0.4 < (y > 0).mean() < 0.6
 
 
-def test_svmlight_text_is_exact_for_a_known_matrix():
-    X = sp.csr_matrix(([0.5, 1.0, 0.25], [0, 9, 3], [0, 1, 3]), shape=(2, 10))
-    text = svmlight_text(X, np.array([1.0, -1.0]))
-    assert text == b"+1 1:0.5000000\n-1 4:0.2500000 10:1.0000000\n"
-
-
-def test_svmlight_text_reads_back_as_the_rows(stream):
-    X, y = rows(stream, 700)
-    X_back, y_back = load_svmlight_file(io.BytesIO(svmlight_text(X, y)), n_features=X.shape[1])
-    np.testing.assert_array_equal(y_back, y)
-    assert abs(X_back - X).max() <= 5e-8
-
-
-def test_svmlight_text_refuses_values_it_cannot_write():
-    with pytest.raises(ValueError, match=r"\[0, 10\)"):
-        svmlight_text(sp.csr_matrix([[-1.0]]), np.array([1.0]))
-
-
 @pytest.mark.parametrize(
     ("text", "value"), [("1M", 10**6), ("20K", 20_000), ("2GiB", 2**31), ("100M", 10**8), ("12345", 12345)]
 )
@@ -80,5 +62,27 @@ def test_sizes_are_read_with_their_units(text, value):
 
 
 def test_sigma_scales_as_one_over_m_from_the_validated_value():
-    assert sigma_for(800_000) == pytest.approx(3e-8)
+    assert sigma_for(800_000) == pytest.approx(1e-8)
     assert sigma_for(4_000_000) == pytest.approx(sigma_for(1_000_000) / 4)
+
+
+def test_a_generated_set_is_a_data_set_of_the_service_with_the_streams_rows(settings, client, stream):
+    guard = DiskGuard(settings.data_dir, min_free=0)
+    made = generated_dataset(settings, stream, 700, "train", guard)
+    answer = client.get(f"/v1/datasets/{made['id']}").json()
+    assert (answer["n_samples"], answer["n_features"], answer["task"]) == (700, 500, "binary")
+    with make_session_factory(make_engine(settings.database_url))() as s:
+        key = s.get(Dataset, made["id"]).file_name
+    stored = open_dataset(settings.store, key)
+    X_stored = sp.vstack([stored.shard(i)[0] for i in range(stored.manifest.n_shards)]).tocsr()
+    X, y = rows(stream, 700)
+    assert (X_stored != X).nnz == 0
+    np.testing.assert_array_equal(np.concatenate(list(stored.labels())), y)
+    assert made["stored_bytes"] == stored.manifest.nbytes
+
+
+def test_the_disk_guard_stops_the_run_before_the_disk_fills(settings, stream, tmp_path):
+    guard = DiskGuard(tmp_path, min_free=2**62)
+    with pytest.raises(SystemExit, match="under --min-free"):
+        generated_dataset(settings, stream, 700, "train", guard)
+    assert not list(settings.data_dir.rglob("*.npy"))

@@ -94,6 +94,26 @@ def test_a_streaming_job_gets_the_same_rows_as_shards(heart):
         assert np.array_equal(np.concatenate([p[1] for p in pieces]), codes)
 
 
+def test_a_study_size_of_every_row_streams_the_stored_shards_themselves(heart):
+    store, X, y = heart
+    spec = _spec(train_size=X.shape[0], subsample_seed=7)
+    shards = load_data(store, spec, classification=True, stream_memory=64 * SHARD_BYTES)
+    pieces = list(shards.X.shards())
+    assert (sp.vstack([p[0] for p in pieces]) != X).nnz == 0
+    # The mapped arrays, not copies through a mask of every row (16 bytes a row at 100M rows).
+    assert all(_mapped(p[0].data) and _mapped(p[0].indices) for p in pieces)
+
+
+def _mapped(array: np.ndarray) -> bool:
+    """Whether the array's memory is a file's map (a view of an np.memmap, at any depth)."""
+    base = array
+    while base is not None:
+        if isinstance(base, np.memmap):
+            return True
+        base = getattr(base, "base", None)
+    return False
+
+
 def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preprocessing(heart):
     store, X, y = heart
     # Column 1 (a binary feature of heart_scale) stored as text, as a CSV's text column is.
