@@ -235,12 +235,12 @@ def _refused(r: dict) -> str:
     return listing([f"{size['m']:,}" for size in r["results"] if "refused" in size["lbfgs"]])
 
 
-def _hardest_ratio(r: dict, method: str) -> float | None:
-    """The method's median seconds to the hardest target at the largest m over those at the
-    smallest; None when either did not reach it."""
+def _hardest_ratio(r: dict, method: str, measure: str = "median_seconds") -> float | None:
+    """The method's ``measure`` (median seconds or iterations) to the hardest target at the
+    largest m over that at the smallest; None when either did not reach it."""
     target = str(max(r["targets"]))
     sizes = sorted(r["results"], key=lambda size: size["m"])
-    first, last = (_row(size, method, target)["median_seconds"] for size in (sizes[0], sizes[-1]))
+    first, last = (_row(size, method, target)[measure] for size in (sizes[0], sizes[-1]))
     return None if first is None or last is None else last / first
 
 
@@ -249,21 +249,27 @@ def _ratio(r: dict, method: str) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
 
 
-# PGS's seconds to the hardest target at the largest m, over those at the smallest: "flat" allows
-# one checkpoint step (the studies' checkpoints are 1.25 times apart in iterations).
-GOAL_FLAT = 1.25
+# PGS's seconds (and iterations) to the hardest target at the largest m, over those at the
+# smallest: flat or falling, as the paper's inverse time dependency has it.
+GOAL_FLAT = 1.0
 
 
 def inverse_time_scale_goals(r: dict) -> list[Goal]:
     sizes = [size["m"] for size in r["results"]]
     target = max(r["targets"])
+    methods = ("p2", "p18")
+    span_of = f"to accuracy {target:g} at m = {max(sizes):,} over those at m = {min(sizes):,}"
     return [
         ratio_goal(
-            f"PGS p=2 and p=1.8, seconds to accuracy {target:g} at m = {max(sizes):,} over those at "
-            f"m = {min(sizes):,} (flat or falling)",
-            [_hardest_ratio(r, method) for method in ("p2", "p18")],
+            f"PGS p=2 and p=1.8, seconds {span_of} (flat or falling)",
+            [_hardest_ratio(r, method) for method in methods],
             GOAL_FLAT,
-        )
+        ),
+        ratio_goal(
+            f"PGS p=2 and p=1.8, iterations {span_of} (flat or falling)",
+            [_hardest_ratio(r, method, "median_iterations") for method in methods],
+            GOAL_FLAT,
+        ),
     ]
 
 
