@@ -31,6 +31,7 @@ class _PGSBase(LinearModelBase):
 
     solver_name = "pgs"
     streams = True
+    warm_starts = True  # PGSState.start_from
 
     p: float = param(
         default=2.0,
@@ -146,6 +147,9 @@ class _PGSBase(LinearModelBase):
             )
             for y, f0 in zip(targets, self._losses_at_zero(rows), strict=True)
         ]
+        if self._initial_weights is not None:
+            for state, w in zip(states, self._initial_weights, strict=True):
+                state.start_from(w)
         sampler = rows.sampler(int(self.batch_size), self.sampling, rng)
         return PGSEngine(states, sampler, int(self.batch_size), self.output, rng)
 
@@ -185,7 +189,7 @@ class _PGSBase(LinearModelBase):
             return math.inf
         if self.radius == "auto":
             # Section IV made exact: sigma r(w*) <= F(w*) <= F(0), so ||w*||_p <= sqrt(2(p-1)F(0)/sigma).
-            return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
+            return math.sqrt(2.0 * (self.p - 1.0) * f0 / float(self.sigma)) if f0 > 0 else math.inf
         return float(self.radius)
 
     def _mean_sq_dual_norm(self, data, mean_sq: float) -> float:
