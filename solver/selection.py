@@ -6,8 +6,11 @@ engine can start from given weights, ``warm_starts``): neighbouring sigmas of a 
 have close optima, and a large sigma's problem is the easy, well-conditioned one, so the path costs
 little more than its last fits. Every point is scored on the held-out rows of each split (its
 ``mean`` and ``std`` over the splits); the path stops once ``patience`` points in a row have not
-improved on the best mean, since past the best sigma the score typically only falls as the models
-overfit. The chosen sigma is the best mean; ties go to the larger sigma, the simpler model.
+improved by more than ``MIN_IMPROVEMENT`` (relative) on the last point that did, counting from
+the first point that improved on the first one (the largest sigmas may all give the trivial
+model), since past the best sigma the score typically only falls as the models overfit, or
+creeps along a plateau. The chosen sigma is the best mean; ties go to the larger sigma, the
+simpler model.
 
 Splits (``make_splits``): k-fold cross-validation (stratified for classification) while the data has
 at most ``KFOLD_MAX_ROWS`` rows, else one seeded validation split, where a single split's score is
@@ -43,6 +46,10 @@ KFOLD_MAX_ROWS = 100_000
 DEFAULT_FOLDS = 5
 # sigma_min / sigma_max of the default grid (module docstring).
 SIGMA_RANGE = 1e-6
+# For patience, a point improves on the path only by more than this fraction of the score: on a
+# plateau (accuracy creeping up by one held-out row per point as sigma shrinks) the path would
+# otherwise run to the end, each point dearer than the last.
+MIN_IMPROVEMENT = 1e-3
 # The scores a path may use, and whether higher is better.
 METRICS = {"accuracy": True, "rmse": False}
 
@@ -207,7 +214,7 @@ def regularisation_path(
     previous: list[np.ndarray | None] = [None] * len(parts)
     path: list[PathPoint] = []
     best: tuple[float, float] | None = None  # (the mean as "higher is better", sigma)
-    since_best = 0
+    watch = _Patience(patience)
     for sigma in sigmas:
         start = time.perf_counter()
         scores: list[float | None] = []
@@ -235,13 +242,37 @@ def regularisation_path(
         )
         key = -math.inf if mean is None else (mean if higher_is_better else -mean)
         if best is None or key > best[0]:  # strictly better: a tie keeps the larger sigma
-            best, since_best = (key, float(sigma)), 0
-        else:
-            since_best += 1
-            if patience is not None and since_best >= patience and len(path) < len(sigmas):
-                return Selection(best[1], metric, splits_name, tuple(path), "patience")
+            best = (key, float(sigma))
+        if watch.exhausted(key) and len(path) < len(sigmas):
+            return Selection(best[1], metric, splits_name, tuple(path), "patience")
     assert best is not None  # check_grid refuses an empty grid
     return Selection(best[1], metric, splits_name, tuple(path), "completed")
+
+
+class _Patience:
+    """Whether the path has gone ``patience`` points without improving by more than
+    MIN_IMPROVEMENT (relative) on the last point that did. The count starts once a point has
+    improved on the first: a grid's first sigmas may all give the trivial model (the majority
+    class of imbalanced data), a plateau the path must cross, not stop on."""
+
+    def __init__(self, patience: int | None):
+        self.patience = patience
+        self.mark: float | None = None  # the score ("higher is better") of the last gain
+        self.since = 0
+        self.moved = False
+
+    def exhausted(self, key: float) -> bool:
+        if self.mark is None or self._improves(key):
+            self.moved, self.mark, self.since = self.mark is not None, key, 0
+            return False
+        self.since += int(self.moved)
+        return self.patience is not None and self.since >= self.patience
+
+    def _improves(self, key: float) -> bool:
+        assert self.mark is not None
+        if self.mark == -math.inf:
+            return key > self.mark
+        return key > self.mark + MIN_IMPROVEMENT * abs(self.mark)
 
 
 def engine_weights(estimator: Any) -> np.ndarray:

@@ -11,7 +11,7 @@ from solver import LBFGSClassifier, LBFGSRegressor, PGSClassifier, SCDClassifier
 from solver._sparse import prepare
 from solver.losses import LOSSES
 from solver.pgs import PGSState
-from solver.selection import default_grid, make_splits, regularisation_path
+from solver.selection import MIN_IMPROVEMENT, default_grid, make_splits, regularisation_path
 
 from .problems import binary_problem
 
@@ -89,10 +89,26 @@ def test_patience_stops_the_path_after_that_many_points_without_a_better_mean():
         _lbfgs, X, y, grid=grid, splits=splits, splits_name="3-fold", metric="accuracy", patience=2
     )
     means = [point.mean for point in selection.path]
-    best = int(np.argmax(means))
+    last_gain = 0  # the last point that beat the previous such point by more than 0.1%
+    for i, mean in enumerate(means):
+        if mean > means[last_gain] * (1.0 + MIN_IMPROVEMENT):
+            last_gain = i
     assert selection.stop_reason == "patience"
-    assert len(means) == best + 3 < len(grid)
-    assert max(means[best + 1 :]) <= means[best]
+    assert last_gain > 0 and len(means) == last_gain + 3 < len(grid)
+    assert selection.sigma == selection.path[int(np.argmax(means))].sigma
+
+
+def test_patience_counts_only_once_the_path_has_left_its_first_score():
+    # Imbalanced classes: the largest sigmas all predict the majority class, a flat start.
+    X, y = make_classification(400, 8, weights=[0.9], random_state=1)
+    splits, _ = make_splits(y, classification=True, folds=3, validation_fraction=0.2, seed=0)
+    grid = np.geomspace(1e4, 1e-4, 17)
+    selection = regularisation_path(
+        _lbfgs, X, y, grid=grid, splits=splits, splits_name="3-fold", metric="accuracy", patience=2
+    )
+    means = [point.mean for point in selection.path]
+    assert means[:3] == [means[0]] * 3  # a flat start longer than the patience...
+    assert max(means) > means[0] * (1.0 + MIN_IMPROVEMENT)  # ...that the path crossed
 
 
 def test_folds_are_stratified():
