@@ -74,6 +74,22 @@ def test_a_pgs_run_started_from_w_has_w_as_its_first_iterate(p):
     np.testing.assert_allclose(state.current(), w, rtol=1e-12)
 
 
+def test_a_warm_started_pgs_fit_runs_one_epoch_by_default_and_keeps_the_optimum():
+    X, y = binary_problem(n=2000)
+    previous = LBFGSClassifier(sigma=2e-3, tol=1e-12).fit(X, y)
+    optimum = _objective(LBFGSClassifier(sigma=1e-3, tol=1e-12).fit(X, y), X, y)
+    start = np.column_stack([previous.coef_, previous.intercept_])
+    cold = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0).fit(X, y)
+    warm = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0)
+    warm._initial_weights = start
+    assert warm.fit(X, y).n_iter_ == 2000 and cold.n_iter_ == 10_000
+    # As many iterations as the cold run: the same optimum, to PGS's accuracy after 5 epochs.
+    long = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0, n_iter=10_000)
+    long._initial_weights = start
+    gaps = [_objective(est, X, y) - optimum for est in (cold, long.fit(X, y))]
+    assert 0.0 <= min(gaps) and max(gaps) < 2e-4
+
+
 def test_a_pgs_path_warm_starts_each_fold_from_the_previous_sigma():
     X, y = binary_problem()
     est = PGSClassifier(sigma="auto", random_state=0, sigma_grid=[1e-1, 1e-2, 1e-3], folds=3).fit(X, y)
