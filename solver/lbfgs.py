@@ -180,7 +180,9 @@ class LBFGSEngine:
         fit_intercept: bool,
         tol: float,
         max_iter: int,
+        initial: np.ndarray | None = None,
     ):
+        """``initial``: the weights to start from, one row per output (a warm start); None: 0."""
         m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
         self._counter = _Counter()
@@ -197,10 +199,10 @@ class LBFGSEngine:
                     sigma=sigma,
                     counter=self._counter,
                 ),
-                np.zeros(n_weights),
+                np.zeros(n_weights) if initial is None else np.array(initial[o], dtype=np.float64),
                 options,
             )
-            for y in targets
+            for o, y in enumerate(targets)
         ]
         weakref.finalize(self, _close_all, self._steppers)
         # What compile() needs: the types smooth_loss_gradient is called with.

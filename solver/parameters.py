@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, TypeVar, dataclass_transform
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 T = TypeVar("T")
@@ -169,6 +170,8 @@ def _text(constraint) -> str:
     words: dict[Any, str] = {
         "boolean": "bool",
         "random_state": "int, RandomState or None",
+        list: "list of float",
+        np.ndarray: "ndarray of float",
         Real: "float",
         Integral: "int",
     }
@@ -193,6 +196,8 @@ def _schema(constraint) -> dict[str, Any]:
         "boolean": {"type": "boolean"},
         # A RandomState instance is accepted too, but has no JSON form.
         "random_state": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**32 - 1},
+        list: {"type": "array", "items": {"type": "number"}},
+        np.ndarray: {"type": "array", "items": {"type": "number"}},  # a list, in JSON
         Real: {"type": "number"},
         Integral: {"type": "integer"},
     }

@@ -473,6 +473,36 @@ class PGSState:
     def t(self) -> int:
         return int(self.scal[S_T])
 
+    def start_from(self, w: np.ndarray) -> None:
+        """Start the run at w_0 = ``w`` (laid out as ``current`` returns it) instead of 0: a warm
+        start from a nearby problem's solution, e.g. the previous sigma of a regularisation path.
+
+        lambda is set so that w_0 = grad r*(lambda / (t0 sigma)) = w, i.e. lambda = t0 sigma
+        grad r(w) with grad r(w) = ||w||_p^(2-p) sgn(w) |w|^(p-1) / (p - 1): w then weighs in the
+        follow-the-regularised-leader sum like t0 rounds at w, and every later step is the one a
+        cold run takes. Only before the first iteration."""
+        if self.t != 0:
+            raise RuntimeError("start_from is only for a run that has not started")
+        w = np.asarray(w, dtype=np.float64) / self._output_scale  # the constant feature's weight
+        p, q = self.p, self.hyp.q
+        norm = float(np.linalg.norm(w, ord=p))
+        if not (math.isfinite(norm) and norm > 0.0):
+            return  # from 0, as a cold run
+        lam = (
+            self.hyp.t0 * self.hyp.sigma * norm ** (2.0 - p) * np.sign(w) * np.abs(w) ** (p - 1.0) / (p - 1.0)
+        )
+        if q == 2.0:
+            ref = 1.0
+            self.weights[PHI] = lam
+        else:
+            # phi and S relative to a power-of-two scale, as _refresh keeps them.
+            ref = 2.0 ** math.ceil(math.log2(float(np.max(np.abs(lam)))))
+            self.weights[LAM] = lam
+            self.weights[PHI] = np.sign(lam) * np.abs(lam / ref) ** (q - 1.0)
+        sumq = float(np.sum(np.abs(lam / ref) ** q))
+        coef, _ = _iterate_scale(sumq, ref, q, self.hyp.t0, self.hyp.sigma, self.hyp.radius)
+        self.scal[S_COEF], self.scal[S_SUMQ], self.scal[S_REF], self.scal[S_PEAK] = coef, sumq, ref, sumq
+
     def compile(self) -> None:
         """Load or compile ``pgs_chunk`` for this run's argument types (tracing.Engine.compile)."""
         compile_for(pgs_chunk, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal)

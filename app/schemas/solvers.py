@@ -22,7 +22,7 @@ class SolverParamRange(BaseModel):
 
 class SolverParamRead(BaseModel):
     name: str
-    type: Literal["number", "integer", "boolean", "string"] = Field(
+    type: Literal["number", "integer", "boolean", "string", "array"] = Field(
         description="JSON type of its values (besides null and the choices)"
     )
     nullable: bool = Field(description="Whether null is accepted (the description says what it means)")

@@ -520,7 +520,7 @@ class SolverParamRange:
 @dataclass(kw_only=True)
 class SolverParamRead:
     name: str
-    type: Literal["number", "integer", "boolean", "string"]
+    type: Literal["number", "integer", "boolean", "string", "array"]
     """
     JSON type of its values (besides null and the choices)
     """

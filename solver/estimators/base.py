@@ -31,6 +31,17 @@ from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, drive
 from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
 from .persistence import FittedModel
+from .sigma_search import (
+    FOLDS,
+    METRIC,
+    N_SIGMAS,
+    PATIENCE,
+    SIGMA,
+    SIGMA_GRID,
+    SIGMA_MAX,
+    SIGMA_MIN,
+    VALIDATION_FRACTION,
+)
 
 
 @declare_parameters
@@ -43,7 +54,21 @@ class LinearModelBase(FittedModel):
         kw_only=False,
         doc="The loss l(z; y) of a prediction z (solver.losses).",
     )
-    sigma: float = param(default=1e-5, allowed=[POSITIVE], doc="Regularisation weight.")
+    sigma: float | str = param(
+        default=1e-5,
+        allowed=SIGMA,
+        doc='Regularisation weight; "auto": chosen by cross-validation (the options below).',
+        details="sigma_ holds the chosen value and selection_ the path (solver.selection).",
+    )
+    # sigma="auto": the options of its regularisation path (solver.estimators.sigma_search).
+    folds: int | str | None = FOLDS
+    validation_fraction: float = VALIDATION_FRACTION
+    sigma_grid: Any = SIGMA_GRID
+    n_sigmas: int = N_SIGMAS
+    sigma_max: float | str = SIGMA_MAX
+    sigma_min: float | str = SIGMA_MIN
+    patience: int | None = PATIENCE
+    metric: str = METRIC
     n_iter: int | None = param(
         default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: the solver's default."
     )
@@ -101,6 +126,10 @@ class LinearModelBase(FittedModel):
     # or minibatch at a time; the others (full gradients, coordinate descent, kernel expansions)
     # need every row at once.
     streams: ClassVar[bool] = False
+    # Whether the engine starts from ``_initial_weights`` (shape (n_outputs, n_weights), the
+    # intercept last) when set: sigma="auto" warm-starts each fit of its path from the previous one.
+    warm_starts: ClassVar[bool] = False
+    _initial_weights: ClassVar[np.ndarray | None] = None
 
     # -- hooks for a solver family ----------------------------------------------------------------
 

@@ -21,7 +21,8 @@ from ..penalties import l2_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
 from .base import LinearModelBase
-from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .constraints import AT_LEAST_ONE, choice, classifier_loss, regressor_loss
+from .sigma_search import SIGMA
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _STEP = [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})]
@@ -29,7 +30,8 @@ _STEP = [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})]
 _STEP_WITHIN_REGULARISER = JointRule(
     ("eta", "sigma"),
     "eta * sigma at most 1 (the step (1 - eta sigma) w of the regulariser must not overshoot 0)",
-    lambda eta, sigma: isinstance(eta, str) or eta * sigma <= 1.0,
+    # sigma="auto" is checked at each sigma of its path.
+    lambda eta, sigma: isinstance(eta, str) or isinstance(sigma, str) or eta * sigma <= 1.0,
 )
 
 
@@ -44,10 +46,11 @@ class _GradientDescentBase(LinearModelBase):
     _full_batch: ClassVar[bool] = False
     streams = True  # sgd and ogd: one minibatch per step (gd sets it False)
 
-    sigma: float = param(
+    sigma: float | str = param(
         default=1e-5,
-        allowed=[POSITIVE],
-        doc="Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.",
+        allowed=SIGMA,
+        doc="Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "
+        '"auto": chosen by cross-validation.',
     )
     n_iter: int | None = param(
         default=None,
@@ -192,7 +195,7 @@ class _OGDBase(_GradientDescentBase):
         if self.t0 != "auto":
             return "inverse_time", 0.0, float(self.t0)
         sq = stats.mean_sq + float(self.fit_intercept)
-        return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, self.sigma)
+        return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, float(self.sigma))
 
 
 @declare_parameters

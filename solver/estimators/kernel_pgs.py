@@ -25,6 +25,7 @@ from ..parameters import declare_parameters, param
 from ..step_sizes import first_step_t0
 from .base import LinearModelBase
 from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
+from .sigma_search import SIGMA
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
@@ -34,10 +35,11 @@ class _KernelPGSBase(LinearModelBase):
 
     solver_name = "kernel_pgs"
 
-    sigma: float = param(
+    sigma: float | str = param(
         default=1e-5,
-        allowed=[POSITIVE],
-        doc="Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha.",
+        allowed=SIGMA,
+        doc="Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha; "
+        '"auto": chosen by cross-validation.',
     )
     kernel: str = param(
         default="rbf",
@@ -119,7 +121,7 @@ class _KernelPGSBase(LinearModelBase):
     def _make_engine(self, data, stats, targets, rng):
         self.gamma_ = self._gamma_for(data)
         if self.t0 == "auto":
-            t0 = first_step_t0(LOSSES[self.loss].curvature, self._mean_diag(data, stats), self.sigma)
+            t0 = first_step_t0(LOSSES[self.loss].curvature, self._mean_diag(data, stats), float(self.sigma))
         else:
             t0 = float(self.t0)
         return KernelPGSEngine(
@@ -168,7 +170,7 @@ class _KernelPGSBase(LinearModelBase):
             support = _support(w[None, :])
             z_support = self._scores(rows_of(data, support), w[None, :], data)[:, 0]
             norm_sq = float(np.dot(w[support], z_support))
-        return 0.5 * self.sigma * norm_sq + self._mean_loss(z, y)
+        return 0.5 * float(self.sigma) * norm_sq + self._mean_loss(z, y)
 
     def _set_weights(self, weights, data):
         support = _support(weights)

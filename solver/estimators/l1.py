@@ -43,7 +43,8 @@ from ..penalties import l1_penalty
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import mirror_descent_step
 from .base import LinearModelBase
-from .constraints import AT_LEAST_ONE, POSITIVE, classifier_loss, regressor_loss
+from .constraints import AT_LEAST_ONE, classifier_loss, regressor_loss
+from .sigma_search import SIGMA
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 _CLASSIFIER_LOSS_DOC = "A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step."
@@ -54,7 +55,11 @@ _REGRESSOR_LOSS_DOC = "A smooth loss l(z; y): its curvature bound sets the step.
 class _L1Base(LinearModelBase):
     """Objective (1) of the L1 paper: sigma ||w||_1 + mean loss, the intercept unpenalised."""
 
-    sigma: float = param(default=1e-5, allowed=[POSITIVE], doc="The L1 weight (the paper's lambda).")
+    sigma: float | str = param(
+        default=1e-5,
+        allowed=SIGMA,
+        doc='The L1 weight (the paper\'s lambda); "auto": chosen by cross-validation.',
+    )
 
     def _penalty(self, w):
         return l1_penalty(w, float(self.sigma), bool(self.fit_intercept))

@@ -22,6 +22,7 @@ class _LBFGSBase(LinearModelBase):
     objective PGS minimises (bias included in the norm), so that their traces compare directly."""
 
     solver_name = "lbfgs"
+    warm_starts = True
 
     p: float = param(
         default=2.0,
@@ -60,6 +61,7 @@ class _LBFGSBase(LinearModelBase):
             fit_intercept=bool(self.fit_intercept),
             tol=float(self.tol),
             max_iter=int(n_iter),
+            initial=self._initial_weights,
         )
 
     def _penalty(self, w):

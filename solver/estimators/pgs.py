@@ -31,6 +31,7 @@ class _PGSBase(LinearModelBase):
 
     solver_name = "pgs"
     streams = True
+    warm_starts = True  # PGSState.start_from
 
     p: float = param(
         default=2.0,
@@ -46,6 +47,9 @@ class _PGSBase(LinearModelBase):
         default=None,
         allowed=[AT_LEAST_ONE, None],
         doc="T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).",
+        details="""A fit of sigma="auto"'s path that starts from the previous sigma's model runs 1
+        epoch by default: it starts near its optimum, and on a9a and w8a the path chooses a model
+        as accurate as with 5 epochs in less than half the time.""",
     )
     radius: float | str | None = param(
         default="auto",
@@ -110,7 +114,9 @@ class _PGSBase(LinearModelBase):
     )
 
     def _default_n_iter(self, m: int) -> int:
-        return math.ceil(5 * m / self.batch_size)  # 5 epochs
+        # 5 epochs; 1 when warm-started on a sigma path (the parameter's details say why).
+        epochs = 5 if self._initial_weights is None else 1
+        return math.ceil(epochs * m / self.batch_size)
 
     def _make_engine(self, data, stats, targets, rng):
         return self._engine_over(InMemoryRows(data, stats, targets), rng)
@@ -146,6 +152,9 @@ class _PGSBase(LinearModelBase):
             )
             for y, f0 in zip(targets, self._losses_at_zero(rows), strict=True)
         ]
+        if self._initial_weights is not None:
+            for state, w in zip(states, self._initial_weights, strict=True):
+                state.start_from(w)
         sampler = rows.sampler(int(self.batch_size), self.sampling, rng)
         return PGSEngine(states, sampler, int(self.batch_size), self.output, rng)
 
@@ -185,7 +194,7 @@ class _PGSBase(LinearModelBase):
             return math.inf
         if self.radius == "auto":
             # Section IV made exact: sigma r(w*) <= F(w*) <= F(0), so ||w*||_p <= sqrt(2(p-1)F(0)/sigma).
-            return math.sqrt(2.0 * (self.p - 1.0) * f0 / self.sigma) if f0 > 0 else math.inf
+            return math.sqrt(2.0 * (self.p - 1.0) * f0 / float(self.sigma)) if f0 > 0 else math.inf
         return float(self.radius)
 
     def _mean_sq_dual_norm(self, data, mean_sq: float) -> float:

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_array, validate_data
 
 from ..shards import ShardedMatrix
 from .base import Evaluation
+from .sigma_search import fit_with_sigma_search
 
 
 class LinearClassifierMixin(ClassifierMixin):
@@ -31,6 +32,8 @@ class LinearClassifierMixin(ClassifierMixin):
         leaving a fitted model.
         """
         self.validate_params()
+        if self.sigma == "auto":
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -136,6 +139,8 @@ class LinearRegressorMixin(RegressorMixin):
         ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
         """
         self.validate_params()
+        if self.sigma == "auto":
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features

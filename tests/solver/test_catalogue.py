@@ -140,5 +140,7 @@ def test_describe_gives_tasks_losses_and_every_parameter_as_json():
     assert SOLVERS["pgs"].describe()["tasks"]["binary"]["losses"] == sorted(CLASSIFICATION_LOSSES)
     assert SOLVERS["pgs"].describe()["tasks"]["regression"]["losses"] == sorted(REGRESSION_LOSSES)
     sigma = SOLVERS["pgs"].describe()["tasks"]["binary"]["parameters"]["sigma"]
-    assert sigma["schema"] == {"type": "number", "exclusiveMinimum": 0.0}
+    assert sigma["schema"] == {
+        "anyOf": [{"type": "number", "exclusiveMinimum": 0.0}, {"type": "string", "enum": ["auto"]}]
+    }
     assert sigma["default"] == 1e-5

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from app.services.datasets.splits import split_indices
+from solver.selection import regularisation_path
 
 
 def subsample_seed(seed: int, repeat: int) -> int:
@@ -74,13 +75,13 @@ def select_sigma(
 ) -> SigmaSelection | None:
     """Fit ``build(sigma)`` for each sigma on an inner-train part of (X, y), score each on the
     validation part, and return the best (accuracy up, RMSE down; ties go to the larger sigma,
-    the simpler model). ``None`` when ``stopped()`` turned true (cancel, shutdown) on the way.
+    the simpler model): ``solver.selection.regularisation_path`` over one split. ``None`` when
+    ``stopped()`` turned true (cancel, shutdown) on the way.
 
     ``y`` holds the labels the estimator is fitted with (class codes for classification).
     """
     fit_rows, val_rows = split_indices(X.shape[0], validation_fraction, seed)
-    X_fit, y_fit, X_val, y_val = X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
-    if classification and np.unique(y_fit).shape[0] < 2:
+    if classification and np.unique(y[fit_rows]).shape[0] < 2:
         raise ValueError(
             f"sigma selection: the inner training part ({len(fit_rows)} of {X.shape[0]} rows) "
             "has a single class; use larger sizes or a smaller validation_fraction"
@@ -91,30 +92,30 @@ def select_sigma(
         n_fit=len(fit_rows),
         n_validation=len(val_rows),
     )
-    best: tuple[float, float] | None = None
-    for sigma in grid:
-        est = build(float(sigma))
-        est.fit(X_fit, y_fit, callback=callback, trace=False)
-        if stopped():
-            return None
-        pred = est.predict(X_val)
-        if classification:
-            score = float(np.mean(pred == y_val))
-            key = (score, float(sigma))
-        else:
-            score = float(np.sqrt(np.mean((pred - y_val) ** 2)))
-            key = (-score, float(sigma))
-        if not np.isfinite(score):  # a diverged fit: never chosen over a finite one
-            key = (-np.inf, float(sigma))
-        selection.grid.append(
-            {
-                "sigma": float(sigma),
-                "score": score if np.isfinite(score) else None,
-                "solver_seconds": float(est.solver_seconds_),
-            }
-        )
-        if best is None or key > best:
-            best = key
-    assert best is not None  # the grid is never empty (validated by the API)
-    selection.sigma = best[1]
+    # The library's path over the given grid, cold fits and no early stop: every sigma of a
+    # study's grid is scored, on the study's own seeded split (split_indices).
+    path = regularisation_path(
+        build,
+        X,
+        y,
+        grid=grid,
+        splits=[(fit_rows, val_rows)],
+        splits_name="validation",
+        metric=selection.score_name,
+        warm_start=False,
+        callback=callback,
+        stopped=stopped,
+    )
+    if path is None:
+        return None
+    points = {point.sigma: point for point in path.path}
+    selection.grid = [
+        {
+            "sigma": float(sigma),
+            "score": points[float(sigma)].mean,
+            "solver_seconds": points[float(sigma)].solver_seconds,
+        }
+        for sigma in grid
+    ]
+    selection.sigma = path.sigma
     return selection

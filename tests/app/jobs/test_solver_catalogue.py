@@ -77,7 +77,7 @@ def test_the_listing(app_client: TestClient):
             loss = next(p for p in t["params"] if p["name"] == "loss")
             assert loss["choices"] == t["losses"] and loss["default"] in t["losses"]
             for p in t["params"]:
-                assert p["description"] and p["type"] in ("number", "integer", "boolean", "string")
+                assert p["description"] and p["type"] in ("number", "integer", "boolean", "string", "array")
     # The L1 paper's coordinate descent needs a smooth loss; the regressors take theirs only.
     gcd = c.get("/v1/solvers/gcd").json()["tasks"]
     assert "hinge" not in gcd[0]["losses"] and gcd[1]["losses"] == ["huber", "squared"]
@@ -127,7 +127,7 @@ def test_a_refused_parameter_names_the_listed_rule_and_the_value_received(app_cl
         headers={"content-type": "application/json"},
     )
     (error,) = assert_problem(nan, 422, "body.params.sigma")["errors"]
-    assert (error["rule"], error["input"]) == ("float in (0, inf)", "nan")
+    assert (error["rule"], error["input"]) == ('float in (0, inf) or "auto"', "nan")
 
 
 # Values tried on every parameter against its schema: each kind of JSON value, the service's bound
