@@ -764,9 +764,41 @@ class PGSParams:
     """
     classification: The loss l(z; y), y in {-1, +1} (Section IV). Default "logistic". regression: The loss l(z; y): "squared", (z - y)^2 (Section IV), or "huber". Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight.
+    Regularisation weight; "auto": chosen by cross-validation (the options below).
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -850,9 +882,41 @@ class SCDParams:
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    The L1 weight (the paper's lambda).
+    The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -908,9 +972,41 @@ class GCDParams:
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    The L1 weight (the paper's lambda).
+    The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -969,9 +1065,41 @@ class SMIDASParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    The L1 weight (the paper's lambda).
+    The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1034,9 +1162,41 @@ class TruncGradParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    The L1 weight (the paper's lambda).
+    The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1096,9 +1256,41 @@ class LBFGSParams:
     """
     classification: A smooth loss l(z; y), y in {-1, +1}. Default "logistic". regression: A smooth loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight.
+    Regularisation weight; "auto": chosen by cross-validation (the options below).
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1161,9 +1353,41 @@ class GDParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1226,9 +1450,41 @@ class SGDParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1295,9 +1551,41 @@ class OGDParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2.
+    Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1364,9 +1652,41 @@ class KernelPGSParams:
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
-    sigma: float | None = 1e-05
+    sigma: float | Literal["auto"] | None = 1e-05
     """
-    Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha.
+    Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha; "auto": chosen by cross-validation.
+    """
+    folds: int | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto": the share of the training rows held out by a validation split.
+    """
+    sigma_grid: list[float] | None = None
+    """
+    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
+    """
+    n_sigmas: int | None = 13
+    """
+    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
+    """
+    sigma_max: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the largest sigma of the default grid.
+    """
+    sigma_min: float | Literal["auto"] | None = "auto"
+    """
+    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
+    """
+    patience: int | None = 3
+    """
+    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
+    """
+    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
+    """
+    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
