@@ -23,13 +23,14 @@ scikit-learn's own constraint objects, so it refuses exactly what ``_validate_pa
 from __future__ import annotations
 
 import dataclasses
+import math
 import textwrap
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, TypeVar, dataclass_transform
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
+from sklearn.utils._param_validation import Interval, Options, StrOptions, make_constraint
 
 T = TypeVar("T")
 
@@ -37,6 +38,32 @@ T = TypeVar("T")
 _SPEC = "solver.parameter"
 # Where the generated section goes, when the docstring has one (numpydoc order).
 _BEFORE = "\n    Attributes\n    ----------\n"
+
+
+class PositiveNumbers(Options):
+    """A non-empty list (or 1-d array) of positive finite numbers, such as a grid of sigmas.
+
+    scikit-learn's ``list`` constraint accepts any list: a grid of strings or of negative numbers
+    would pass the check of a request and fail only in the fit. An ``Options`` subclass because
+    scikit-learn's ``make_constraint`` takes its own constraint classes only; the options
+    themselves are unused."""
+
+    def __init__(self) -> None:
+        super().__init__(list, set())
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if not isinstance(val, (list, np.ndarray)) or len(val) == 0 or np.ndim(val) != 1:
+            return False
+        return all(
+            isinstance(v, (Real, np.floating, np.integer))
+            and not isinstance(v, bool)
+            and math.isfinite(v)
+            and float(v) > 0.0
+            for v in val
+        )
+
+    def __str__(self) -> str:
+        return "a non-empty list of positive finite numbers"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,6 +184,8 @@ def type_text(allowed) -> str:
 def _text(constraint) -> str:
     if constraint is None:
         return "None"
+    if isinstance(constraint, PositiveNumbers):
+        return "list of float in (0, inf)"
     if isinstance(constraint, StrOptions):
         options = ", ".join(f'"{option}"' for option in sorted(constraint.options))
         return options if len(constraint.options) == 1 else "{" + options + "}"
@@ -181,6 +210,8 @@ def _text(constraint) -> str:
 def _schema(constraint) -> dict[str, Any]:
     if constraint is None:
         return {"type": "null"}
+    if isinstance(constraint, PositiveNumbers):
+        return {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "minItems": 1}
     if isinstance(constraint, StrOptions):
         return {"type": "string", "enum": sorted(constraint.options)}
     if isinstance(constraint, Interval):

@@ -379,6 +379,11 @@ def final_metrics(
         )
         score = evaluate(estimator.predict, eval_rows, classification)
         metrics["test_accuracy" if classification else "test_rmse"] = score
+    selection = getattr(estimator, "selection_", None)
+    if selection is not None:
+        # sigma="auto": the chosen sigma and the path that chose it (solver.selection).
+        metrics["sigma"] = float(estimator.sigma_)
+        metrics["selection"] = selection.as_dict()
     if package.meta.get("nnz_weights") is not None:
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
     if isinstance(data.X, ShardedMatrix):

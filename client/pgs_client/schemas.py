@@ -362,7 +362,7 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", "validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, scores}], largest sigma first}
     """
     stop_reason: str | None
     """

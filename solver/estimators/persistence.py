@@ -38,6 +38,8 @@ class FittedModel(BaseEstimator):
             "n_iter": int(self.n_iter_),
             "classes": self.classes_.tolist() if hasattr(self, "classes_") else None,
             "nnz_weights": nnz_weights,
+            # sigma="auto": the sigma its path chose, which the params do not say.
+            **({"sigma": float(self.sigma_)} if hasattr(self, "sigma_") else {}),
         }
 
     def export_model(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -73,6 +75,8 @@ class FittedModel(BaseEstimator):
         est.n_iter_ = int(meta["n_iter"])
         if meta.get("classes") is not None:
             est.classes_ = np.asarray(meta["classes"])
+        if meta.get("sigma") is not None:
+            est.sigma_ = float(meta["sigma"])
         est.trace_ = []
         est.stop_reason_ = "loaded"
         return est

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..parameters import param
+from ..parameters import PositiveNumbers, param
 from ..selection import (
     DEFAULT_FOLDS,
     KFOLD_MAX_ROWS,
@@ -49,7 +49,7 @@ VALIDATION_FRACTION: Any = param(
 )
 SIGMA_GRID: Any = param(
     default=None,
-    allowed=[list, np.ndarray, None],
+    allowed=[PositiveNumbers(), None],
     doc='sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced '
     "from sigma_max down to sigma_min.",
 )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
-from solver import LBFGSClassifier, LBFGSRegressor, PGSClassifier, SCDClassifier
+from solver import LBFGSClassifier, LBFGSRegressor, PGSClassifier, SCDClassifier, load_model
 from solver._sparse import prepare
 from solver.losses import LOSSES
 from solver.pgs import PGSState
@@ -170,6 +170,17 @@ def test_the_model_is_refitted_on_all_rows_at_the_chosen_sigma():
     direct = LBFGSClassifier(sigma=est.sigma_).fit(X, y)
     np.testing.assert_allclose(est.coef_, direct.coef_, rtol=1e-10, atol=1e-12)
     assert est.sigma == "auto" and est.get_params()["sigma"] == "auto"
+
+
+def test_an_exported_model_keeps_the_chosen_sigma():
+    X, y = binary_problem()
+    est = LBFGSClassifier(sigma="auto", random_state=0, n_sigmas=4).fit(X, y)
+    meta, arrays = est.export_model()
+    assert meta["params"]["sigma"] == "auto" and meta["sigma"] == est.sigma_
+    loaded = load_model(meta, arrays)
+    assert loaded.sigma_ == est.sigma_
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+    assert "sigma" not in LBFGSClassifier(sigma=1e-3).fit(X, y).export_model()[0]
 
 
 def test_a_regressor_scores_its_path_by_rmse():
