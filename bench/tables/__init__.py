@@ -23,7 +23,7 @@ from .end_to_end import (
 )
 from .figures import RECORD_FIGURES, Figure
 from .goals import Goal, goals_table
-from .ingest import ingest
+from .ingest import ingest, ingest_goals
 from .inverse_time import FIGURES as INVERSE_TIME_FIGURES
 from .inverse_time import inverse_time, paper_figures
 from .inverse_time_scale import FIGURES as SCALE_FIGURES
@@ -71,6 +71,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "cold_start": cold_start_goals,
     "threads": threads_goals,
     "inverse_time_scale": inverse_time_scale_goals,
+    "ingest": ingest_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.

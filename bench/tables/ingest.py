@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .format import md_table
+from .goals import Goal, ratio_goal
 
 PARSERS = (("pgs", 1), ("pgs", 2), ("xgboost", 1), ("xgboost", 2), ("sklearn", 1))
 
@@ -57,3 +58,35 @@ def ingest(results: list[dict[str, Any]]) -> str:
         ],
         table,
     )
+
+
+# The goals: the service's svmlight parser at least as fast as xgboost's on one core, and
+# at least 8 times scikit-learn's load_svmlight_file (what xgboost's parser reached on one thread).
+GOAL_OVER_XGBOOST = 1.0
+GOAL_OVER_SKLEARN = 8.0
+
+
+def ingest_goals(results: list[dict[str, Any]]) -> list[Goal]:
+    files = _by_file(results).values()
+
+    def ratios(other: tuple[str, int]) -> list[float | None]:
+        return [
+            rows[("pgs", 1)]["mb_s"] / rows[other]["mb_s"] if ("pgs", 1) in rows and other in rows else None
+            for rows in files
+        ]
+
+    where = "every svmlight file of ../shared/data and the generated 1 GiB file, one core each"
+    return [
+        ratio_goal(
+            f"svmlight parse: the service's parser over xgboost's ({where})",
+            ratios(("xgboost", 1)),
+            GOAL_OVER_XGBOOST,
+            at_least=True,
+        ),
+        ratio_goal(
+            f"svmlight parse: the service's parser over scikit-learn's load_svmlight_file ({where})",
+            ratios(("sklearn", 1)),
+            GOAL_OVER_SKLEARN,
+            at_least=True,
+        ),
+    ]
