@@ -136,9 +136,9 @@ class JobRead(BaseModel):
         "to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, "
         "progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job "
         "that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how "
-        "many shards the sampler kept open and interleaved; with params.sigma \"auto\", sigma (the "
-        "sigma the regularisation path chose) and selection: {sigma, metric, splits (\"5-fold\", "
-        "\"validation\"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, "
+        'many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the '
+        'sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", '
+        '"validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, '
         "scores}], largest sigma first}"
     )
     time_limit_s: float | None = Field(
