@@ -197,3 +197,20 @@ def tmpfs(point: Path, size_kb: int) -> Iterator[Path]:
         yield point
     finally:
         subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def assert_same_preprocessor(got: Any, expected: Any) -> None:
+    """Two fitted preprocessors (solver.make_preprocessor) with the same settings and fitted
+    arrays: floats to 1e-12 relative (statistics merged in another order round differently)."""
+    import numpy as np
+
+    from solver import export_preprocessor
+
+    meta, arrays = export_preprocessor(got)
+    ref_meta, ref_arrays = export_preprocessor(expected)
+    assert meta == ref_meta and arrays.keys() == ref_arrays.keys()
+    for name, value in ref_arrays.items():
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(arrays[name], value, rtol=1e-12, atol=1e-300, err_msg=name)
+        else:
+            assert np.array_equal(arrays[name], value), name

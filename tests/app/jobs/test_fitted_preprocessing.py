@@ -20,8 +20,9 @@ from app.services.datasets.shards import ShardWriter, open_dataset
 from app.services.jobs.fitted_preprocessing import fitted_preprocessor
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection
-from solver import export_preprocessor, make_preprocessor
+from solver import make_preprocessor
 from solver.preprocessing import output_width
+from tests.helpers import assert_same_preprocessor
 
 SHARD_BYTES = 16 * 1024
 
@@ -61,14 +62,7 @@ def _assert_equal_fits(store, key, text_columns, n_features, resolved):
     reference = make_preprocessor(n_features, **resolved)
     expected = reference.fit_transform(raw)
     built = fitted_preprocessor(resolved, n_features, dataset_stats(store, key), text_columns)
-    meta, arrays = export_preprocessor(built)
-    ref_meta, ref_arrays = export_preprocessor(reference)
-    assert meta == ref_meta and arrays.keys() == ref_arrays.keys()
-    for name, value in ref_arrays.items():
-        if value.dtype.kind == "f":
-            np.testing.assert_allclose(arrays[name], value, rtol=1e-12, atol=1e-300, err_msg=name)
-        else:
-            assert np.array_equal(arrays[name], value), name
+    assert_same_preprocessor(built, reference)
     got = built.transform(raw)
     assert output_width(built) == got.shape[1] == expected.shape[1]
     if sp.issparse(got):

@@ -29,6 +29,7 @@ from app.training.steps import (
     store_model,
 )
 from solver import ShardedMatrix, export_preprocessor, load_model
+from tests.helpers import assert_same_preprocessor
 
 SHARD_BYTES = 2048  # heart_scale's 270 rows in 23 shards
 
@@ -133,7 +134,7 @@ def test_a_streaming_job_with_text_columns_gets_each_shard_through_its_preproces
     assert shards.X.shape == whole.X.shape == (189, 14)
     # The same preprocessing (fitted on the statistics of all the training rows, as in memory),
     # applied to each row with its own text.
-    _assert_same_preprocessor(shards.preprocessor, whole.preprocessor)
+    assert_same_preprocessor(shards.preprocessor, whole.preprocessor)
     for streamed, rows in zip(
         (shards.X, shards.eval_set),
         split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5),
@@ -224,17 +225,6 @@ def _fitted_on(X: sp.csr_matrix, text: np.ndarray, prep: dict = TEXT_PREP):
     return make_preprocessor(13, **prep).fit(raw_matrix(X, text, [1], prep))
 
 
-def _assert_same_preprocessor(got, expected) -> None:
-    meta, arrays = export_preprocessor(got)
-    ref_meta, ref_arrays = export_preprocessor(expected)
-    assert meta == ref_meta and arrays.keys() == ref_arrays.keys()
-    for name, value in ref_arrays.items():
-        if value.dtype.kind == "f":
-            np.testing.assert_allclose(arrays[name], value, rtol=1e-12, atol=1e-300, err_msg=name)
-        else:
-            assert np.array_equal(arrays[name], value), name
-
-
 def test_a_split_job_fits_its_preprocessing_on_the_training_rows_alone(heart_text):
     store, X, y, text = heart_text
     spec = _text_spec(test_fraction=0.3, split_seed=5)
@@ -244,8 +234,8 @@ def test_a_split_job_fits_its_preprocessing_on_the_training_rows_alone(heart_tex
     X_train, _ = train.in_memory()
     reference = _fitted_on(X_train, train.text())
     # No held-out row moved a mean or a scale; a streamed job gets the same, exactly.
-    _assert_same_preprocessor(data.preprocessor, reference)
-    _assert_same_preprocessor(streamed.preprocessor, reference)
+    assert_same_preprocessor(data.preprocessor, reference)
+    assert_same_preprocessor(streamed.preprocessor, reference)
     leaky = _fitted_on(X, text)
     assert not np.allclose(
         export_preprocessor(leaky)[1]["scale.mean_"], export_preprocessor(reference)[1]["scale.mean_"]
@@ -269,7 +259,7 @@ def test_a_study_subsample_fits_its_preprocessing_on_its_own_rows(heart_text):
     train, _ = split(open_dataset(store, "datasets/heart-text"), 13, 0.3, 5)
     rows = train.subsample(subsample_rows(train.n_samples, 60, 2))
     X_rows, _ = rows.in_memory()
-    _assert_same_preprocessor(data.preprocessor, _fitted_on(X_rows, rows.text()))
+    assert_same_preprocessor(data.preprocessor, _fitted_on(X_rows, rows.text()))
 
 
 def test_a_job_with_a_test_set_reads_no_row_for_its_preprocessing(heart_text, monkeypatch, tmp_path: Path):
@@ -282,7 +272,7 @@ def test_a_job_with_a_test_set_reads_no_row_for_its_preprocessing(heart_text, mo
     monkeypatch.setattr(RowSelection, "column_stats", no_pass)
     monkeypatch.setattr(RowSelection, "categories", no_pass)
     data = load_data(store, _text_spec(test_key="datasets/heart-test"), classification=True)
-    _assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
+    assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
     assert data.X_eval.shape == (30, 14)
 
 
@@ -292,7 +282,7 @@ def test_a_data_set_stored_before_statistics_gets_them_on_its_first_job(heart_te
     stats.unlink()
     data = load_data(store, _text_spec(), classification=True)
     assert stats.is_file()
-    _assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
+    assert_same_preprocessor(data.preprocessor, _fitted_on(X, text))
 
 
 def test_a_text_column_with_more_categories_than_kept_has_them_read_from_its_rows(
