@@ -51,7 +51,7 @@ DATASET_DETAIL: dict[str, Any] = DATASET | {
         "offset": 0,
         "limit": 20,
         "listed": "occurring",
-    }
+    },
 }
 
 JOB: dict[str, Any] = {

@@ -755,12 +755,7 @@ class ValidationProblem:
 
 @dataclass(kw_only=True)
 class PGSParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1} (Section IV). Default "logistic". regression: The loss l(z; y): "squared", (z - y)^2 (Section IV), or "huber". Default "squared".
     """
@@ -876,9 +871,7 @@ class PGSParams:
 
 @dataclass(kw_only=True)
 class SCDParams:
-    loss: (
-        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
-    ) = None
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
@@ -966,9 +959,7 @@ class SCDParams:
 
 @dataclass(kw_only=True)
 class GCDParams:
-    loss: (
-        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
-    ) = None
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}: its curvature bound sets the step. Default "logistic". regression: A smooth loss l(z; y): its curvature bound sets the step. Default "squared".
     """
@@ -1056,12 +1047,7 @@ class GCDParams:
 
 @dataclass(kw_only=True)
 class SMIDASParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1153,12 +1139,7 @@ class SMIDASParams:
 
 @dataclass(kw_only=True)
 class TruncGradParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1250,9 +1231,7 @@ class TruncGradParams:
 
 @dataclass(kw_only=True)
 class LBFGSParams:
-    loss: (
-        Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None
-    ) = None
+    loss: Literal["logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: A smooth loss l(z; y), y in {-1, +1}. Default "logistic". regression: A smooth loss l(z; y): squared or huber. Default "squared".
     """
@@ -1344,12 +1323,7 @@ class LBFGSParams:
 
 @dataclass(kw_only=True)
 class GDParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1441,12 +1415,7 @@ class GDParams:
 
 @dataclass(kw_only=True)
 class SGDParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1542,12 +1511,7 @@ class SGDParams:
 
 @dataclass(kw_only=True)
 class OGDParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
@@ -1643,12 +1607,7 @@ class OGDParams:
 
 @dataclass(kw_only=True)
 class KernelPGSParams:
-    loss: (
-        Literal[
-            "hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"
-        ]
-        | None
-    ) = None
+    loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
     classification: The loss l(z; y), y in {-1, +1}. Default "logistic". regression: The loss l(z; y): squared or huber. Default "squared".
     """
