@@ -250,6 +250,9 @@ def render_path(fig_data: PathFigure, fmt: Format) -> bytes:
                 va="top",
                 color="C3",
             )
+        # Plain tick labels (1e-04): the log axis's own are mathtext, which _RC turns off.
+        ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda value, _: f"{value:.0e}"))
+        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
         ax.set_xlabel("sigma")
         ax.set_ylabel(f"held-out {fig_data.metric or 'score'} (mean +- std over the splits)")
         ax.set_title(fig_data.title)

@@ -780,38 +780,6 @@ class PGSParams:
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).
@@ -896,38 +864,6 @@ class SCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.
@@ -984,38 +920,6 @@ class GCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.
@@ -1071,38 +975,6 @@ class SMIDASParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1164,38 +1036,6 @@ class TruncGradParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations; None: 5 epochs, ceil(5 m / batch_size).
@@ -1255,38 +1095,6 @@ class LBFGSParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1348,38 +1156,6 @@ class GDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations T; None: 100.
@@ -1439,38 +1215,6 @@ class SGDParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1536,38 +1280,6 @@ class OGDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations T; None: 5 epochs, ceil(5 m / batch_size).
@@ -1631,38 +1343,6 @@ class KernelPGSParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha; "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """

@@ -28,6 +28,8 @@ ESTIMATOR_NAMES = {
     "metric": "metric",
 }
 _FIELD_OF = {estimator: field for field, estimator in ESTIMATOR_NAMES.items()}
+# Not a job's params: the solver catalogue and the params schemas leave them out.
+SELECTION_PARAMS = frozenset(_FIELD_OF)
 
 
 def is_auto(params: dict[str, Any]) -> bool:

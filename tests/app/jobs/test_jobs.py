@@ -305,11 +305,8 @@ def test_idempotency_key(app_client: TestClient):
         ({"params": {"time_budget": 1e300}}, "body.params.time_budget"),
         ({"params": {"time_budget": 8 * 86400}}, "body.params.time_budget"),
         ({"params": {"loss": "huber"}}, "body.params.loss"),
-        # sigma="auto"'s grid: numbers, positive and finite, checked before the job queues.
-        ({"params": {"sigma": "auto", "sigma_grid": ["x"]}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "sigma_grid": [1e-3, -1]}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "sigma_grid": []}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "metric": "f1"}}, "body.params.metric"),
+        # sigma="auto"'s options are the selection's (tests/app/jobs/test_selection.py).
+        ({"params": {"sigma": "auto"}, "selection": {"grid": ["x"]}}, "body.selection.grid.0"),
         ({"params": {"learning_rate": 0.1}}, "body.params.learning_rate"),
         ({"solver": "no-such-solver"}, "body.solver"),
         ({"dataset_id": 999_999}, "body.dataset_id"),
