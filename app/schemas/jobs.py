@@ -61,7 +61,8 @@ class Selection(BaseModel):
         gt=0.0,
         lt=1.0,
         description="Share of the training rows (after any test split) held out by a validation "
-        "split, drawn with params.random_state; default 0.2",
+        "split, drawn (as the folds) with params.random_state, which is the job's split_seed "
+        "when params leave it out; default 0.2",
     )
     grid: list[PositiveSigma] | None = Field(
         default=None,

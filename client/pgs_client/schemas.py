@@ -471,7 +471,7 @@ class Selection:
     """
     validation_fraction: float | None = 0.2
     """
-    Share of the training rows (after any test split) held out by a validation split, drawn with params.random_state; default 0.2
+    Share of the training rows (after any test split) held out by a validation split, drawn (as the folds) with params.random_state, which is the job's split_seed when params leave it out; default 0.2
     """
     grid: list[float] | None = None
     """

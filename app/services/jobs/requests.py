@@ -170,7 +170,7 @@ def create_job(
         test_dataset_id=body.test_dataset_id,
         test_fraction=body.test_fraction,
         split_seed=body.split_seed,
-        params=body.params,
+        params=selection.seeded_params(body, plan.estimator),
         selection_options=selection.stored_options(body),
         targets=body.targets,
         time_budget_s=body.time_budget_s,

@@ -43,6 +43,19 @@ def stored_options(body: JobCreate) -> dict[str, Any] | None:
     return (body.selection or Selection()).model_dump(mode="json")
 
 
+def seeded_params(body: JobCreate, estimator: Any) -> dict[str, Any]:
+    """The params a job stores: with sigma "auto" and no ``random_state``, the job's split_seed
+    as it, since the path's splits are drawn with it and the same request should choose the same
+    sigma (as a study seeds its runs)."""
+    if (
+        is_auto(body.params)
+        and "random_state" not in body.params
+        and "random_state" in estimator.get_params()
+    ):
+        return {**body.params, "random_state": body.split_seed}
+    return body.params
+
+
 def estimator_params(options: dict[str, Any] | None) -> dict[str, Any]:
     """The estimator's parameters of stored ``options`` (None: not sigma "auto", nothing)."""
     if options is None:

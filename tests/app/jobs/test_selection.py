@@ -5,6 +5,7 @@ keeping the best sigma of its complete points."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,10 @@ def test_the_default_selection_and_a_given_grid(app_client: TestClient):
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job
     assert job["selection"]["splits"] == "validation" and job["selection"]["sigma"] in grid
-    defaults = create_job(c, dataset_id=_ids(c)["heart"], params=AUTO).json()
+    # Unseeded params: the splits (and the solver) get the job's split_seed.
+    defaults = create_job(c, dataset_id=_ids(c)["heart"], params={"sigma": "auto"}, split_seed=5).json()
     assert defaults["selection_options"]["folds"] == "auto" and defaults["selection_options"]["patience"] == 3
+    assert defaults["params"] == {"sigma": "auto", "random_state": 5}
     c.post(f"/v1/jobs/{defaults['id']}/cancel")
 
 
@@ -151,3 +154,18 @@ def test_a_path_out_of_time_keeps_the_best_sigma_of_its_complete_points(app_clie
     best = max(point["mean"] for point in chosen["path"])
     assert next(p for p in chosen["path"] if p["sigma"] == chosen["sigma"])["mean"] == best
     assert job["metrics"]["test_accuracy"] is not None
+
+
+def test_a_cancelled_path_keeps_a_partial_model_at_its_best_sigma(app_client: TestClient):
+    c = app_client
+    selection = {"grid": [10.0 ** (-k / 20) for k in range(400)], "folds": 3, "patience": None}
+    body = {"dataset_id": _ids(c)["heart"], "test_fraction": 0.25, "params": {**AUTO, "n_iter": 20_000}}
+    job_id = create_job(c, **body, selection=selection).json()["id"]
+    wait_for(c, job_id, lambda j: j["progress"]["iteration"] is not None)  # the path is fitting
+    time.sleep(1.0)
+    assert c.post(f"/v1/jobs/{job_id}/cancel").status_code == 202
+    job = wait_for(c, job_id)
+    assert job["status"] == "cancelled" and job["model_id"] is not None, job
+    chosen = job["selection"]
+    assert chosen["stop_reason"] == "stopped" and 1 <= len(chosen["path"]) < len(selection["grid"])
+    assert chosen["sigma"] == max(chosen["path"], key=lambda point: point["mean"])["sigma"]
