@@ -110,7 +110,7 @@ def job_plot(
 
 def _path_figure(job: Job) -> plots.PathFigure:
     """The path a finished job recorded; an empty figure until then."""
-    if job.selection_options is None:
+    if job.params.get("sigma") != "auto":
         raise conflict(f'job {job.id} has a numeric sigma; only params.sigma "auto" has a path')
     selection = job.selection or {}
     return plots.PathFigure(

@@ -57,20 +57,18 @@ def seeded_params(body: JobCreate, estimator: Any) -> dict[str, Any]:
 
 
 def estimator_params(options: dict[str, Any] | None) -> dict[str, Any]:
-    """The estimator's parameters of stored ``options`` (None: not sigma "auto", nothing)."""
+    """The estimator's parameters of stored ``options`` (None: not sigma "auto", nothing). A null
+    grid bound or count is left to the estimator's own default; a null ``patience`` (the whole
+    grid) and the validation split (``folds`` None) are values of their own."""
     if options is None:
         return {}
-    selection = Selection.model_validate(options)
-    folds = None if selection.folds == "validation" else selection.folds
+    values = Selection.model_validate(options).model_dump()
+    if values["folds"] == "validation":
+        values["folds"] = None
     return {
-        "folds": folds,
-        "validation_fraction": selection.validation_fraction,
-        "sigma_grid": selection.grid,
-        "n_sigmas": selection.n_sigmas if selection.n_sigmas is not None else 13,
-        "sigma_min": selection.sigma_min if selection.sigma_min is not None else "auto",
-        "sigma_max": selection.sigma_max if selection.sigma_max is not None else "auto",
-        "patience": selection.patience,
-        "metric": selection.metric,
+        ESTIMATOR_NAMES[name]: value
+        for name, value in values.items()
+        if value is not None or name in ("folds", "patience")
     }
 
 
@@ -96,7 +94,8 @@ def check_request(body: JobCreate, task: str, n_train: int, n_classes: int) -> N
 def _check_params_names(params: dict[str, Any]) -> None:
     for name in params:
         if name in _FIELD_OF:
-            msg = f'{name} is an option of sigma "auto"; give it as selection.{_FIELD_OF[name]} beside params'
+            where = f"selection.{_FIELD_OF[name]}"
+            msg = f'{name} is an option of sigma "auto": a job gives it as {where}, not in params'
             raise invalid(msg, [field_error(["body", "params", name], msg)])
 
 

@@ -85,7 +85,7 @@ export async function render(main, { params: [id], signal }) {
   // sigma "auto": the chosen sigma and its path once the job has a model.
   function showSelection() {
     const chosen = job.selection;
-    pathSection.hidden = !job.selection_options;
+    pathSection.hidden = job.params.sigma !== "auto";
     if (pathSection.hidden) return;
     fill(pathSection.querySelector(".path-facts"), chosen
       ? facts([["Chosen sigma", h("strong", { class: "chosen-sigma" }, fmtNum(chosen.sigma))],
