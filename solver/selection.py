@@ -72,7 +72,8 @@ class PathPoint:
 class Selection:
     """The outcome of a path: the chosen sigma, the metric, how the rows were split
     (``"5-fold"``, ``"validation"``), the points fitted, largest sigma first, and why the path
-    ended (``"completed"``: the whole grid; ``"patience"``: no improvement for that many points)."""
+    ended (``"completed"``: the whole grid; ``"patience"``: no improvement for that many points;
+    ``"stopped"``: a callback or ``stopped`` ended it, the best of the points complete by then)."""
 
     sigma: float
     metric: str
@@ -203,7 +204,8 @@ def regularisation_path(
     """Fit ``build(sigma)`` on the train rows of every split for each sigma of ``grid``, largest
     first, and score it on the held-out rows (module docstring). ``y`` holds the labels the
     estimators are fitted with. ``callback`` goes to every fit; ``None`` when ``stopped()`` turned
-    true (cancel, shutdown) after one of them."""
+    true (cancel, shutdown) after one of them before any point was complete, else the best sigma of
+    the complete points, with stop_reason ``"stopped"``."""
     if metric not in METRICS:
         raise ValueError(f"The 'metric' parameter must be one of {sorted(METRICS)}. Got {metric!r} instead.")
     if patience is not None and patience < 1:
@@ -229,8 +231,8 @@ def regularisation_path(
                 scores.append(None)
                 previous[fold] = None
                 continue
-            if stopped():
-                return None
+            if stopped():  # the point being fitted is incomplete: the best of those before it
+                return _stopped_at(best, metric, splits_name, path)
             solver_seconds += float(estimator.solver_seconds_)
             scores.append(_score(metric, estimator.predict(X_held), y_held))
             previous[fold] = engine_weights(estimator)
@@ -247,6 +249,13 @@ def regularisation_path(
             return Selection(best[1], metric, splits_name, tuple(path), "patience")
     assert best is not None  # check_grid refuses an empty grid
     return Selection(best[1], metric, splits_name, tuple(path), "completed")
+
+
+def _stopped_at(
+    best: tuple[float, float] | None, metric: str, splits_name: str, path: list[PathPoint]
+) -> Selection | None:
+    """A path ended by a cancel or a shutdown: the best of its complete points, if any."""
+    return None if best is None else Selection(best[1], metric, splits_name, tuple(path), "stopped")
 
 
 class _Patience:

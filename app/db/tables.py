@@ -223,6 +223,14 @@ class Job(Base):
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
     tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     model_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # Migration 0013: with params.sigma "auto", the request's selection options with their
+    # defaults (app/services/jobs/selection.py); null otherwise.
+    selection_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+    @property
+    def selection(self) -> dict[str, Any] | None:
+        """What sigma "auto" chose, as the run recorded it in its metrics (schemas.SelectionResult)."""
+        return (self.metrics or {}).get("selection")
 
     @property
     def progress(self) -> dict[str, Any]:

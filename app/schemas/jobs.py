@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -36,6 +36,65 @@ class Preprocessing(BaseModel):
     )
 
 
+# A positive finite sigma (JSON parsers read NaN and Infinity, so finiteness is checked too).
+PositiveSigma = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+
+
+class Selection(BaseModel):
+    """The options of ``params.sigma: "auto"``: the regularisation path that chooses sigma. Every
+    field has a default; ``grid`` is either given or made of ``n_sigmas`` log-spaced sigmas from
+    ``sigma_max`` down to ``sigma_min``, not both."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"folds": 3, "n_sigmas": 8, "patience": 2}]},
+    )
+
+    folds: Annotated[int, Field(ge=2)] | Literal["auto", "validation"] = Field(
+        default="auto",
+        description="Cross-validation folds (stratified for classification); validation: one "
+        "validation split; auto (default): 5 folds when the training rows are at most 100,000, "
+        "else a validation split. A classifier's folds must not pass its smallest class",
+    )
+    validation_fraction: float = Field(
+        default=0.2,
+        gt=0.0,
+        lt=1.0,
+        description="Share of the training rows (after any test split) held out by a validation "
+        "split, drawn (as the folds) with params.random_state, which is the job's split_seed "
+        "when params leave it out; default 0.2",
+    )
+    grid: list[PositiveSigma] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="The sigmas of the path (positive, finite); null (default): n_sigmas "
+        "log-spaced sigmas from sigma_max down to sigma_min",
+    )
+    n_sigmas: int | None = Field(
+        default=None, ge=2, le=1000, description="Sigmas of the default grid; null: 13 (half a decade apart)"
+    )
+    sigma_min: PositiveSigma | None = Field(
+        default=None, description="Smallest sigma of the default grid; null: sigma_max * 1e-6"
+    )
+    sigma_max: PositiveSigma | None = Field(
+        default=None,
+        description="Largest sigma of the default grid; null: from the data, the gradient of the "
+        "mean loss at w = 0 (the largest sigma worth trying)",
+    )
+    patience: int | None = Field(
+        default=3,
+        ge=1,
+        description="The path stops after this many sigmas without a better score; default 3; "
+        "null: the whole grid",
+    )
+    metric: Literal["auto", "accuracy", "rmse"] = Field(
+        default="auto",
+        description="Score of the path: accuracy (classification) or rmse (regression); auto "
+        "(default): the one of the job's task",
+    )
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -62,6 +121,10 @@ class JobCreate(BaseModel):
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The solver's parameters, validated before queueing",
+    )
+    selection: Selection | None = Field(
+        default=None,
+        description='How params.sigma "auto" chooses sigma (only with it); null: the defaults',
     )
     targets: list[float] = Field(
         default_factory=list,
@@ -107,6 +170,28 @@ class JobProgress(BaseModel):
     samples_seen: int | None
 
 
+class PathPoint(BaseModel):
+    sigma: float
+    mean: float | None = Field(description="Mean score over the splits; null when every fit diverged")
+    std: float | None = Field(description="Standard deviation of the score over the splits")
+    seconds: float = Field(description="Wall seconds of this sigma's fits")
+    solver_seconds: float
+    scores: list[float | None] = Field(description="Score per split; null: that fit diverged")
+
+
+class SelectionResult(BaseModel):
+    """What the regularisation path of params.sigma "auto" chose (from metrics.selection)."""
+
+    sigma: float = Field(description="The chosen sigma: the best mean score, ties to the larger")
+    metric: Literal["accuracy", "rmse"]
+    splits: str = Field(description='How the training rows were split: "5-fold", "validation"')
+    stop_reason: str = Field(
+        description="completed: the whole grid; patience: no better score for that many sigmas; "
+        "stopped: cancelled or out of time, the best sigma of the points fitted so far"
+    )
+    path: list[PathPoint] = Field(description="The sigmas fitted, largest first")
+
+
 class JobRead(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -125,6 +210,15 @@ class JobRead(BaseModel):
         default=None,
         description="The resolved preprocessing: scaling, impute, categorical "
         "(one-hot encoded columns), ignore (column indices), sparse; null: raw features",
+    )
+    selection_options: dict[str, Any] | None = Field(
+        default=None,
+        description='The request\'s selection with its defaults filled in (params.sigma "auto" only)',
+    )
+    selection: SelectionResult | None = Field(
+        default=None,
+        description='Once a params.sigma "auto" job has a model: the chosen sigma, the metric, '
+        "the splits and the path (mean and std of the score, seconds, per sigma)",
     )
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(

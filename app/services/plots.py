@@ -6,7 +6,8 @@ current figure. PNG goes through Agg, SVG through matplotlib's SVG backend. Rend
 serialized by a lock, because rcParams and the font cache are process-wide; callers run it in a
 worker thread (the routes are plain ``def``), never on the event loop. Elements that tests and
 scripts may look for carry SVG ids: ``ttt-run{i}-target{j}`` for a study's median lines,
-``trace-test-score`` and ``trace-objective`` for a job's trace.
+``trace-test-score`` and ``trace-objective`` for a job's trace, ``path-score``, ``path-band`` and
+``path-chosen`` for the regularisation path of a job whose sigma was "auto".
 """
 
 from __future__ import annotations
@@ -201,4 +202,59 @@ def render_trace(fig_data: TraceFigure, fmt: Format) -> bytes:
         bottom.set_xlabel("solver seconds")
         for ax in (top, bottom):
             ax.grid(True, alpha=0.25)
+        return _save(fig, fmt)
+
+
+@dataclass
+class PathFigure:
+    title: str
+    metric: str | None
+    chosen: float | None
+    # (sigma, mean score, its std) per point of the path; None where every fit diverged.
+    points: Sequence[tuple[float, float | None, float | None]]
+
+
+def render_path(fig_data: PathFigure, fmt: Format) -> bytes:
+    """The cross-validated score against sigma (log x), mean over a band of +- one standard
+    deviation, the chosen sigma marked."""
+    mpl, Figure = _matplotlib()
+    with _LOCK, mpl.rc_context(_RC):
+        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        scored = sorted((x, m, sd or 0.0) for x, m, sd in fig_data.points if m is not None)
+        if scored:
+            xs, means, stds = zip(*scored, strict=True)
+            band = ax.fill_between(
+                xs,
+                [m - sd for m, sd in zip(means, stds, strict=True)],
+                [m + sd for m, sd in zip(means, stds, strict=True)],
+                color="C0",
+                alpha=0.2,
+                linewidth=0,
+            )
+            band.set_gid("path-band")
+            (line,) = ax.plot(xs, means, marker="o", markersize=4, color="C0")
+            line.set_gid("path-score")
+        else:
+            ax.set_xlim(1e-6, 1.0)
+            _note(ax, "no point of the path recorded yet")
+        if fig_data.chosen is not None:
+            mark = ax.axvline(fig_data.chosen, color="C3", linestyle="--", linewidth=1)
+            mark.set_gid("path-chosen")
+            ax.text(
+                fig_data.chosen,
+                1.0,
+                f" sigma = {fig_data.chosen:.3g}",
+                transform=ax.get_xaxis_transform(),
+                va="top",
+                color="C3",
+            )
+        # Plain tick labels (1e-04): the log axis's own are mathtext, which _RC turns off.
+        ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda value, _: f"{value:.0e}"))
+        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+        ax.set_xlabel("sigma")
+        ax.set_ylabel(f"held-out {fig_data.metric or 'score'} (mean +- std over the splits)")
+        ax.set_title(fig_data.title)
+        ax.grid(True, which="both", alpha=0.25)
         return _save(fig, fmt)

@@ -36,6 +36,7 @@ from app.services.jobs.fitted_preprocessing import fitted_preprocessor
 from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
+from app.services.jobs.selection import estimator_params as selection_params
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
@@ -113,7 +114,12 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
             job_id=job.id,
             dataset_id=train.id,
             index_base=train.index_base,
-            estimator=EstimatorSpec(job.solver, job.task, dict(job.params), job.time_budget_s),
+            estimator=EstimatorSpec(
+                job.solver,
+                job.task,
+                dict(job.params) | selection_params(job.selection_options),
+                job.time_budget_s,
+            ),
             data=DataSpec(
                 train_key=train.file_name,
                 test_key=test.file_name if test is not None else None,

@@ -49,7 +49,8 @@ def _fits(tp: Any, value: Any) -> bool:
 
 
 def params_json(params: Any) -> dict[str, Any]:
-    """A job's ``params``: a mapping as it is, or of a ``<Solver>Params`` the fields set to other
+    """A job's ``params`` (or ``selection``): a mapping as it is, or of a ``<Solver>Params`` (a
+    ``Selection``) the fields set to other
     than their defaults (a field without one, such as ``loss``, whose default depends on the task,
     is None until set). Sending only those leaves the rest to the service, which applies the same
     defaults."""

@@ -347,68 +347,6 @@ class JobProgress:
 
 
 @dataclass(kw_only=True)
-class JobRead:
-    id: int
-    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
-    solver: str
-    task: Literal["binary", "multiclass", "regression"]
-    dataset_id: int | None
-    test_dataset_id: int | None
-    test_fraction: float | None
-    split_seed: int
-    params: dict[str, Any]
-    targets: list[float]
-    time_budget_s: float | None
-    progress: JobProgress
-    metrics: dict[str, Any] | None
-    """
-    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", "validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, scores}], largest sigma first}
-    """
-    stop_reason: str | None
-    """
-    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
-    """
-    error: str | None
-    model_id: int | None
-    attempts: int
-    cancel_requested: bool
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    preprocessing: dict[str, Any] | None = None
-    """
-    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
-    """
-    time_limit_s: float | None = None
-    """
-    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
-    """
-    waiting_reason: str | None = None
-    """
-    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
-    """
-    study_id: int | None = None
-    study_run: int | None = None
-    """
-    Index of the study's run
-    """
-    study_repeat: int | None = None
-    train_size: int | None = None
-    """
-    Trained on a seeded subsample of this many training rows
-    """
-    subsample_seed: int | None = None
-    select_sigma: dict[str, Any] | None = None
-    """
-    Sigma grid searched on a validation split of the training rows
-    """
-    name: str | None = None
-    description: str | None = None
-    tags: list[str] | None = field(default_factory=list)
-    model_name: str | None = None
-
-
-@dataclass(kw_only=True)
 class ModelPatch:
     description: str | None = None
     tags: list[str] | None = None
@@ -463,6 +401,28 @@ class ModelRead:
 
 
 @dataclass(kw_only=True)
+class PathPoint:
+    sigma: float
+    mean: float | None
+    """
+    Mean score over the splits; null when every fit diverged
+    """
+    std: float | None
+    """
+    Standard deviation of the score over the splits
+    """
+    seconds: float
+    """
+    Wall seconds of this sigma's fits
+    """
+    solver_seconds: float
+    scores: list[float | None]
+    """
+    Score per split; null: that fit diverged
+    """
+
+
+@dataclass(kw_only=True)
 class PredictResponse:
     predictions: list[int | float | str]
     scores: list[float] | list[list[float]]
@@ -500,6 +460,63 @@ class SelectSigma:
     validation_fraction: float | None = 0.2
     """
     Part of each job's m training rows held out to score the grid
+    """
+
+
+@dataclass(kw_only=True)
+class Selection:
+    folds: int | Literal["auto", "validation"] | None = "auto"
+    """
+    Cross-validation folds (stratified for classification); validation: one validation split; auto (default): 5 folds when the training rows are at most 100,000, else a validation split. A classifier's folds must not pass its smallest class
+    """
+    validation_fraction: float | None = 0.2
+    """
+    Share of the training rows (after any test split) held out by a validation split, drawn (as the folds) with params.random_state, which is the job's split_seed when params leave it out; default 0.2
+    """
+    grid: list[float] | None = None
+    """
+    The sigmas of the path (positive, finite); null (default): n_sigmas log-spaced sigmas from sigma_max down to sigma_min
+    """
+    n_sigmas: int | None = None
+    """
+    Sigmas of the default grid; null: 13 (half a decade apart)
+    """
+    sigma_min: float | None = None
+    """
+    Smallest sigma of the default grid; null: sigma_max * 1e-6
+    """
+    sigma_max: float | None = None
+    """
+    Largest sigma of the default grid; null: from the data, the gradient of the mean loss at w = 0 (the largest sigma worth trying)
+    """
+    patience: int | None = 3
+    """
+    The path stops after this many sigmas without a better score; default 3; null: the whole grid
+    """
+    metric: Literal["auto", "accuracy", "rmse"] | None = "auto"
+    """
+    Score of the path: accuracy (classification) or rmse (regression); auto (default): the one of the job's task
+    """
+
+
+@dataclass(kw_only=True)
+class SelectionResult:
+    sigma: float
+    """
+    The chosen sigma: the best mean score, ties to the larger
+    """
+    metric: Literal["accuracy", "rmse"]
+    splits: str
+    """
+    How the training rows were split: "5-fold", "validation"
+    """
+    stop_reason: str
+    """
+    completed: the whole grid; patience: no better score for that many sigmas; stopped: cancelled or out of time, the best sigma of the points fitted so far
+    """
+    path: list[PathPoint]
+    """
+    The sigmas fitted, largest first
     """
 
 
@@ -763,38 +780,6 @@ class PGSParams:
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).
@@ -879,38 +864,6 @@ class SCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.
@@ -967,38 +920,6 @@ class GCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.
@@ -1054,38 +975,6 @@ class SMIDASParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1147,38 +1036,6 @@ class TruncGradParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations; None: 5 epochs, ceil(5 m / batch_size).
@@ -1238,38 +1095,6 @@ class LBFGSParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1331,38 +1156,6 @@ class GDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations T; None: 100.
@@ -1422,38 +1215,6 @@ class SGDParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1519,38 +1280,6 @@ class OGDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
-    """
     n_iter: int | None = None
     """
     Iterations T; None: 5 epochs, ceil(5 m / batch_size).
@@ -1614,38 +1343,6 @@ class KernelPGSParams:
     sigma: float | Literal["auto"] | None = 1e-05
     """
     Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha; "auto": chosen by cross-validation.
-    """
-    folds: int | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the number of cross-validation folds (stratified for classifiers); None: one validation split.
-    """
-    validation_fraction: float | None = 0.2
-    """
-    sigma="auto": the share of the training rows held out by a validation split.
-    """
-    sigma_grid: list[float] | None = None
-    """
-    sigma="auto": the sigmas of the path (positive, finite); None: n_sigmas log-spaced from sigma_max down to sigma_min.
-    """
-    n_sigmas: int | None = 13
-    """
-    sigma="auto": the number of sigmas of the default grid (13: half a decade apart).
-    """
-    sigma_max: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the largest sigma of the default grid.
-    """
-    sigma_min: float | Literal["auto"] | None = "auto"
-    """
-    sigma="auto": the smallest sigma of the default grid; "auto": sigma_max * 1e-6.
-    """
-    patience: int | None = 3
-    """
-    sigma="auto": the path stops after this many sigmas without a better score; None: the whole grid.
-    """
-    metric: Literal["accuracy", "auto", "rmse"] | None = "auto"
-    """
-    sigma="auto": the score of the path, "accuracy" (classifiers) or "rmse" (regressors); "auto": the one of the task.
     """
     n_iter: int | None = None
     """
@@ -1889,6 +1586,10 @@ class JobCreate:
     """
     The solver's parameters, validated before queueing; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
     """
+    selection: Selection | None = None
+    """
+    How params.sigma "auto" chooses sigma (only with it); null: the defaults
+    """
     targets: list[float] | None = None
     """
     Test accuracies (or RMSEs for regression) whose time-to-target is recorded
@@ -1911,9 +1612,73 @@ class JobCreate:
 
 
 @dataclass(kw_only=True)
-class JobList:
-    items: list[JobRead]
-    next_cursor: str | None
+class JobRead:
+    id: int
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    dataset_id: int | None
+    test_dataset_id: int | None
+    test_fraction: float | None
+    split_seed: int
+    params: dict[str, Any]
+    targets: list[float]
+    time_budget_s: float | None
+    progress: JobProgress
+    metrics: dict[str, Any] | None
+    """
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", "validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, scores}], largest sigma first}
+    """
+    stop_reason: str | None
+    """
+    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
+    """
+    error: str | None
+    model_id: int | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
+    """
+    selection_options: dict[str, Any] | None = None
+    """
+    The request's selection with its defaults filled in (params.sigma "auto" only)
+    """
+    selection: SelectionResult | None = None
+    """
+    Once a params.sigma "auto" job has a model: the chosen sigma, the metric, the splits and the path (mean and std of the score, seconds, per sigma)
+    """
+    time_limit_s: float | None = None
+    """
+    Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
+    """
+    waiting_reason: str | None = None
+    """
+    Why a queued job has not started: the worker processes are starting, or every worker is busy (null once it runs)
+    """
+    study_id: int | None = None
+    study_run: int | None = None
+    """
+    Index of the study's run
+    """
+    study_repeat: int | None = None
+    train_size: int | None = None
+    """
+    Trained on a seeded subsample of this many training rows
+    """
+    subsample_seed: int | None = None
+    select_sigma: dict[str, Any] | None = None
+    """
+    Sigma grid searched on a validation split of the training rows
+    """
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    model_name: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -1992,6 +1757,12 @@ class StudyRun:
 @dataclass(kw_only=True)
 class BatchPredictionList:
     items: list[BatchPredictionRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class JobList:
+    items: list[JobRead]
     next_cursor: str | None
 
 

@@ -88,7 +88,8 @@ def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace) -> An
     """Fit ``estimator`` (whose sigma is "auto") at the sigma its regularisation path chooses:
     sets ``sigma_`` (the chosen sigma) and ``selection_`` (``solver.selection.Selection``), and
     the model of a fit on all of (X, y) at ``sigma_``. A callback returning False ends the path at
-    once; the refit then stops at its first chunk, leaving a fitted model, as for any fit."""
+    once, at the best sigma of the points complete by then (the largest sigma when none is); the
+    refit then stops at its first chunk, leaving a fitted model, as for any fit."""
     if isinstance(X, ShardedMatrix):
         raise ValueError(
             f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", which fits many "

@@ -118,6 +118,23 @@ def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: P
     assert job["model_id"] in [m["id"] for m in models]
 
 
+def test_sigma_auto_from_the_command_line(service: ApiServer, heart: Path, tmp_path: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    args = ["--param", "loss=logistic", "--sigma", "auto", "--folds", "3", "--grid", "1e-2,1e-3,1e-4"]
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), *args, "--wait", "--json", url=url))
+    assert job["status"] == "succeeded" and job["params"]["sigma"] == "auto"
+    assert job["selection_options"]["grid"] == [1e-2, 1e-3, 1e-4] and job["selection_options"]["folds"] == 3
+    assert job["selection"]["splits"] == "3-fold" and job["selection"]["sigma"] in (1e-2, 1e-3, 1e-4)
+    figure = tmp_path / "path.svg"
+    done = run_pgs("jobs", "plot", str(job["id"]), "--kind", "path", "-o", str(figure), url=url)
+    assert done.returncode == 0 and b'id="path-chosen"' in figure.read_bytes(), done.stderr
+    refused = run_pgs(
+        "jobs", "create", "--dataset", str(ds["id"]), "--sigma", "auto", "--grid", "1e-3,0", url=url
+    )
+    assert refused.returncode != 0 and "selection.grid" in refused.stderr
+
+
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
     progress and its current test accuracy; the job stops at its 3 s time budget."""

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 from pgs_client import Client, Conflict, Dataset, Job, JobCancelled, TracePoint, ValidationError
 from pgs_client.data import encode_row, rows
-from pgs_client.schemas import PGSParams, SCDParams
+from pgs_client.schemas import PGSParams, SCDParams, Selection
 from sklearn.datasets import load_svmlight_file
 
 from tests.client.conftest import PREDICT_LIMIT
@@ -99,6 +99,22 @@ def test_typed_params_send_the_fields_that_were_set(client: Client, heart_job: t
     (error,) = refused.value.errors
     assert (error["field"], error["input"]) == ("body.params.loss", "hinge")
     assert '"logistic"' in error["rule"] and '"hinge"' not in error["rule"]
+
+
+def test_sigma_auto_with_a_selection_and_its_path_figure(client: Client, heart_job: tuple[Dataset, Job]):
+    ds, _ = heart_job
+    selection = Selection(folds=3, n_sigmas=4, patience=2)
+    job = client.jobs.create(
+        ds, params={"loss": "logistic", "sigma": "auto", "random_state": 0}, selection=selection
+    )
+    assert job.selection_options is not None and job.selection_options["folds"] == 3
+    done = client.jobs.wait(job)
+    assert done.selection is not None and done.selection.splits == "3-fold"
+    assert done.selection.sigma in [point.sigma for point in done.selection.path]
+    assert client.jobs.plot(done, kind="path").startswith(b"<?xml")
+    with pytest.raises(ValidationError) as refused:
+        client.jobs.create(ds, params={"sigma": "auto"}, selection={"grid": [1e-3, -1.0]})
+    assert refused.value.errors[0]["field"] == "body.selection.grid.1"
 
 
 def test_predict_in_every_input_form_agrees(client: Client, heart: Path, heart_job: tuple[Dataset, Job]):

@@ -194,6 +194,30 @@ def test_a_job_page_shows_progress_moving_and_draws_its_curves(
     assert color_pixels(score, BLUE) > 100
 
 
+def test_sigma_auto_from_the_form_shows_the_chosen_sigma_and_its_path(
+    console: Console, datasets: dict[str, int]
+) -> None:
+    page = console.page
+    console.goto("#/jobs/new")
+    page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
+    fill_solver(page, {"loss": "logistic", "random_state": 0})
+    page.get_by_label("choose sigma by cross-validation").check()
+    page.locator('[name="selection.folds"]').fill("3")
+    page.locator('[name="selection.n_sigmas"]').fill("4")
+    page.get_by_role("button", name="Start job").click()
+    queued = page.locator(".alert-success").filter(has_text="queued").last
+    expect()(queued).to_be_visible()
+    queued.locator("a").first.click()
+    expect()(page.locator("h1 .badge")).to_have_text("succeeded")
+    chosen = page.locator(".chosen-sigma")
+    expect()(chosen).to_have_text(re.compile(r"^\d"))
+    section = page.locator("section", has=page.get_by_role("heading", name="Sigma selection"))
+    expect()(section).to_contain_text("3-fold")
+    assert color_pixels(section.locator("canvas"), BLUE) > 50
+    assert color_pixels(section.locator("canvas"), RED) > 10  # the chosen sigma's marker
+    console.shot("job-selection")
+
+
 def test_compare_overlays_two_jobs_with_their_times_to_target(
     console: Console, service: ApiServer, two_jobs: tuple[int, int]
 ) -> None:

@@ -221,6 +221,22 @@ def test_a_callback_returning_false_ends_the_path():
     assert est.predict(X).shape == y.shape
 
 
+def test_a_path_stopped_after_complete_points_keeps_the_best_of_them():
+    X, y = binary_problem()
+    calls = []
+
+    def callback(progress):
+        calls.append(progress)
+        return len(calls) <= 6  # past the two points of 3 folds each
+
+    est = LBFGSClassifier(sigma="auto", random_state=0, folds=3, n_sigmas=6, patience=None)
+    est.fit(X, y, callback=callback)
+    selection = est.selection_
+    assert selection.stop_reason == "stopped" and len(selection.path) >= 2
+    best = max(selection.path, key=lambda point: point.mean)
+    assert est.sigma_ == selection.sigma == best.sigma
+
+
 @pytest.mark.parametrize(
     ("params", "words"),
     [

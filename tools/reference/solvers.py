@@ -13,7 +13,9 @@ INTRO = """\
 What a job's `"params"` may set, per solver and task, as `GET /v1/solvers` (and `pgs solvers`)
 lists it: the estimators' own parameter declarations, with the ranges the service accepts. How
 each solver works: [PGS](../explanation/solver.md), [the L1 solvers](../explanation/solvers-l1.md),
-[the lecture's solvers](../explanation/solvers-lecture.md)."""
+[the lecture's solvers](../explanation/solvers-lecture.md). With `"sigma": "auto"`, the options
+of the regularisation path that chooses sigma (folds, grid, patience, ...) are not params but the
+job's `"selection"` ([choose sigma](../how-to/choose-sigma.md))."""
 
 
 def page() -> str:

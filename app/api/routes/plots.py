@@ -1,5 +1,6 @@
 """Figures: ``GET /v1/studies/{id}/plot`` (time to target against m) and ``GET /v1/jobs/{id}/plot``
-(a job's trace). SVG by default, PNG with ``?format=png``.
+(a job's trace, or with ``?kind=path`` the regularisation path of its sigma "auto"). SVG by
+default, PNG with ``?format=png``.
 
 The handlers are plain ``def``: FastAPI runs them in its thread pool, so the database reads and
 the matplotlib rendering (tens of milliseconds) never block the event loop.
@@ -14,7 +15,8 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.deps import JobDep, SessionDep, StudyDep
 from app.api.openapi import problems
-from app.core.errors import ProblemError
+from app.core.errors import ProblemError, conflict
+from app.db.tables import Job
 from app.services import plots
 from app.services.jobs import state as job_service
 from app.services.studies import state as study_service
@@ -78,10 +80,23 @@ def study_plot(
 @router.get(
     "/v1/jobs/{job_id}/plot",
     response_class=Response,
-    responses=_IMAGE,
-    summary="Test score and objective against solver seconds",
+    responses={**_IMAGE, **problems((409, 'kind=path for a job whose params.sigma is not "auto"'))},
+    summary="Test score and objective against solver seconds, or the score against sigma",
 )
-def job_plot(job: JobDep, session: SessionDep, format: FormatQuery = "svg") -> Response:
+def job_plot(
+    job: JobDep,
+    session: SessionDep,
+    kind: Annotated[
+        Literal["trace", "path"],
+        Query(
+            description="trace (default): test score and objective against solver seconds; path: "
+            'the held-out score against sigma of params.sigma "auto", the chosen sigma marked'
+        ),
+    ] = "trace",
+    format: FormatQuery = "svg",
+) -> Response:
+    if kind == "path":
+        return _image(plots.render_path, format, _path_figure(job), format)
     rows = job_service.trace_points(session, job.id)
     score_name = next((r.score_name for r in rows if r.score_name), None)
     data = plots.TraceFigure(
@@ -91,3 +106,16 @@ def job_plot(job: JobDep, session: SessionDep, format: FormatQuery = "svg") -> R
         points=[(r.solver_seconds, r.objective, r.test_score) for r in rows],
     )
     return _image(plots.render_trace, format, data, format)
+
+
+def _path_figure(job: Job) -> plots.PathFigure:
+    """The path a finished job recorded; an empty figure until then."""
+    if job.params.get("sigma") != "auto":
+        raise conflict(f'job {job.id} has a numeric sigma; only params.sigma "auto" has a path')
+    selection = job.selection or {}
+    return plots.PathFigure(
+        title=f"job {job.id}: {job.solver}, {job.status}, {selection.get('splits', 'path')}",
+        metric=selection.get("metric"),
+        chosen=selection.get("sigma"),
+        points=[(p["sigma"], p["mean"], p["std"]) for p in selection.get("path", [])],
+    )

@@ -24,6 +24,7 @@ from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
+from app.services.jobs import selection
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
 from app.services.ownership import referenced_or_422
@@ -63,7 +64,9 @@ def check_job_request(
     n_train = train.n_samples
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
-    estimator = checked_estimator(EstimatorSpec(body.solver, task, body.params, body.time_budget_s))
+    selection.check_request(body, task, n_train, len(train.classes or []))
+    params = body.params | selection.estimator_params(selection.stored_options(body))
+    estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
     job_limits.check_model_size(estimator, train, settings.max_model_bytes)
     job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
@@ -167,7 +170,8 @@ def create_job(
         test_dataset_id=body.test_dataset_id,
         test_fraction=body.test_fraction,
         split_seed=body.split_seed,
-        params=body.params,
+        params=selection.seeded_params(body, plan.estimator),
+        selection_options=selection.stored_options(body),
         targets=body.targets,
         time_budget_s=body.time_budget_s,
         preprocessing=plan.preprocessing,

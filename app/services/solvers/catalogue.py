@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from app.services.jobs.selection import SELECTION_PARAMS
 from app.services.solvers import bounds
 
 # The tasks a solver is listed with, and the data set task whose estimator each one names (a
@@ -28,8 +29,13 @@ def _describe(solver: dict[str, Any]) -> dict[str, Any]:
     for task, data_task in CATALOGUE_TASKS.items():
         entry = solver["tasks"].get(data_task)
         if entry is not None:
-            # The parameters a job's params may set are the estimator's declared ones: these.
-            params = [_describe_param(name, info) for name, info in entry["parameters"].items()]
+            # The parameters a job's params may set are the estimator's declared ones but the
+            # options of sigma "auto", which a job sets in its selection.
+            params = [
+                _describe_param(name, info)
+                for name, info in entry["parameters"].items()
+                if name not in SELECTION_PARAMS
+            ]
             tasks.append(
                 {"task": task, "estimator": entry["estimator"], "losses": entry["losses"], "params": params}
             )

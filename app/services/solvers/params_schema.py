@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.services.jobs.selection import SELECTION_PARAMS
 from app.services.solvers import bounds
 from app.services.solvers.catalogue import CATALOGUE_TASKS
 
@@ -45,7 +46,11 @@ def add_params_schemas(document: dict[str, Any]) -> None:
 def _params_schema(component: str, solver: dict[str, Any]) -> dict[str, Any]:
     """The ``params`` a job of ``solver`` (``solver.SolverSpec.describe``) may set, on any task."""
     per_task = {
-        task: solver["tasks"][data_task]["parameters"]
+        task: {
+            name: info
+            for name, info in solver["tasks"][data_task]["parameters"].items()
+            if name not in SELECTION_PARAMS  # set by a job's selection
+        }
         for task, data_task in CATALOGUE_TASKS.items()
         if data_task in solver["tasks"]
     }

@@ -235,6 +235,17 @@ def _param(text: str) -> tuple[str, Any]:
         return name, value
 
 
+def _option(name: str, value: Any) -> Any:
+    """A selection option as the service reads it: ``grid`` from ``1e-3,1e-4``, text (``folds``,
+    ``patience``: a number, a word or null) as ``--param`` reads its values."""
+    if name == "grid":
+        try:
+            return [float(sigma) for sigma in value.split(",")]
+        except ValueError as exc:
+            raise typer.BadParameter(f"{value!r} is not a comma-separated list of numbers") from exc
+    return _param(f"{name}={value}")[1] if isinstance(value, str) else value
+
+
 def _wait_job(c: Client, job_id: int, as_json: bool) -> None:
     """Follow a job with a live bar; show it; exit 1 if it failed or was cancelled."""
     try:
@@ -261,15 +272,55 @@ def jobs_create(
         typer.Option(metavar="SCORE", help="Test score whose time-to-target is recorded (repeat it)"),
     ] = None,
     time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver s")] = None,
+    sigma: Annotated[
+        str | None, typer.Option(help='The sigma parameter: a number, or "auto" to choose it by a path')
+    ] = None,
+    folds: Annotated[
+        str | None, typer.Option(help="sigma auto: cross-validation folds, validation or auto")
+    ] = None,
+    validation_fraction: Annotated[
+        float | None, typer.Option(help="sigma auto: share held out by a validation split")
+    ] = None,
+    grid: Annotated[
+        str | None, typer.Option(metavar="S1,S2,...", help="sigma auto: the sigmas of the path")
+    ] = None,
+    n_sigmas: Annotated[int | None, typer.Option(help="sigma auto: sigmas of the default grid")] = None,
+    sigma_min: Annotated[
+        float | None, typer.Option(help="sigma auto: smallest sigma of the default grid")
+    ] = None,
+    sigma_max: Annotated[
+        float | None, typer.Option(help="sigma auto: largest sigma of the default grid")
+    ] = None,
+    patience: Annotated[
+        str | None,
+        typer.Option(help="sigma auto: stop after this many sigmas without a better score; null: never"),
+    ] = None,
+    metric: Annotated[str | None, typer.Option(help="sigma auto: accuracy, rmse or auto")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
-    """Queue a training job."""
+    """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
+    shaped by --folds, --grid, ... (the service's defaults for those not given)."""
     c = _client(ctx)
+    params = dict(map(_param, param or []))
+    if sigma is not None:
+        params["sigma"] = _param(f"sigma={sigma}")[1]
+    options = {
+        "folds": folds,
+        "validation_fraction": validation_fraction,
+        "grid": grid,
+        "n_sigmas": n_sigmas,
+        "sigma_min": sigma_min,
+        "sigma_max": sigma_max,
+        "patience": patience,
+        "metric": metric,
+    }
+    selection = {name: _option(name, value) for name, value in options.items() if value is not None}
     job = c.jobs.create(
         dataset,
         solver=solver,
-        params=dict(map(_param, param or [])),
+        params=params,
+        selection=selection or None,
         test_dataset=test_dataset,
         test_fraction=test_fraction,
         targets=target or [],
@@ -312,6 +363,19 @@ def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 def jobs_trace(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
     """The run's checkpoints: iteration, solver seconds, objective, test score."""
     output.show(_client(ctx).jobs.trace(job_id), as_json, TRACE_COLUMNS, title=f"job {job_id}")
+
+
+@jobs.command("plot")
+def jobs_plot(
+    ctx: typer.Context,
+    job_id: int,
+    out: Annotated[Path, typer.Option("-o", "--output", help="File to write (.svg or .png)")],
+    kind: Annotated[str, typer.Option(help="trace | path (the sigma auto path)")] = "trace",
+) -> None:
+    """Save the trace figure, or the regularisation path of a job whose sigma was auto."""
+    fmt = "png" if out.suffix.lower() == ".png" else "svg"
+    out.write_bytes(_client(ctx).jobs.plot(job_id, format=fmt, kind=kind))
+    output.stderr.print(f"wrote {out}")
 
 
 @jobs.command("cancel")

@@ -53,6 +53,7 @@ class Jobs:
         *,
         solver: str = "pgs",
         params: Any = None,
+        selection: Any = None,
         test_dataset: int | DatasetRead | None = None,
         test_fraction: float | None = None,
         split_seed: int = 0,
@@ -69,7 +70,9 @@ class Jobs:
         request carries an ``Idempotency-Key`` (a fresh one unless given): a retry after a lost
         connection returns the first job instead of a second.
         Pass your own key to make a retry from another process safe too. ``model_name``:
-        the model is registered as the next version of that name."""
+        the model is registered as the next version of that name. ``selection``: with
+        ``params`` sigma "auto", how the regularisation path chooses sigma, a dict or
+        ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults)."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
@@ -84,6 +87,8 @@ class Jobs:
             body["test_fraction"] = test_fraction
         if time_budget_s is not None:
             body["time_budget_s"] = time_budget_s
+        if selection is not None:
+            body["selection"] = params_json(selection)
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())
@@ -174,8 +179,9 @@ class Jobs:
         points: list[TracePointRead] = trace.points
         return to_frame(points) if as_frame else points
 
-    def plot(self, job: int | JobRead, format: str = "svg") -> bytes:
-        """The trace as a figure (SVG or PNG bytes)."""
+    def plot(self, job: int | JobRead, format: str = "svg", kind: str = "trace") -> bytes:
+        """A figure (SVG or PNG bytes): the trace, or with ``kind="path"`` the regularisation
+        path of a job whose sigma was "auto" (the score against sigma, the chosen one marked)."""
         return self._t.request(
-            "GET", f"/v1/jobs/{ident(job)}/plot", safe=True, params={"format": format}
+            "GET", f"/v1/jobs/{ident(job)}/plot", safe=True, params={"format": format, "kind": kind}
         ).content

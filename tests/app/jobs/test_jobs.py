@@ -130,25 +130,6 @@ def test_the_trace_scores_eval_rows_the_metrics_every_row_and_the_overhead_has_i
     }
 
 
-def test_sigma_auto_records_the_chosen_sigma_and_its_path(app_client: TestClient, data_dir: Path):
-    c, ids = app_client, _ids(app_client)
-    params = {"loss": "logistic", "sigma": "auto", "folds": 3, "n_sigmas": 5, "random_state": 3}
-    job = wait_for(c, create_job(c, dataset_id=ids["heart"], test_fraction=0.25, params=params).json()["id"])
-    assert job["status"] == "succeeded", job
-    m = job["metrics"]
-    selection = m["selection"]
-    assert m["sigma"] == selection["sigma"] and selection["splits"] == "3-fold"
-    assert selection["metric"] == "accuracy"
-    sigmas = [point["sigma"] for point in selection["path"]]
-    assert sigmas == sorted(sigmas, reverse=True) and m["sigma"] in sigmas
-    best = max(point["mean"] for point in selection["path"])
-    assert next(p for p in selection["path"] if p["sigma"] == m["sigma"])["mean"] == best
-    assert all(len(point["scores"]) == 3 for point in selection["path"])
-    # The model says which sigma it was fitted with; its params still say "auto".
-    model = c.get(f"/v1/models/{job['model_id']}").json()
-    assert model["params"]["sigma"] == "auto" and model["metrics"]["sigma"] == m["sigma"]
-
-
 def test_regression_with_seeded_split(app_client: TestClient, data_dir: Path):
     c, ids = app_client, _ids(app_client)
     body = {
@@ -324,11 +305,8 @@ def test_idempotency_key(app_client: TestClient):
         ({"params": {"time_budget": 1e300}}, "body.params.time_budget"),
         ({"params": {"time_budget": 8 * 86400}}, "body.params.time_budget"),
         ({"params": {"loss": "huber"}}, "body.params.loss"),
-        # sigma="auto"'s grid: numbers, positive and finite, checked before the job queues.
-        ({"params": {"sigma": "auto", "sigma_grid": ["x"]}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "sigma_grid": [1e-3, -1]}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "sigma_grid": []}}, "body.params.sigma_grid"),
-        ({"params": {"sigma": "auto", "metric": "f1"}}, "body.params.metric"),
+        # sigma="auto"'s options are the selection's (tests/app/jobs/test_selection.py).
+        ({"params": {"sigma": "auto"}, "selection": {"grid": ["x"]}}, "body.selection.grid.0"),
         ({"params": {"learning_rate": 0.1}}, "body.params.learning_rate"),
         ({"solver": "no-such-solver"}, "body.solver"),
         ({"dataset_id": 999_999}, "body.dataset_id"),

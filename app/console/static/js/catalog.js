@@ -5,7 +5,7 @@ import { get } from "./api.js";
 
 let loading = null;
 
-// {openapi, schemas: {JobCreate, StudyCreate, upload}, solvers: [...]}
+// {openapi, schemas: {JobCreate, Selection, StudyCreate, upload}, solvers: [...]}
 export function loadCatalog() {
   loading ??= Promise.all([get("/openapi.json"), get("/v1/solvers")])
     .then(([openapi, solvers]) => {
@@ -13,7 +13,7 @@ export function loadCatalog() {
       const upload = openapi.paths["/v1/datasets"].post.requestBody.content["multipart/form-data"].schema;
       return {
         openapi,
-        schemas: { JobCreate: schemas.JobCreate, StudyCreate: schemas.StudyCreate, upload },
+        schemas: { JobCreate: schemas.JobCreate, Selection: schemas.Selection, StudyCreate: schemas.StudyCreate, upload },
         solvers: solvers.solvers,
       };
     })

@@ -1,5 +1,6 @@
 // One job: status, parameters, metrics, time to target, and its test score and objective against
-// solver seconds or samples seen, redrawn while it runs.
+// solver seconds or samples seen, redrawn while it runs; with sigma "auto", the chosen sigma and
+// the regularisation path that chose it (the held-out score against sigma).
 
 import { get } from "../api.js";
 import { LineChart, X_AXES, chartControls, color } from "../charts.js";
@@ -27,7 +28,11 @@ export async function render(main, { params: [id], signal }) {
   const scoreBox = h("figure", { class: "chart-box" });
   const objectiveBox = h("figure", { class: "chart-box" });
   const checkpoints = h("div");
-  main.append(head, status, info,
+  const pathBox = h("figure", { class: "chart-box" }, h("figcaption", {}, "Held-out score against sigma (band: ± one standard deviation over the splits; marker: the chosen sigma)"));
+  const pathSection = h("section", { "aria-labelledby": "path-title", hidden: true },
+    h("h2", { id: "path-title" }, "Sigma selection"), h("div", { class: "path-facts" }), pathBox);
+  let pathChart = null;
+  main.append(head, status, info, pathSection,
     h("section", { "aria-labelledby": "charts-title" },
       h("h2", { id: "charts-title" }, "Curves"), controls,
       h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
@@ -74,6 +79,30 @@ export async function render(main, { params: [id], signal }) {
       h("section", {}, h("h2", {}, "Time to target"), targetsTable(job)),
       h("section", {}, h("h2", {}, "Parameters"), paramsTable(job.params))));
     checkpoints.replaceChildren(checkpointTable(trace));
+    showSelection();
+  }
+
+  // sigma "auto": the chosen sigma and its path once the job has a model.
+  function showSelection() {
+    const chosen = job.selection;
+    pathSection.hidden = job.params.sigma !== "auto";
+    if (pathSection.hidden) return;
+    fill(pathSection.querySelector(".path-facts"), chosen
+      ? facts([["Chosen sigma", h("strong", { class: "chosen-sigma" }, fmtNum(chosen.sigma))],
+        ["Metric", chosen.metric], ["Splits", chosen.splits], ["Path", `${chosen.path.length} sigmas, ${chosen.stop_reason}`]])
+      : h("p", { class: "empty" }, "The path is shown once the job has a model."));
+    if (!chosen) return;
+    const points = chosen.path.filter((p) => p.mean !== null);
+    const band = (sign) => points.map((p) => [p.sigma, p.mean + sign * (p.std ?? 0)]);
+    const best = points.filter((p) => p.sigma === chosen.sigma).map((p) => [p.sigma, p.mean]);
+    const spec = { xLabel: "sigma", yLabel: chosen.metric, logX: true, series: [
+      { label: "mean - std", color: color(0), points: band(-1), edge: true },
+      { label: "mean + std", color: color(0), points: band(1), edge: true },
+      { label: `mean ${chosen.metric}`, color: color(0), markers: true, bandOf: [0, 1], points: points.map((p) => [p.sigma, p.mean]) },
+      { label: `chosen sigma ${fmtNum(chosen.sigma)}`, color: color(1), points: best, markers: true },
+    ] };
+    if (pathChart) pathChart.update(spec);
+    else pathChart = new LineChart(pathBox, spec);
   }
 
   async function update() {

@@ -5,6 +5,7 @@ import { newIdempotencyKey, post } from "../api.js";
 import { dataFields, trainingFormPage } from "../data_fields.js";
 import { alertBox, h, link } from "../dom.js";
 import { field, numberList, numberOrUndefined, onSubmit, problemSlot, schemaHint } from "../forms.js";
+import { selectionFields } from "../selection_fields.js";
 import { solverEditor } from "../solver_editor.js";
 
 export async function render(main, { query, signal }) {
@@ -19,6 +20,7 @@ export async function render(main, { query, signal }) {
   const data = dataFields(datasets, { schema, example, preselect: query.get("dataset") });
   const solver = solverEditor(catalog, { task: byId.get(Number(data.dataset.value))?.task });
   data.dataset.addEventListener("change", () => solver.setTask(byId.get(Number(data.dataset.value))?.task));
+  const selection = selectionFields(catalog.schemas.Selection);
   const targets = h("input", { type: "text", inputmode: "decimal", placeholder: "e.g. 0.8, 0.84", autocomplete: "off" });
   const budget = h("input", { type: "number", step: "any", min: "0", inputmode: "decimal", placeholder: "none" });
   const submit = h("button", { type: "submit", class: "primary" }, "Start job");
@@ -28,6 +30,7 @@ export async function render(main, { query, signal }) {
   const form = h("form", { class: "panel form", novalidate: true, "aria-label": "New job" },
     h("h2", {}, "Data"), data.element,
     h("h2", {}, "Solver"), solver.element,
+    h("h2", {}, "Sigma"), selection.element,
     h("h2", {}, "Targets and budget"),
     h("div", { class: "form-grid" },
       field("targets", "Targets", targets, `${schemaHint(schema.targets)}; comma-separated`),
@@ -36,10 +39,10 @@ export async function render(main, { query, signal }) {
 
   onSubmit(form, submit, async () => {
     result.replaceChildren();
-    const body = {
+    const body = selection.apply({
       ...data.value(), ...solver.value(),
       targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
-    };
+    });
     const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
     idempotencyKey = newIdempotencyKey(); // the next submit is a new job
     started.push(job.id);
