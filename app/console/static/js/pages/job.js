@@ -32,10 +32,12 @@ export async function render(main, { params: [id], signal }) {
   const pathSection = h("section", { "aria-labelledby": "path-title", hidden: true },
     h("h2", { id: "path-title" }, "Sigma selection"), h("div", { class: "path-facts" }), pathBox);
   let pathChart = null;
-  main.append(head, status, info, pathSection,
+  // The curves first: every job has them; the path only a job with sigma "auto".
+  main.append(head, status, info,
     h("section", { "aria-labelledby": "charts-title" },
       h("h2", { id: "charts-title" }, "Curves"), controls,
       h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
+    pathSection,
     h("details", { class: "checkpoints" }, h("summary", {}, "Checkpoints (the data of the curves)"), checkpoints));
   const scoreTitle = h("figcaption");
   const objectiveTitle = h("figcaption", {}, "Training objective");
