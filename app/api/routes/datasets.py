@@ -164,11 +164,10 @@ def _created(
 def _detail(settings: Settings, ds: Dataset) -> dict[str, Any]:
     """The data set as GET shows it: with its first columns' statistics."""
     try:
-        columns, status = column_page(settings.store, ds, 0, FIRST_COLUMNS), "ready"
+        columns = column_page(settings.store, ds, 0, FIRST_COLUMNS)
+        status = "unavailable" if columns is None else "ready"
     except StatsPending:
         columns, status = None, "pending"
-    if columns is None and status == "ready":
-        status = "unavailable"
     return DatasetRead.model_validate(ds).model_dump() | {"columns": columns, "columns_status": status}
 
 

@@ -78,9 +78,19 @@ def backfill_dataset_stats(factory: SessionFactory, store: Store) -> int:
     done = 0
     for key in keys:
         try:
-            if stored_dataset_stats(store, key) is None:
+            if not _has_stats(store, key):
                 dataset_stats(store, key)
                 done += 1
         except FileNotFoundError:  # deleted meanwhile, or its files are missing (logged by GET)
             continue
     return done
+
+
+def _has_stats(store: Store, key: str) -> bool:
+    """Whether statistics are stored under ``key``, without reading them: a start-up looks at
+    every data set, and a wide one's statistics take megabytes."""
+    try:
+        with store.open(stats_key(key)):
+            return True
+    except FileNotFoundError:
+        return False
