@@ -1,7 +1,7 @@
 """Early stopping: how long a run goes on after it has reached the accuracy it ends with.
 
     .venv/bin/python -m bench.early_stopping [--datasets a9a w8a rcv1_like german_credit]
-                                             [--solvers pgs sgd] [--seeds 0 1 2]
+                                             [--solvers pgs sgd] [--seeds 0 1 2 3 4]
 
 Each solver fits with ``early_stopping=True`` and its defaults otherwise (validation_fraction 0.2,
 n_iter_no_change 5, tol 1e-3, no n_iter) on the train part of each data set, with the test part as

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .early_stopping import early_stopping, early_stopping_goals
 from .end_to_end import FIGURES as END_TO_END_FIGURES
 from .end_to_end import (
     end_to_end,
@@ -21,7 +22,6 @@ from .end_to_end import (
     end_to_end_goals,
     end_to_end_ratio,
 )
-from .early_stopping import early_stopping, early_stopping_goals
 from .figures import RECORD_FIGURES, Figure
 from .goals import Goal, goals_table
 from .ingest import ingest, ingest_goals
