@@ -276,8 +276,8 @@ class LinearModelBase(FittedModel):
             early_stop=early_stop,
         )
         self._finish_fit(engine, data)
-        if early_stop is not None:
-            self.validation_scores_ = early_stop.scores
+        # scikit-learn's name: the validation score at each checkpoint (None without early stopping).
+        self.validation_scores_ = early_stop.scores if early_stop is not None else None
         self.n_iter_ = engine.t
         self.trace_ = result.trace
         self.stop_reason_ = result.stop_reason
