@@ -66,6 +66,22 @@ class PositiveNumbers(Options):
         return "a non-empty list of positive finite numbers"
 
 
+class OnlyFalse(Options):
+    """The one value False, with the reason a family allows no other: a flag every estimator
+    declares (``early_stopping``) that some families cannot honour. An ``Options`` subclass for
+    ``make_constraint``, as ``PositiveNumbers``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(bool, {False})
+        self.reason = reason
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, (bool, np.bool_)) and not val
+
+    def __str__(self) -> str:
+        return f"False ({self.reason})"
+
+
 @dataclasses.dataclass(frozen=True)
 class ParameterSpec:
     allowed: tuple  # scikit-learn constraints, any of which a value may satisfy
@@ -186,6 +202,8 @@ def _text(constraint) -> str:
         return "None"
     if isinstance(constraint, PositiveNumbers):
         return "list of float in (0, inf)"
+    if isinstance(constraint, OnlyFalse):
+        return str(constraint)
     if isinstance(constraint, StrOptions):
         options = ", ".join(f'"{option}"' for option in sorted(constraint.options))
         return options if len(constraint.options) == 1 else "{" + options + "}"
@@ -212,6 +230,8 @@ def _schema(constraint) -> dict[str, Any]:
         return {"type": "null"}
     if isinstance(constraint, PositiveNumbers):
         return {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "minItems": 1}
+    if isinstance(constraint, OnlyFalse):
+        return {"type": "boolean", "const": False}
     if isinstance(constraint, StrOptions):
         return {"type": "string", "enum": sorted(constraint.options)}
     if isinstance(constraint, Interval):

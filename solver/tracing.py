@@ -112,9 +112,44 @@ class CheckpointSchedule:
 
 
 @dataclass
+class NoImprovement:
+    """Early stopping's rule, scikit-learn SGDClassifier's: a checkpoint whose validation score
+    does not beat the best so far by more than ``tol`` counts as no improvement; ``patience``
+    of them in a row stop the run. ``validate(weights)`` scores a model on the validation rows.
+
+    The count starts once a checkpoint has improved on the first by more than ``tol``: the
+    first checkpoints (a thousand samples apart, where scikit-learn's are an epoch apart) may all
+    hold the trivial model, the majority class of imbalanced data (w8a), a plateau the run must
+    cross, not stop on."""
+
+    validate: Callable[[np.ndarray], float]
+    patience: int
+    tol: float
+    higher_is_better: bool
+    scores: list[float] = field(default_factory=list)
+    best: float = -math.inf  # as "higher is better"
+    since: int = 0
+    moved: bool = False  # a checkpoint has improved on the first
+
+    def exhausted(self, weights: np.ndarray) -> bool:
+        """Score ``weights``; whether ``patience`` checkpoints in a row have not improved."""
+        score = float(self.validate(weights))
+        self.scores.append(score)
+        key = score if self.higher_is_better else -score
+        if not math.isfinite(key):  # a diverged model improves nothing
+            key = -math.inf
+        improved = key >= self.best + self.tol
+        self.moved = self.moved or (improved and len(self.scores) > 1)
+        self.since = 0 if improved or not self.moved else self.since + 1
+        self.best = max(self.best, key)
+        return self.since >= self.patience
+
+
+@dataclass
 class RunResult:
     trace: list[TracePoint]
-    stop_reason: str  # "completed" | "callback" | "target_score" | "time_budget" | "converged"
+    # "completed" | "callback" | "target_score" | "time_budget" | "converged" | "no_improvement"
+    stop_reason: str
     solver_seconds: float
     compile_seconds: float = 0.0  # Engine.compile, before the solver clock started
     checkpoint_seconds: float = 0.0  # recording the checkpoints (their evaluation), off the clock
@@ -131,6 +166,7 @@ class _Checkpoints:
         higher_is_better: bool,
         target_score: float | None,
         schedule: CheckpointSchedule,
+        early_stop: NoImprovement | None = None,
     ):
         self.engine = engine
         self.evaluate = evaluate
@@ -138,6 +174,8 @@ class _Checkpoints:
         self.higher_is_better = higher_is_better
         self.target_score = target_score
         self.schedule = schedule
+        self.early_stop = early_stop
+        self.no_improvement = False  # early_stop's patience ran out at the last checkpoint
         self.trace: list[TracePoint] = []
         self.pending: list[TracePoint] = []  # not yet passed to the callback
         self.next_iter = 0
@@ -169,6 +207,8 @@ class _Checkpoints:
         self.next_iter = self.schedule.next_iteration(engine.t, engine.samples_per_iteration)
         if self.schedule.interval:
             self.next_time = solver_seconds + self.schedule.interval
+        if self.early_stop is not None and engine.t > 0:
+            self.no_improvement = self.early_stop.exhausted(weights)
         self.seconds += time.perf_counter() - started
         return self._reached(point)
 
@@ -192,19 +232,25 @@ def drive(
     time_budget: float | None = None,
     callback: Callable[[Progress], bool | None] | None = None,
     chunk_seconds: float = 0.1,
+    early_stop: NoImprovement | None = None,
 ) -> RunResult:
     """Advance ``engine`` to ``n_iter`` iterations in chunks of about ``chunk_seconds`` each.
 
     ``evaluate(weights) -> (objective, test_score)`` is called at checkpoints when given; without it
-    no trace is recorded. A callback returning ``False`` stops the run.
+    no trace is recorded. ``early_stop`` (which needs ``evaluate``: it scores at the checkpoints)
+    ends the run with stop_reason "no_improvement". A callback returning ``False`` stops the run.
     """
     schedule = schedule or CheckpointSchedule()
     compile_started = time.perf_counter()
     engine.compile()
     compile_seconds = time.perf_counter() - compile_started
     checkpoints = None
+    if early_stop is not None and evaluate is None:
+        raise ValueError("early_stop scores the model at checkpoints: it needs evaluate")
     if evaluate is not None:
-        checkpoints = _Checkpoints(engine, evaluate, score_name, higher_is_better, target_score, schedule)
+        checkpoints = _Checkpoints(
+            engine, evaluate, score_name, higher_is_better, target_score, schedule, early_stop
+        )
         if checkpoints.record(0.0):
             return RunResult(checkpoints.trace, "target_score", 0.0, compile_seconds, checkpoints.seconds)
     solver_seconds = 0.0
@@ -234,7 +280,8 @@ def drive(
             and checkpoints.due(solver_seconds, at_end)
             and checkpoints.record(solver_seconds)
         )
-        stop_reason = _stop_reason(reached, over_budget, converged, engine.t < n_iter)
+        no_improvement = checkpoints is not None and checkpoints.no_improvement
+        stop_reason = _stop_reason(reached, over_budget, converged, no_improvement, engine.t < n_iter)
         if callback is not None:
             pending = checkpoints.pending if checkpoints is not None else []
             progress = Progress(
@@ -259,13 +306,17 @@ def _next_chunk(chunk: int, per_iter: float, chunk_seconds: float, remaining: fl
     return chunk
 
 
-def _stop_reason(reached: bool, over_budget: bool, converged: bool, unfinished: bool) -> str:
+def _stop_reason(
+    reached: bool, over_budget: bool, converged: bool, no_improvement: bool, unfinished: bool
+) -> str:
     if reached:
         return "target_score"
     if over_budget and unfinished:
         return "time_budget"
     if converged and unfinished:
         return "converged"
+    if no_improvement and unfinished:
+        return "no_improvement"
     return "completed"
 
 

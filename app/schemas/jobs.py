@@ -241,7 +241,8 @@ class JobRead(BaseModel):
         "PGS_MAX_JOB_SECONDS when the job gave none",
     )
     stop_reason: str | None = Field(
-        description="completed | converged | target_score | time_budget (the job's own budget "
+        description="completed | converged | target_score | no_improvement (params.early_stopping: "
+        "the validation score stopped improving) | time_budget (the job's own budget "
         "ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) "
         "| cancelled"
     )

@@ -167,13 +167,15 @@ class TrainingData:
 
 def streams(job: TrainingJob, memory_bytes: int) -> bool:
     """Whether the job trains from shards: its data sets do not fit in ``memory_bytes``
-    (PGS_WORKER_MEMORY_BYTES), its solver streams, and no sigma selection (which fits on
-    in-memory splits of the rows) comes first. Data that fits is read into one CSR matrix: the
-    solver then samples uniformly from all rows, as its paper's guarantee assumes, and faster."""
+    (PGS_WORKER_MEMORY_BYTES), its solver streams, and neither a sigma selection nor early
+    stopping (both fit on in-memory splits of the rows) asks for its rows in memory. Data that
+    fits is read into one CSR matrix: the solver then samples uniformly from all rows, as its
+    paper's guarantee assumes, and faster."""
     return (
         job.data.data_bytes > memory_bytes
         and SOLVERS[job.estimator.solver].streams
         and job.sigma_search is None
+        and not job.estimator.params.get("early_stopping", False)
     )
 
 

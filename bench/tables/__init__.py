@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .early_stopping import early_stopping, early_stopping_goals
 from .end_to_end import FIGURES as END_TO_END_FIGURES
 from .end_to_end import (
     end_to_end,
@@ -72,6 +73,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "threads": threads_goals,
     "inverse_time_scale": inverse_time_scale_goals,
     "ingest": ingest_goals,
+    "early_stopping": early_stopping_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -98,6 +100,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("cold_start", "table"): cold_start,
     ("threads", "table"): threads,
     ("ingest", "table"): ingest,
+    ("early_stopping", "table"): early_stopping,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -119,6 +122,7 @@ __all__ = [
     "RENDERERS",
     "cold_start",
     "dispatch_bench",
+    "early_stopping",
     "end_to_end",
     "end_to_end_files",
     "end_to_end_ratio",

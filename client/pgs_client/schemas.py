@@ -780,9 +780,25 @@ class PGSParams:
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -864,9 +880,25 @@ class SCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 20 sweeps of (n_features + fit_intercept) updates.
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -920,9 +952,25 @@ class GCDParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Coordinate updates; None: 5 sweeps of (n_features + fit_intercept) updates.
+    """
+    early_stopping: Literal[False] = False
+    """
+    Always False: gcd picks its coordinates deterministically; set n_iter.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -976,9 +1024,25 @@ class SMIDASParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1036,9 +1100,25 @@ class TruncGradParams:
     """
     The L1 weight (the paper's lambda); "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1096,9 +1176,25 @@ class LBFGSParams:
     """
     Regularisation weight; "auto": chosen by cross-validation (the options below).
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     The most L-BFGS iterations (scipy's maxiter); None: 1000.
+    """
+    early_stopping: Literal[False] = False
+    """
+    Always False: lbfgs is deterministic and stops by its own tol on the training objective.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 1e-10
+    """
+    scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).
     """
     fit_intercept: bool | None = True
     """
@@ -1140,10 +1236,6 @@ class LBFGSParams:
     """
     The norm of the regulariser, as for PGS.
     """
-    tol: float | None = 1e-10
-    """
-    scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).
-    """
 
 
 @dataclass(kw_only=True)
@@ -1156,9 +1248,25 @@ class GDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations T; None: 100.
+    """
+    early_stopping: Literal[False] = False
+    """
+    Always False: gd takes deterministic full-gradient steps; set n_iter.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1216,9 +1324,25 @@ class SGDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1280,9 +1404,25 @@ class OGDParams:
     """
     Regularisation weight (the lecture's lambda): F(w) = mean loss + sigma/2 ||w||^2; "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1344,9 +1484,25 @@ class KernelPGSParams:
     """
     Regularisation weight: F = sigma/2 ||w||^2 + mean loss, ||w||^2 = alpha^T K alpha; "auto": chosen by cross-validation.
     """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
     n_iter: int | None = None
     """
     Iterations T; None: 5 epochs, ceil(5 m / batch_size).
+    """
+    early_stopping: bool | None = False
+    """
+    Stop once the score on validation_fraction of the training rows stops improving.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.001
+    """
+    early_stopping: the least gain of the validation score (accuracy, or RMSE) that counts as an improvement.
     """
     fit_intercept: bool | None = True
     """
@@ -1631,7 +1787,7 @@ class JobRead:
     """
     stop_reason: str | None
     """
-    completed | converged | target_score | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
+    completed | converged | target_score | no_improvement (params.early_stopping: the validation score stopped improving) | time_budget (the job's own budget ran out) | time_limit (the server's PGS_MAX_JOB_SECONDS ran out; the model is partial) | cancelled
     """
     error: str | None
     model_id: int | None

@@ -28,8 +28,9 @@ from ..losses import LOSSES, mean_loss
 from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
-from ..tracing import CheckpointSchedule, Engine, drive
+from ..tracing import CheckpointSchedule, Engine, NoImprovement, drive
 from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
+from .early_stopping import DEFAULT_LENGTH_FACTOR, EARLY_STOPPING, N_ITER_NO_CHANGE, TOL
 from .persistence import FittedModel
 from .sigma_search import (
     FOLDS,
@@ -72,6 +73,10 @@ class LinearModelBase(FittedModel):
     n_iter: int | None = param(
         default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: the solver's default."
     )
+    # Early stopping on validation_fraction of the rows (solver.estimators.early_stopping).
+    early_stopping: bool = EARLY_STOPPING
+    n_iter_no_change: int = N_ITER_NO_CHANGE
+    tol: float = TOL
     fit_intercept: bool = param(
         default=True,
         allowed=["boolean"],
@@ -161,8 +166,17 @@ class LinearModelBase(FittedModel):
         families whose estimators stream."""
         raise NotImplementedError
 
-    def _fit_targets(self, X, targets: np.ndarray, evaluation: Evaluation | None, callback, trace):
-        """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes."""
+    def _fit_targets(
+        self,
+        X,
+        targets: np.ndarray,
+        evaluation: Evaluation | None,
+        callback,
+        trace,
+        validation: Evaluation | None = None,
+    ):
+        """Fit one model per row of ``targets`` (shape (n_outputs, m)) and set the attributes;
+        ``validation`` holds the rows early stopping scores (none of them in X)."""
         self._check_fit_request(X.shape[0], evaluation)
         data, stats = prepare(X)
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
@@ -176,7 +190,7 @@ class LinearModelBase(FittedModel):
             X_obj, targets_obj = objective_rows()
             return sum(self._objective(X_obj, y, w, data) for y, w in zip(targets_obj, weights, strict=True))
 
-        return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data)
+        return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data, validation)
 
     def _fit_shards(
         self,
@@ -221,9 +235,12 @@ class LinearModelBase(FittedModel):
         callback,
         trace,
         data: KernelData | None,
+        validation: Evaluation | None = None,
     ):
         """Run ``engine`` (tracing.drive) and set the fitted attributes."""
-        n_iter = self.n_iter if self.n_iter is not None else self._default_n_iter(m)
+        n_iter = self.n_iter
+        if n_iter is None:
+            n_iter = self._default_n_iter(m) * (DEFAULT_LENGTH_FACTOR if validation is not None else 1)
 
         @functools.cache
         def trace_evaluation():  # the eval_rows sample, taken at the first checkpoint
@@ -238,18 +255,29 @@ class LinearModelBase(FittedModel):
             )
             return objective(weights), test_score
 
+        early_stop = None
+        if validation is not None:
+            early_stop = NoImprovement(
+                lambda weights: validation.score(lambda X: self._scores(X, weights, data)),
+                int(self.n_iter_no_change),
+                float(self.tol),
+                validation.higher_is_better,
+            )
         result = drive(
             engine,
             n_iter,
-            evaluate=evaluate if (evaluation is not None or trace) else None,
+            evaluate=evaluate if (evaluation is not None or trace or early_stop) else None,
             score_name=evaluation.name if evaluation is not None else None,
             higher_is_better=evaluation.higher_is_better if evaluation is not None else True,
             schedule=CheckpointSchedule(self.checkpoint_growth, self.checkpoint_interval),
             target_score=self.target_score,
             time_budget=self.time_budget,
             callback=callback,
+            early_stop=early_stop,
         )
         self._finish_fit(engine, data)
+        # scikit-learn's name: the validation score at each checkpoint (None without early stopping).
+        self.validation_scores_ = early_stop.scores if early_stop is not None else None
         self.n_iter_ = engine.t
         self.trace_ = result.trace
         self.stop_reason_ = result.stop_reason

@@ -22,6 +22,7 @@ from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import constant_sgd_step, first_step_t0, gradient_descent_step
 from .base import LinearModelBase
 from .constraints import AT_LEAST_ONE, choice, classifier_loss, regressor_loss
+from .early_stopping import no_early_stopping
 from .sigma_search import SIGMA
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
@@ -123,6 +124,7 @@ class _GDBase(_GradientDescentBase):
     _parameter_rules = (_STEP_WITHIN_REGULARISER,)
 
     n_iter: int | None = param(default=None, allowed=[AT_LEAST_ONE, None], doc="Iterations T; None: 100.")
+    early_stopping: bool = no_early_stopping("gd takes deterministic full-gradient steps; set n_iter")
     random_state: object = param(
         default=None, allowed=["random_state"], doc="Accepted for a uniform interface; gd is deterministic."
     )

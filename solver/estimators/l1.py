@@ -44,6 +44,7 @@ from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import mirror_descent_step
 from .base import LinearModelBase
 from .constraints import AT_LEAST_ONE, classifier_loss, regressor_loss
+from .early_stopping import no_early_stopping
 from .sigma_search import SIGMA
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
@@ -146,6 +147,7 @@ class _GCDBase(_CoordinateDescentBase):
         allowed=["random_state"],
         doc="Unused: GCD is deterministic (kept for the parameters every solver shares).",
     )
+    early_stopping: bool = no_early_stopping("gcd picks its coordinates deterministically; set n_iter")
 
 
 @declare_parameters

@@ -13,6 +13,7 @@ from ..parameters import declare_parameters, param
 from ..penalties import pnorm_penalty
 from .base import LinearModelBase
 from .constraints import AT_LEAST_ONE, classifier_loss, regressor_loss
+from .early_stopping import no_early_stopping
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
@@ -39,6 +40,10 @@ class _LBFGSBase(LinearModelBase):
         default=1e-10,
         allowed=[Interval(Real, 0.0, None, closed="left")],
         doc="scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).",
+        details="L-BFGS's own stop on the training objective, not early stopping's least gain.",
+    )
+    early_stopping: bool = no_early_stopping(
+        "lbfgs is deterministic and stops by its own tol on the training objective"
     )
     random_state: object = param(
         default=None,

@@ -244,7 +244,9 @@ class PGSClassifier(LinearClassifierMixin, _PGSBase):
     trace_ : list of TracePoint
         Checkpoints (iteration, samples seen, solver seconds, objective, test score); recorded
         when ``fit`` gets an ``eval_set`` or ``trace=True``.
-    stop_reason_ : {"completed", "callback", "target_score", "time_budget"}
+    stop_reason_ : {"completed", "callback", "target_score", "time_budget", "no_improvement"}
+    validation_scores_ : list of float or None
+        With ``early_stopping``: the validation score at each checkpoint after the first.
     solver_seconds_ : float
         Time spent in the solver, excluding evaluation at checkpoints and Numba compilation.
     compile_seconds_ : float
@@ -276,8 +278,8 @@ class PGSRegressor(LinearRegressorMixin, _PGSBase):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_iter_, trace_, stop_reason_, solver_seconds_, compile_seconds_, checkpoint_seconds_,
-    intercept_scaling_, t0_
+    n_iter_, trace_, stop_reason_, validation_scores_, solver_seconds_, compile_seconds_,
+    checkpoint_seconds_, intercept_scaling_, t0_
         As for ``PGSClassifier``.
     """
 

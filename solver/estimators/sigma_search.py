@@ -44,8 +44,9 @@ FOLDS: Any = param(
 VALIDATION_FRACTION: Any = param(
     default=0.2,
     allowed=[Interval(Real, 0.0, 1.0, closed="neither")],
-    doc='sigma="auto": the share of the training rows held out by a validation split.',
-    details="Drawn with random_state (stratified for classifiers).",
+    doc='sigma="auto" and early_stopping: the share of the training rows held out by a validation split.',
+    details="Drawn with random_state (stratified for classifiers); the same seed draws the same "
+    "split for both.",
 )
 SIGMA_GRID: Any = param(
     default=None,

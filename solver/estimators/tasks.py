@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_array, validate_data
 
 from ..shards import ShardedMatrix
 from .base import Evaluation
+from .early_stopping import validation_split
 from .sigma_search import fit_with_sigma_search
 
 
@@ -54,6 +55,10 @@ class LinearClassifierMixin(ClassifierMixin):
                 f"[0, 1]. Got {self.target_score!r} instead."
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        validation = None
+        if self.early_stopping:
+            X, y, held = validation_split(self, X, y)
+            validation = self._accuracy_on(held)
         if isinstance(X, ShardedMatrix):
             classes = self.classes_
             return self._fit_shards(
@@ -64,7 +69,7 @@ class LinearClassifierMixin(ClassifierMixin):
                 callback,
                 trace,
             )
-        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
+        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace, validation)
 
     def _accuracy_on(self, eval_data) -> Evaluation | None:
         """Test accuracy; the labels of a ShardedMatrix are not checked against the classes (one
@@ -161,9 +166,13 @@ class LinearRegressorMixin(RegressorMixin):
                 f"{self.target_score!r} instead."
             )
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        validation = None
+        if self.early_stopping:
+            X, y, held = validation_split(self, X, y)
+            validation = self._rmse_on(held)
         if isinstance(X, ShardedMatrix):
             return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
-        return self._fit_targets(X, y[None, :], evaluation, callback, trace)
+        return self._fit_targets(X, y[None, :], evaluation, callback, trace, validation)
 
     @staticmethod
     def _rmse_on(eval_data) -> Evaluation | None:

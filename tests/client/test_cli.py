@@ -135,6 +135,32 @@ def test_sigma_auto_from_the_command_line(service: ApiServer, heart: Path, tmp_p
     assert refused.returncode != 0 and "selection.grid" in refused.stderr
 
 
+def test_early_stopping_from_the_command_line(service: ApiServer, heart: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    args = [
+        "--param",
+        "sigma=1e-3",
+        "--early-stopping",
+        "--validation-fraction",
+        "0.3",
+        "--n-iter-no-change",
+        "2",
+    ]
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), *args, "--wait", "--json", url=url))
+    assert job["status"] == "succeeded" and job["selection_options"] is None
+    assert {k: job["params"][k] for k in ("early_stopping", "validation_fraction", "n_iter_no_change")} == {
+        "early_stopping": True,
+        "validation_fraction": 0.3,
+        "n_iter_no_change": 2,
+    }
+    assert job["stop_reason"] in ("no_improvement", "completed")
+    refused = run_pgs(
+        "jobs", "create", "--dataset", str(ds["id"]), "--early-stopping", "--tol", "-1", url=url
+    )
+    assert refused.returncode == 3 and "body.params.tol" in refused.stderr
+
+
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
     progress and its current test accuracy; the job stops at its 3 s time budget."""

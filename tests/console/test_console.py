@@ -218,6 +218,30 @@ def test_sigma_auto_from_the_form_shows_the_chosen_sigma_and_its_path(
     console.shot("job-selection")
 
 
+def test_early_stopping_from_the_form_shows_why_the_job_stopped(
+    console: Console, datasets: dict[str, int]
+) -> None:
+    page = console.page
+    console.goto("#/jobs/new")
+    page.get_by_label("Training data set").select_option(str(datasets["a9a"]))
+    # The catalog lists early stopping's parameters with the solver's others.
+    fill_solver(page, {"sigma": 1e-4, "early_stopping": True, "n_iter_no_change": 3, "random_state": 0})
+    page.get_by_role("button", name="Start job").click()
+    queued = page.locator(".alert-success").filter(has_text="queued").last
+    expect()(queued).to_be_visible()
+    queued.locator("a").first.click()
+    expect()(page.locator("h1 .badge")).to_have_text("succeeded")
+    expect()(page.locator("dd", has_text="no_improvement")).to_be_visible()
+    # gd cannot stop early: the form shows why next to the field.
+    console.allow(422, "POST", "/v1/jobs")
+    console.goto("#/jobs/new")
+    page.get_by_label("Training data set").select_option(str(datasets["a9a"]))
+    fill_solver(page, {"early_stopping": True}, solver="gd")
+    page.get_by_role("button", name="Start job").click()
+    error = page.locator('[data-field="params.early_stopping"] > .field-error')
+    expect()(error).to_contain_text("full-gradient")
+
+
 def test_compare_overlays_two_jobs_with_their_times_to_target(
     console: Console, service: ApiServer, two_jobs: tuple[int, int]
 ) -> None:

@@ -64,10 +64,13 @@ def data_bytes(dataset: Dataset) -> int:
     return 12 * dataset.nnz + 16 * dataset.n_samples + 8
 
 
-def check_data_memory(solver: str, datasets: list[Dataset], in_memory: bool, limit: int) -> None:
+def check_data_memory(
+    solver: str, datasets: list[Dataset], in_memory: bool, limit: int, why: str | None = None
+) -> None:
     """422 when the job would hold its data sets whole in memory (its solver does not stream,
-    or ``in_memory``: a study's sigma selection) and they take more than ``limit`` bytes
-    (PGS_WORKER_MEMORY_BYTES); the detail names the solvers that stream instead."""
+    or ``in_memory``: a study's sigma selection, or ``why`` says what else) and they take more
+    than ``limit`` bytes (PGS_WORKER_MEMORY_BYTES); the detail names the solvers that stream
+    instead."""
     from solver import SOLVERS
 
     if SOLVERS[solver].streams and not in_memory:
@@ -79,7 +82,7 @@ def check_data_memory(solver: str, datasets: list[Dataset], in_memory: bool, lim
     what = (
         f"solver {solver!r} needs every row in memory at once"
         if not SOLVERS[solver].streams
-        else "a sigma selection (select_sigma) fits on rows held in memory"
+        else why or "a sigma selection (select_sigma) fits on rows held in memory"
     )
     ids = " and ".join(f"dataset {d.id}" for d in datasets)
     takes = "takes" if len(datasets) == 1 else "take"
@@ -87,7 +90,7 @@ def check_data_memory(solver: str, datasets: list[Dataset], in_memory: bool, lim
         f"{what}: {ids} {takes} {_mib(size)} ({size} bytes) as a CSR matrix, more than the "
         f"worker memory budget of {_mib(limit)} ({limit} bytes, PGS_WORKER_MEMORY_BYTES); "
         f"train on it with a solver that streams from its shards: {names}"
-        + ("" if not SOLVERS[solver].streams else ", without select_sigma")
+        + ("" if not SOLVERS[solver].streams else ", without select_sigma" if why is None else ", without it")
     )
     raise invalid(msg, [field_error(["body", "solver"], msg)])
 

@@ -69,7 +69,16 @@ def check_job_request(
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
     job_limits.check_model_size(estimator, train, settings.max_model_bytes)
-    job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
+    early_stopping = bool(getattr(estimator, "early_stopping", False))
+    job_limits.check_data_memory(
+        body.solver,
+        datasets,
+        in_memory or early_stopping,
+        settings.worker_memory_bytes,
+        why="early stopping (params.early_stopping) sets validation rows apart from rows held in memory"
+        if early_stopping and not in_memory
+        else None,
+    )
     target_score = getattr(estimator, "target_score", None)
     if target_score is not None:
         check_test_scores(

@@ -28,8 +28,11 @@ ESTIMATOR_NAMES = {
     "metric": "metric",
 }
 _FIELD_OF = {estimator: field for field, estimator in ESTIMATOR_NAMES.items()}
+# Early stopping's split is params.validation_fraction; with sigma "auto", the one split both
+# use is selection.validation_fraction.
+EARLY_STOPPING_SPLIT = "validation_fraction"
 # Not a job's params: the solver catalogue and the params schemas leave them out.
-SELECTION_PARAMS = frozenset(_FIELD_OF)
+SELECTION_PARAMS = frozenset(_FIELD_OF) - {EARLY_STOPPING_SPLIT}
 
 
 def is_auto(params: dict[str, Any]) -> bool:
@@ -44,11 +47,11 @@ def stored_options(body: JobCreate) -> dict[str, Any] | None:
 
 
 def seeded_params(body: JobCreate, estimator: Any) -> dict[str, Any]:
-    """The params a job stores: with sigma "auto" and no ``random_state``, the job's split_seed
-    as it, since the path's splits are drawn with it and the same request should choose the same
-    sigma (as a study seeds its runs)."""
+    """The params a job stores: with sigma "auto" or early stopping and no ``random_state``, the
+    job's split_seed as it, since their validation splits are drawn with it and the same request
+    should choose the same sigma and stop at the same point (as a study seeds its runs)."""
     if (
-        is_auto(body.params)
+        (is_auto(body.params) or body.params.get("early_stopping") is True)
         and "random_state" not in body.params
         and "random_state" in estimator.get_params()
     ):
@@ -93,6 +96,8 @@ def check_request(body: JobCreate, task: str, n_train: int, n_classes: int) -> N
 
 def _check_params_names(params: dict[str, Any]) -> None:
     for name in params:
+        if name == EARLY_STOPPING_SPLIT and not is_auto(params):
+            continue  # early stopping's split (unused without params.early_stopping)
         if name in _FIELD_OF:
             where = f"selection.{_FIELD_OF[name]}"
             msg = f'{name} is an option of sigma "auto": a job gives it as {where}, not in params'

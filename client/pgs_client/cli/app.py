@@ -279,7 +279,8 @@ def jobs_create(
         str | None, typer.Option(help="sigma auto: cross-validation folds, validation or auto")
     ] = None,
     validation_fraction: Annotated[
-        float | None, typer.Option(help="sigma auto: share held out by a validation split")
+        float | None,
+        typer.Option(help="sigma auto or early stopping: share of the training rows held out to validate"),
     ] = None,
     grid: Annotated[
         str | None, typer.Option(metavar="S1,S2,...", help="sigma auto: the sigmas of the path")
@@ -296,15 +297,34 @@ def jobs_create(
         typer.Option(help="sigma auto: stop after this many sigmas without a better score; null: never"),
     ] = None,
     metric: Annotated[str | None, typer.Option(help="sigma auto: accuracy, rmse or auto")] = None,
+    early_stopping: Annotated[
+        bool,
+        typer.Option(
+            "--early-stopping", help="Stop once the validation score stops improving (stochastic solvers)"
+        ),
+    ] = False,
+    n_iter_no_change: Annotated[
+        int | None, typer.Option(help="early stopping: checkpoints in a row without improvement")
+    ] = None,
+    tol: Annotated[
+        float | None, typer.Option(help="early stopping: the least gain of the score that counts")
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
-    shaped by --folds, --grid, ... (the service's defaults for those not given)."""
+    shaped by --folds, --grid, ... (the service's defaults for those not given). --early-stopping
+    stops it once the score on --validation-fraction of its rows stops improving."""
     c = _client(ctx)
     params = dict(map(_param, param or []))
     if sigma is not None:
         params["sigma"] = _param(f"sigma={sigma}")[1]
+    if early_stopping:
+        stopping = {"n_iter_no_change": n_iter_no_change, "tol": tol}
+        params |= {"early_stopping": True} | {k: v for k, v in stopping.items() if v is not None}
+        if params.get("sigma") != "auto" and validation_fraction is not None:
+            # Without sigma auto the split is early stopping's own, a param (with it: the selection's).
+            params["validation_fraction"], validation_fraction = validation_fraction, None
     options = {
         "folds": folds,
         "validation_fraction": validation_fraction,
