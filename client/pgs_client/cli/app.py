@@ -296,11 +296,16 @@ def jobs_create(
         typer.Option(help="sigma auto: stop after this many sigmas without a better score; null: never"),
     ] = None,
     metric: Annotated[str | None, typer.Option(help="sigma auto: accuracy, rmse or auto")] = None,
+    init_model: Annotated[
+        str | None,
+        typer.Option(metavar="MODEL", help="Start from this stored model (id or name@alias) to refresh it"),
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
-    shaped by --folds, --grid, ... (the service's defaults for those not given)."""
+    shaped by --folds, --grid, ... (the service's defaults for those not given). --init-model
+    starts the fit from a stored model's weights and preprocessing (a refresh on new rows)."""
     c = _client(ctx)
     params = dict(map(_param, param or []))
     if sigma is not None:
@@ -325,6 +330,7 @@ def jobs_create(
         test_fraction=test_fraction,
         targets=target or [],
         time_budget_s=time_budget,
+        init_model=init_model,
     )
     if wait:
         _wait_job(c, job.id, as_json)
