@@ -57,6 +57,7 @@ from .service import (
 )
 from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
+from .warm_start import warm_start, warm_start_goals
 
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[Goal]]] = {
@@ -72,6 +73,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "threads": threads_goals,
     "inverse_time_scale": inverse_time_scale_goals,
     "ingest": ingest_goals,
+    "warm_start": warm_start_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -98,6 +100,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("cold_start", "table"): cold_start,
     ("threads", "table"): threads,
     ("ingest", "table"): ingest,
+    ("warm_start", "table"): warm_start,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -138,6 +141,7 @@ __all__ = [
     "scale_rows",
     "soak",
     "threads",
+    "warm_start",
     "threads_case",
     "throughput",
     "time_to_accuracy",
