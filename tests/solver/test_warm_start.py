@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver import SOLVERS
+from solver import SOLVERS, ShardedMatrix
 from solver._sparse import prepare
 from solver.losses import LOSSES
 from solver.mirror_descent import MirrorEngine
@@ -163,3 +163,27 @@ def test_the_start_is_for_one_fit_only():
     est.fit(X, y, coef_init=coef, intercept_init=intercept)
     assert est.n_iter_ == 200  # one epoch when warm-started
     assert est.fit(X, y).n_iter_ == 1000  # five epochs: the next fit starts cold
+
+
+@pytest.mark.parametrize("name", ["pgs", "sgd", "smidas"])
+def test_a_fit_from_shards_starts_from_the_weights_too(name):
+    """Streaming fits (solver.ShardedMatrix) build their engine by another path: it starts there too."""
+    X, y = binary_problem(n=200)
+    coef, intercept = _start(X.shape[1])
+    shards = ShardedMatrix.from_arrays(X, y, [100, 100])
+    params = {"sigma": 1e-3, "n_iter": 1, "random_state": 0}
+    if name != "smidas":
+        params["output"] = "last"
+    est = SOLVERS[name].classifier(**params).fit(shards, None, coef_init=coef, intercept_init=intercept)
+    start = np.append(coef, intercept)
+    assert np.linalg.norm(np.append(est.coef_, est.intercept_) - start) < 0.25 * np.linalg.norm(start)
+
+
+def test_sigma_auto_refits_from_the_given_weights():
+    """The path's fits warm-start from each other; the refit at the chosen sigma from the start."""
+    X, y = binary_problem(n=300)
+    reference = SOLVERS["lbfgs"].classifier(sigma=1e-2).fit(X, y)
+    auto = SOLVERS["lbfgs"].classifier(sigma="auto", sigma_grid=[1e-2], folds=3)
+    auto.fit(X, y, coef_init=reference.coef_, intercept_init=reference.intercept_)
+    assert auto.sigma_ == 1e-2 and auto.n_iter_ <= 2
+    np.testing.assert_allclose(auto.coef_, reference.coef_, atol=1e-4)
