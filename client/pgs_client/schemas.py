@@ -1718,6 +1718,10 @@ class SolverRead:
     """
     Whether it trains from a data set's shards one at a time, so on data larger than a worker's memory budget (PGS_WORKER_MEMORY_BYTES)
     """
+    warm_starts: bool
+    """
+    Whether a job of this solver may start from a stored model's weights (init_model)
+    """
     tasks: list[SolverTaskRead]
     """
     Per task it trains: its losses and parameters

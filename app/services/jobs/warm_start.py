@@ -56,11 +56,9 @@ def check_start(
 ) -> None:
     """422 naming ``init_model`` unless ``model`` is a starting point for the job's fit."""
     for name in (solver, model.solver):
-        cls = SOLVERS[name].classifier or SOLVERS[name].regressor
-        assert cls is not None  # every solver has an estimator of one task at least
-        if not cls.warm_starts:
+        if not SOLVERS[name].warm_starts:
             whose = "the job's solver" if name == solver else f"model {model.id}'s solver"
-            _refuse(f"init_model: {whose} {name} cannot start from weights: {cls.cold_only_reason}")
+            _refuse(f"init_model: {whose} {name} cannot start from weights: {SOLVERS[name].cold_only_reason}")
     if model.task != task:
         _refuse(f"init_model: model {model.id} is a {model.task} model; the job is {task}")
     for param in ("loss", "fit_intercept"):
