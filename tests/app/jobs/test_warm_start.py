@@ -155,3 +155,18 @@ def test_a_deleted_init_model_no_longer_exists(world):
     assert c.delete(f"/v1/models/{doomed}").status_code == 204
     problem = assert_problem(create_job(c, dataset_id=ids["new"], params=LOGISTIC, init_model=doomed), 422)
     assert f"model {doomed} does not exist" in problem["detail"]
+
+
+def test_a_job_whose_init_model_is_deleted_while_it_waits_fails_and_says_why(world):
+    """The one worker is busy with a long job while the refresh waits; its start is deleted
+    meanwhile: the refresh fails naming it, rather than training from zero."""
+    c, ids = world["client"], world["ids"]
+    doomed = _run(c, dataset_id=ids["old"], params=LOGISTIC)["model_id"]
+    busy = create_job(c, dataset_id=ids["old"], params={**LOGISTIC, "n_iter": 200_000_000}).json()
+    wait_for(c, busy["id"], lambda j: j["status"] == "running")
+    waiting = create_job(c, dataset_id=ids["new"], params=LOGISTIC, init_model=doomed).json()
+    assert c.delete(f"/v1/models/{doomed}").status_code == 204
+    assert c.post(f"/v1/jobs/{busy['id']}/cancel").status_code in (200, 202)
+    failed = wait_for(c, waiting["id"])
+    assert failed["status"] == "failed" and failed["model_id"] is None
+    assert f"model {doomed} (init_model) was deleted before the job ran" in failed["error"]
