@@ -170,3 +170,23 @@ def test_a_job_whose_init_model_is_deleted_while_it_waits_fails_and_says_why(wor
     failed = wait_for(c, waiting["id"])
     assert failed["status"] == "failed" and failed["model_id"] is None
     assert f"model {doomed} (init_model) was deleted before the job ran" in failed["error"]
+
+
+def test_a_refresh_that_streams_from_shards_starts_from_the_model_too(tmp_path: Path, data_dir: Path):
+    """Data over PGS_WORKER_MEMORY_BYTES trains shard by shard, through the start's fitted
+    preprocessing and from its weights, as in memory."""
+    settings = make_settings(tmp_path, worker_memory_bytes=1024)
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/v1/datasets", files={"file": ("heart.svm", (data_dir / "heart_scale.svm").read_bytes())})
+        dataset = r.json()["id"]
+        start = _run(c, dataset_id=dataset, params=LOGISTIC)
+        refreshed = _run(
+            c, dataset_id=dataset, params=LOGISTIC, init_model=start["model_id"], test_fraction=0.3
+        )
+        assert "shard_window" in refreshed["metrics"]  # it streamed
+        assert refreshed["init_model_id"] == start["model_id"]
+        assert refreshed["metrics"]["test_accuracy"] > 0.7
+        scales = [
+            _arrays(c, j["model_id"])["preprocessing.scale.max_abs_.values"] for j in (start, refreshed)
+        ]
+        np.testing.assert_array_equal(scales[0], scales[1])
