@@ -59,7 +59,7 @@ class SolverSpec:
     def __post_init__(self) -> None:
         if not self.estimators:
             raise ValueError(f"solver {self.title!r} has no estimator")
-        for attribute in ("solver_name", "streams"):
+        for attribute in ("solver_name", "streams", "warm_starts"):
             values = {getattr(cls, attribute) for cls in self.estimators}
             if len(values) > 1:
                 raise ValueError(f"the estimators of solver {self.title!r} disagree on {attribute}: {values}")
@@ -77,6 +77,16 @@ class SolverSpec:
     def streams(self) -> bool:
         """Whether its estimators train from a ``solver.ShardedMatrix``, shard by shard."""
         return self.estimators[0].streams
+
+    @property
+    def warm_starts(self) -> bool:
+        """Whether its estimators' fit starts from given weights (coef_init, a job's init_model)."""
+        return self.estimators[0].warm_starts
+
+    @property
+    def cold_only_reason(self) -> str:
+        """Why it cannot start from given weights ("" when it can)."""
+        return self.estimators[0].cold_only_reason
 
     def estimator_class(self, task: str) -> type[LinearModelBase] | None:
         """The estimator that trains ``task`` ("binary", "multiclass" or "regression"), if any."""
@@ -101,6 +111,7 @@ class SolverSpec:
             "paper": self.paper,
             "algorithm": self.algorithm,
             "streams": self.streams,
+            "warm_starts": self.warm_starts,
             "tasks": tasks,
         }
 

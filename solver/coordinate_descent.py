@@ -39,6 +39,7 @@ iterations, which removes floating-point drift). Dense input counts every entry,
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -204,6 +205,14 @@ def with_bias_column(
     return (as_kernel_data(X) if rows else None), as_kernel_data(X.T.tocsr())
 
 
+def _as_matrix(view: KernelData, n_rows: int, n_cols: int) -> Any:
+    """A kernel-layout view (with_bias_column) as a NumPy or SciPy matrix of that shape."""
+    if view.dense:
+        return view.data.reshape(n_rows, n_cols)
+    indices, indptr = view.indices.astype(np.int64), view.indptr.astype(np.int64)
+    return sp.csr_matrix((view.data, indices, indptr), shape=(n_rows, n_cols))
+
+
 class CoordinateEngine:
     """One coordinate-descent run per output column (one-vs-rest); an iteration is one coordinate
     update. ``StochasticCoordinateEngine`` (SCD) and ``GreedyCoordinateEngine`` (GCD) choose the
@@ -224,7 +233,10 @@ class CoordinateEngine:
         rng,
         beta: str = "column",
         rows: bool = False,
+        initial: np.ndarray | None = None,
     ):
+        """``initial``: the weights to start from, one row per output, the intercept last (a
+        warm start); None: 0."""
         self.rows, self.cols = with_bias_column(data, fit_intercept, rows=rows)
         m = targets.shape[1]
         n_weights = self.cols.indptr.shape[0] - 1
@@ -248,6 +260,11 @@ class CoordinateEngine:
         self.targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
         self.w = [np.zeros(n_weights) for _ in self.targets]
         self.z = [np.zeros(m) for _ in self.targets]
+        if initial is not None:
+            # The margins z = X w the updates keep in step with w (the bias column included).
+            columns = _as_matrix(self.cols, n_weights, m)
+            self.w = [np.array(w, dtype=np.float64) for w in initial]
+            self.z = [np.asarray(columns.T @ w, dtype=np.float64) for w in self.w]
         self.loss = (loss.code, float(epsilon))
         self.rng = rng
         self.t = 0
@@ -304,6 +321,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
         fit_intercept: bool,
         rng=None,
         beta: str = "column",
+        initial: np.ndarray | None = None,
     ):
         super().__init__(
             data,
@@ -315,6 +333,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
             rng=rng,
             beta=beta,
             rows=True,
+            initial=initial,
         )
         self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
         self.done = [False] * len(self.targets)

@@ -256,6 +256,16 @@ class SGDState:
     def t(self) -> int:
         return int(self.scal[S_T])
 
+    def start_from(self, w: np.ndarray) -> None:
+        """Start the run at w_1 = ``w`` (the intercept last) instead of 0: a warm start. With
+        w = a v and a = 1, v is ``w`` itself; the running sum U + P v starts empty, so the
+        average counts ``w`` as w_1, as it counts 0 in a cold run. Only before the first
+        iteration."""
+        if self.t != 0:
+            raise RuntimeError("start_from is only for a run that has not started")
+        self.w[:, V] = w
+        self.scal[S_SCALE] = 1.0
+
     def compile(self) -> None:
         """Load or compile ``sgd_chunk`` for this run's argument types (tracing.Engine.compile)."""
         compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w, self.scal)

@@ -256,7 +256,10 @@ class MirrorEngine:
         fit_intercept: bool,
         rng,
         sampler: Sampler | None = None,
+        initial: np.ndarray | None = None,
     ):
+        """``initial``: the weights to start from, one row per output, the intercept last (a
+        warm start, ``start_from``); None: 0."""
         n_weights = data.n_features + int(fit_intercept)
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = MirrorHyperParameters(
@@ -278,6 +281,36 @@ class MirrorEngine:
         self.samples_per_iteration = batch_size
         self.t = 0
         self.data_accesses = 0
+        if initial is not None:
+            for o, w in enumerate(initial):
+                self._start_from(o, np.asarray(w, dtype=np.float64))
+
+    def _start_from(self, o: int, w: np.ndarray) -> None:
+        """Output ``o``'s run starts at ``w`` (before its first iteration).
+
+        The dual vector is theta = f(w), the inverse of eq. (12)'s link: f^-1 is the gradient of
+        (1/2) ||theta||_p^2, so f is the gradient of the conjugate (1/2) ||w||_q^2, q = p / (p - 1),
+        theta_j = sign(w_j) |w_j|^(q-1) / ||w||_q^(q-2) (for p = 2, q = 2 and theta = w). The
+        active list and w = C PHI then follow from theta by one untruncated pass of the kernel's
+        own map (tau = 0), so the first iteration reads exactly ``w``."""
+        state, members, scal = self.states[o], self.members[o], self.scals[o]
+        p = self.hyp.p
+        if p == 2:
+            state[:, THETA] = w  # the identity link; the truncations are due from t = 0 on
+            return
+        q = p / (p - 1.0)
+        norm = float(np.linalg.norm(w, ord=q))
+        if not (math.isfinite(norm) and norm > 0.0):
+            return
+        # |w_j|^(q-1) / ||w||_q^(q-2) as ||w||_q (|w_j| / ||w||_q)^(q-1): no overflow for q near 1.
+        state[:, THETA] = np.sign(w) * norm * (np.abs(w) / norm) ** (q - 1.0)
+        active = np.flatnonzero(state[:, THETA])
+        members[: active.shape[0], ACTIVE] = active
+        members[active, SLOT] = np.arange(active.shape[0])
+        ref = float(np.max(np.abs(state[active, THETA])))
+        bias_j = state.shape[0] - 1 if self.hyp.bias != 0.0 else -1
+        n_active, coef, ref = _truncate_and_link(state, members, active.shape[0], 0.0, p, bias_j, ref)
+        scal[S_ACTIVE], scal[S_COEF], scal[S_REF] = n_active, coef, ref
 
     def compile(self) -> None:
         data, y = self._types

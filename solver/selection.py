@@ -2,7 +2,8 @@
 
 The path runs from the largest sigma to the smallest. Each fold keeps its own model, and the fit at
 the next sigma starts from the previous one's weights (``warm start``, for the estimators whose
-engine can start from given weights, ``warm_starts``): neighbouring sigmas of a log-spaced grid
+estimator can start from given weights, ``warm_starts``: ``fit``'s ``coef_init`` and
+``intercept_init``, the one warm start every caller uses): neighbouring sigmas of a log-spaced grid
 have close optima, and a large sigma's problem is the easy, well-conditioned one, so the path costs
 little more than its last fits. Every point is scored on the held-out rows of each split (its
 ``mean`` and ``std`` over the splits); the path stops once ``patience`` points in a row have not
@@ -213,7 +214,8 @@ def regularisation_path(
     higher_is_better = METRICS[metric]
     sigmas = check_grid(grid)
     parts = [(X[train], y[train], X[held], y[held]) for train, held in splits]
-    previous: list[np.ndarray | None] = [None] * len(parts)
+    # Each fold's last model, (coef_, intercept_ or None): the next sigma's fit starts from it.
+    previous: list[tuple[np.ndarray, np.ndarray | None] | None] = [None] * len(parts)
     path: list[PathPoint] = []
     best: tuple[float, float] | None = None  # (the mean as "higher is better", sigma)
     watch = _Patience(patience)
@@ -223,10 +225,16 @@ def regularisation_path(
         solver_seconds = 0.0
         for fold, (X_fit, y_fit, X_held, y_held) in enumerate(parts):
             estimator = build(float(sigma))
-            if warm_start and previous[fold] is not None and getattr(estimator, "warm_starts", False):
-                estimator._initial_weights = previous[fold]
+            last = previous[fold] if warm_start and getattr(estimator, "warm_starts", False) else None
             try:
-                estimator.fit(X_fit, y_fit, callback=callback, trace=False)
+                estimator.fit(
+                    X_fit,
+                    y_fit,
+                    callback=callback,
+                    trace=False,
+                    coef_init=None if last is None else last[0],
+                    intercept_init=None if last is None else last[1],
+                )
             except FloatingPointError:  # a diverged fit scores worst; the next starts cold
                 scores.append(None)
                 previous[fold] = None
@@ -235,7 +243,7 @@ def regularisation_path(
                 return _stopped_at(best, metric, splits_name, path)
             solver_seconds += float(estimator.solver_seconds_)
             scores.append(_score(metric, estimator.predict(X_held), y_held))
-            previous[fold] = engine_weights(estimator)
+            previous[fold] = (estimator.coef_, estimator.intercept_ if estimator.fit_intercept else None)
         finite = [s for s in scores if s is not None]
         mean = float(np.mean(finite)) if len(finite) == len(scores) else None
         std = float(np.std(finite)) if mean is not None else None
@@ -282,15 +290,6 @@ class _Patience:
         if self.mark == -math.inf:
             return key > self.mark
         return key > self.mark + MIN_IMPROVEMENT * abs(self.mark)
-
-
-def engine_weights(estimator: Any) -> np.ndarray:
-    """A fitted linear estimator's weights as its engine holds them, shape (n_outputs,
-    n_weights): the coefficients, then the intercept when it has one."""
-    coef = np.atleast_2d(estimator.coef_)
-    if not estimator.fit_intercept:
-        return coef.copy()
-    return np.column_stack([coef, np.atleast_1d(estimator.intercept_)])
 
 
 def _score(metric: str, predicted: np.ndarray, y: np.ndarray) -> float | None:

@@ -226,6 +226,9 @@ class Job(Base):
     # Migration 0013: with params.sigma "auto", the request's selection options with their
     # defaults (app/services/jobs/selection.py); null otherwise.
     selection_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0018: the stored model the fit starts from (init_model, app/services/jobs/
+    # warm_start.py); null for a cold start. A plain id: the lineage outlives that model.
+    init_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     @property
     def selection(self) -> dict[str, Any] | None:
@@ -307,6 +310,9 @@ class Model(Base):
     # Why the model is the last iterate of a run that did not finish (migration 0005):
     # "cancelled" or "time_limit"; null for a finished run.
     partial_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # Migration 0018: the model this one's fit started from (its job's init_model); null for a
+    # cold start.
+    init_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     @property
     def partial(self) -> bool:

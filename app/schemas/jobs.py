@@ -148,6 +148,15 @@ class JobCreate(BaseModel):
     model_name: ModelName | None = Field(
         default=None, description="Register the trained model as the next version of this name"
     )
+    init_model: Annotated[int, Field(ge=1)] | Annotated[str, Field(min_length=1, max_length=400)] | None = (
+        Field(
+            default=None,
+            description="Start the fit from this stored model's weights (a warm start: refresh a "
+            "model on new rows): its id or name@alias. It must have the job's task, loss, "
+            "fit_intercept, features (n_features), classes and preprocessing; the fit then uses its "
+            "fitted preprocessing, so that its weights mean the same. Every solver but kernel_pgs",
+        )
+    )
 
     @field_validator("targets")
     @classmethod
@@ -273,6 +282,10 @@ class JobRead(BaseModel):
     description: str | None = None
     tags: list[str] = []
     model_name: str | None = None
+    init_model_id: int | None = Field(
+        default=None,
+        description="The model the fit started from (the request's init_model); null: a cold start",
+    )
 
 
 class JobPatch(LabelsPatch):

@@ -50,6 +50,9 @@ class ModelRead(BaseModel):
     training_dataset: dict[str, Any] | None = Field(
         default=None, description="The training data set as it was, kept when it was deleted"
     )
+    init_model_id: int | None = Field(
+        default=None, description="The model its fit started from (its job's init_model); null: a cold start"
+    )
 
 
 class ModelPatch(LabelsPatch):

@@ -56,6 +56,7 @@ class SolverRead(BaseModel):
                     "Minimization (JMLR 2011)",
                     "algorithm": "Section 4.2 (baseline)",
                     "streams": False,
+                    "warm_starts": True,
                     "tasks": [
                         {
                             "task": "classification",
@@ -91,6 +92,9 @@ class SolverRead(BaseModel):
     streams: bool = Field(
         description="Whether it trains from a data set's shards one at a time, so on data larger "
         "than a worker's memory budget (PGS_WORKER_MEMORY_BYTES)"
+    )
+    warm_starts: bool = Field(
+        description="Whether a job of this solver may start from a stored model's weights (init_model)",
     )
     tasks: list[SolverTaskRead] = Field(description="Per task it trains: its losses and parameters")
 

@@ -41,6 +41,7 @@ from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
 from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
+from app.training.starting_point import InitModel, StartingPoint, load_start
 from app.training.timing import JobClock
 from solver import SOLVERS, ShardedMatrix
 
@@ -92,6 +93,8 @@ class TrainingJob:
     label_name: str | None = None
     # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
     time_limit_s: float | None = None
+    # The stored model the fit starts from (init_model); None for a cold start.
+    init_model: InitModel | None = None
 
 
 def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
@@ -102,6 +105,12 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
         test = s.get(Dataset, job.test_dataset_id) if job.test_dataset_id is not None else None
         if train is None or (job.test_dataset_id is not None and test is None):
             raise RuntimeError("the job's data set was deleted before the job ran")
+        init_model = None
+        if job.init_model_id is not None:
+            start = s.get(Model, job.init_model_id)
+            if start is None:
+                raise RuntimeError(f"model {job.init_model_id} (init_model) was deleted before the job ran")
+            init_model = InitModel(start.id, start.file_stem)
         search = None
         if job.select_sigma is not None:
             seed = job.subsample_seed if job.subsample_seed is not None else job.split_seed
@@ -137,6 +146,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
             feature_names=train.feature_names,
             label_name=train.label_name,
             time_limit_s=job.time_limit_s,
+            init_model=init_model,
         )
 
 
@@ -199,9 +209,11 @@ def load_data(
     classification: bool,
     stream_memory: int | None = None,
     clock: JobClock | None = None,
+    fitted: Any = None,
 ) -> TrainingData:
     """The job's rows: in memory, or with ``stream_memory`` (the worker's memory budget) as
-    shards read one window at a time (:func:`shard_window`). ``clock`` times the preprocessing."""
+    shards read one window at a time (:func:`shard_window`). ``clock`` times the preprocessing.
+    ``fitted``: a fitted preprocessing to use instead of fitting one (a warm start's)."""
     clock = clock or JobClock()
     train, evaluation = _rows(store, spec)
     window = None if stream_memory is None else shard_window(stream_memory, train.largest_shard_bytes)
@@ -220,7 +232,7 @@ def load_data(
         return np.asarray(y, dtype=np.float64) if classes is None else codes_of(classes, y)
 
     with clock.part("preprocessing"):
-        preprocessor = _preprocessor(store, spec, train)
+        preprocessor = fitted if fitted is not None else _preprocessor(store, spec, train)
     if window is not None:
         return _streamed(spec, train, evaluation, encode, classes, window, preprocessor)
     X, y = train.in_memory()
@@ -324,12 +336,23 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     return selection.sigma
 
 
-def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
-    """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
+def fit(job: TrainingJob, data: TrainingData, reporter: Reporter, start: StartingPoint | None = None) -> Any:
+    """The fitted estimator, started from ``start``'s weights when given; unfitted when the
+    reporter stopped the run before the fit began."""
     estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
     reporter.start_fit()
+    if start is not None:
+        start.check_classes(data.classes)
     if not reporter.stopped():
-        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
+        estimator.fit(
+            data.X,
+            data.y,
+            eval_set=data.eval_set,
+            callback=reporter,
+            trace=True,
+            coef_init=None if start is None else start.coef,
+            intercept_init=None if start is None else start.intercept,
+        )
     return estimator
 
 
@@ -449,14 +472,16 @@ def train(
     job on. ``clock`` (app/training/timing.py) times the steps."""
     clock = clock or JobClock()
     with clock.part("load"):
+        start = None if job.init_model is None else load_start(store, job.init_model)
         data = load_data(
             store,
             job.data,
             job.estimator.classification,
             memory_bytes if streams(job, memory_bytes) else None,
             clock,
+            fitted=None if start is None else start.preprocessor,
         )
-    estimator = fit(job, data, reporter)
+    estimator = fit(job, data, reporter, start)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
     clock.fitted(estimator, reporter.seconds)
@@ -500,4 +525,5 @@ def store_model(store: Store, job: TrainingJob, trained: Trained, clock: JobCloc
         partial_reason=partial_reason,
         preprocessing=package.service["preprocessing"],
         feature_names=job.feature_names,
+        init_model_id=None if job.init_model is None else job.init_model.model_id,
     )

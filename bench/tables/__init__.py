@@ -58,6 +58,7 @@ from .service import (
 )
 from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
+from .warm_start import warm_start, warm_start_goals
 
 # The goals, by the record they are read from (docs/results/<name>.json), in the page's order.
 GOALS: dict[str, Callable[[Any], list[Goal]]] = {
@@ -74,6 +75,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "inverse_time_scale": inverse_time_scale_goals,
     "ingest": ingest_goals,
     "early_stopping": early_stopping_goals,
+    "warm_start": warm_start_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -101,6 +103,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("threads", "table"): threads,
     ("ingest", "table"): ingest,
     ("early_stopping", "table"): early_stopping,
+    ("warm_start", "table"): warm_start,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -142,6 +145,7 @@ __all__ = [
     "scale_rows",
     "soak",
     "threads",
+    "warm_start",
     "threads_case",
     "throughput",
     "time_to_accuracy",

@@ -398,6 +398,10 @@ class ModelRead:
     """
     The training data set as it was, kept when it was deleted
     """
+    init_model_id: int | None = None
+    """
+    The model its fit started from (its job's init_model); null: a cold start
+    """
 
 
 @dataclass(kw_only=True)
@@ -1765,6 +1769,10 @@ class JobCreate:
     """
     Register the trained model as the next version of this name
     """
+    init_model: int | str | None = None
+    """
+    Start the fit from this stored model's weights (a warm start: refresh a model on new rows): its id or name@alias. It must have the job's task, loss, fit_intercept, features (n_features), classes and preprocessing; the fit then uses its fitted preprocessing, so that its weights mean the same. Every solver but kernel_pgs
+    """
 
 
 @dataclass(kw_only=True)
@@ -1835,6 +1843,10 @@ class JobRead:
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
     model_name: str | None = None
+    init_model_id: int | None = None
+    """
+    The model the fit started from (the request's init_model); null: a cold start
+    """
 
 
 @dataclass(kw_only=True)
@@ -1861,6 +1873,10 @@ class SolverRead:
     streams: bool
     """
     Whether it trains from a data set's shards one at a time, so on data larger than a worker's memory budget (PGS_WORKER_MEMORY_BYTES)
+    """
+    warm_starts: bool
+    """
+    Whether a job of this solver may start from a stored model's weights (init_model)
     """
     tasks: list[SolverTaskRead]
     """

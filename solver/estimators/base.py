@@ -11,8 +11,10 @@ streams; ``solver.catalogue`` lists the solvers from these class attributes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from numbers import Real
 from typing import Any, ClassVar
@@ -131,10 +133,13 @@ class LinearModelBase(FittedModel):
     # or minibatch at a time; the others (full gradients, coordinate descent, kernel expansions)
     # need every row at once.
     streams: ClassVar[bool] = False
-    # Whether the engine starts from ``_initial_weights`` (shape (n_outputs, n_weights), the
-    # intercept last) when set: sigma="auto" warm-starts each fit of its path from the previous one.
+    # Whether ``fit`` accepts ``coef_init``/``intercept_init`` (a warm start): the engine then
+    # starts from ``_initial_weights`` (shape (n_outputs, n_weights), the intercept last), set for
+    # the duration of that fit only. sigma="auto" warm-starts each fit of its path this way, and a
+    # training job its fit from a stored model (``init_model``). A family that cannot says why in
+    # ``cold_only_reason``.
     warm_starts: ClassVar[bool] = False
-    _initial_weights: ClassVar[np.ndarray | None] = None
+    cold_only_reason: ClassVar[str] = ""
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
@@ -153,6 +158,34 @@ class LinearModelBase(FittedModel):
         raise NotImplementedError
 
     # -- shared -----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _starting_from(self, coef_init, intercept_init, n_outputs: int) -> Iterator[None]:
+        """Within the block, the engine starts from ``coef_init``/``intercept_init`` (None: 0)."""
+        self._initial_weights = self._initial_weights_from(coef_init, intercept_init, n_outputs)
+        try:
+            yield
+        finally:
+            del self._initial_weights  # back to the class's None: the next fit starts cold
+
+    def _initial_weights_from(self, coef_init, intercept_init, n_outputs: int) -> np.ndarray | None:
+        """The engine's start, shape (n_outputs, n_weights) with the intercept last, from weights
+        laid out as ``coef_`` and ``intercept_`` are; None for a cold start. ValueError naming the
+        argument for a family that cannot start from weights, a shape that does not fit, a value
+        that is not finite, or an intercept without ``fit_intercept``."""
+        if coef_init is None and intercept_init is None:
+            return None
+        name = type(self).__name__
+        if not self.warm_starts:
+            raise ValueError(f"{name} cannot start from given weights (coef_init): {self.cold_only_reason}")
+        n_features = int(self.n_features_in_)
+        coef = _shaped(coef_init, (n_outputs, n_features), "coef_init", name)
+        intercept = _shaped(intercept_init, (n_outputs,), "intercept_init", name)
+        if not self.fit_intercept:
+            if np.any(intercept != 0.0):
+                raise ValueError(f"{name} has fit_intercept=False: intercept_init must be None or 0.")
+            return coef
+        return np.column_stack([coef, intercept])
 
     def validate_params(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
@@ -422,6 +455,25 @@ def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     if with_intercept:
         z = z + weights[:, -1]
     return z
+
+
+def _shaped(values, shape: tuple[int, ...], name: str, estimator: str) -> np.ndarray:
+    """``values`` (None: zeros) as finite float64 of ``shape``; a single output's weights may
+    come flat, as a regressor's ``coef_`` is."""
+    if values is None:
+        return np.zeros(shape)
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"The {name!r} argument of {estimator}.fit must hold numbers.") from exc
+    if array.size != math.prod(shape) or (array.ndim and array.shape[-1] != shape[-1]):
+        raise ValueError(
+            f"The {name!r} argument of {estimator}.fit must have shape {shape} (one row per "
+            f"output: one for a regressor or two classes, else one per class). Got {array.shape}."
+        )
+    if not np.isfinite(array).all():
+        raise ValueError(f"The {name!r} argument of {estimator}.fit must be finite.")
+    return array.reshape(shape)
 
 
 def _generator(random_state) -> np.random.Generator:

@@ -46,6 +46,7 @@ class _GradientDescentBase(LinearModelBase):
 
     _full_batch: ClassVar[bool] = False
     streams = True  # sgd and ogd: one minibatch per step (gd sets it False)
+    warm_starts = True  # SGDState.start_from
 
     sigma: float | str = param(
         default=1e-5,
@@ -109,6 +110,9 @@ class _GradientDescentBase(LinearModelBase):
             )
             for y in targets
         ]
+        if self._initial_weights is not None:
+            for state, w in zip(states, self._initial_weights, strict=True):
+                state.start_from(w)
         # Uniform draws with replacement: the lecture's Algorithms 2-3 (gd reads every row).
         sampler = None if self._full_batch else rows.sampler(batch, "replacement", rng)
         return SGDEngine(states, batch, self.output, sampler)

@@ -33,6 +33,11 @@ from .tasks import LinearClassifierMixin, LinearRegressorMixin
 class _KernelPGSBase(LinearModelBase):
     """Kernel PGS (p = 2): the parameters, and a model of support vectors and dual coefficients."""
 
+    cold_only_reason = (
+        "its model is a weighted sum of kernels at its own training rows, not weights over the "
+        "features, so another model's weights give it no starting point"
+    )
+
     solver_name = "kernel_pgs"
 
     sigma: float | str = param(

@@ -56,6 +56,10 @@ _REGRESSOR_LOSS_DOC = "A smooth loss l(z; y): its curvature bound sets the step.
 class _L1Base(LinearModelBase):
     """Objective (1) of the L1 paper: sigma ||w||_1 + mean loss, the intercept unpenalised."""
 
+    # Coordinate descent starts from w and its margins X w; mirror descent from theta = f(w)
+    # (solver.mirror_descent.MirrorEngine.start_from).
+    warm_starts = True
+
     sigma: float | str = param(
         default=1e-5,
         allowed=SIGMA,
@@ -107,6 +111,7 @@ class _CoordinateDescentBase(_L1Base):
             fit_intercept=bool(self.fit_intercept),
             rng=rng,
             beta=str(self.beta),
+            initial=self._initial_weights,
         )
 
 
@@ -286,6 +291,7 @@ class _MirrorDescentBase(_L1Base):
             fit_intercept=bool(self.fit_intercept),
             rng=rng,
             sampler=rows.sampler(int(self.batch_size), "replacement", rng),
+            initial=self._initial_weights,
         )
 
 

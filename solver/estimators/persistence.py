@@ -25,6 +25,8 @@ class FittedModel(BaseEstimator):
     solver_seconds_: float
     compile_seconds_: float
     checkpoint_seconds_: float
+    # A warm start's weights, set only during a fit given coef_init (LinearModelBase._starting_from).
+    _initial_weights: np.ndarray | None = None
 
     def _as_task_outputs(self) -> None:
         """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""

@@ -47,9 +47,10 @@ class _PGSBase(LinearModelBase):
         default=None,
         allowed=[AT_LEAST_ONE, None],
         doc="T, the number of iterations; None: 5 epochs, ceil(5 m / batch_size).",
-        details="""A fit of sigma="auto"'s path that starts from the previous sigma's model runs 1
-        epoch by default: it starts near its optimum, and on a9a and w8a the path chooses a model
-        as accurate as with 5 epochs in less than half the time.""",
+        details="""A warm-started fit (``coef_init``: a fit of sigma="auto"'s path that starts from
+        the previous sigma's model, or a refresh from a stored model) runs 1 epoch by default: it
+        starts near its optimum, and on a9a and w8a the path chooses a model as accurate as with 5
+        epochs in less than half the time.""",
     )
     radius: float | str | None = param(
         default="auto",
@@ -114,7 +115,7 @@ class _PGSBase(LinearModelBase):
     )
 
     def _default_n_iter(self, m: int) -> int:
-        # 5 epochs; 1 when warm-started on a sigma path (the parameter's details say why).
+        # 5 epochs; 1 when warm-started (the parameter's details say why).
         epochs = 5 if self._initial_weights is None else 1
         return math.ceil(epochs * m / self.batch_size)
 

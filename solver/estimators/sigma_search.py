@@ -85,12 +85,16 @@ METRIC: Any = param(
 )
 
 
-def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace) -> Any:
+def fit_with_sigma_search(
+    estimator: Any, X, y, eval_set, callback, trace, coef_init=None, intercept_init=None
+) -> Any:
     """Fit ``estimator`` (whose sigma is "auto") at the sigma its regularisation path chooses:
     sets ``sigma_`` (the chosen sigma) and ``selection_`` (``solver.selection.Selection``), and
-    the model of a fit on all of (X, y) at ``sigma_``. A callback returning False ends the path at
-    once, at the best sigma of the points complete by then (the largest sigma when none is); the
-    refit then stops at its first chunk, leaving a fitted model, as for any fit."""
+    the model of a fit on all of (X, y) at ``sigma_``, started from ``coef_init`` and
+    ``intercept_init`` when given (the path's own fits warm-start from each other). A callback
+    returning False ends the path at once, at the best sigma of the points complete by then (the
+    largest sigma when none is); the refit then stops at its first chunk, leaving a fitted
+    model, as for any fit."""
     if isinstance(X, ShardedMatrix):
         raise ValueError(
             f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", which fits many "
@@ -141,7 +145,16 @@ def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace) -> An
     chosen = selection.sigma if selection is not None else float(grid[0])
     estimator.sigma = chosen
     try:
-        type(estimator).fit(estimator, X, y, eval_set=eval_set, callback=callback, trace=trace)
+        type(estimator).fit(
+            estimator,
+            X,
+            y,
+            eval_set=eval_set,
+            callback=callback,
+            trace=trace,
+            coef_init=coef_init,
+            intercept_init=intercept_init,
+        )
     finally:
         estimator.sigma = "auto"  # fit never changes a parameter
     estimator.sigma_ = chosen

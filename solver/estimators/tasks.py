@@ -24,17 +24,22 @@ class LinearClassifierMixin(ClassifierMixin):
 
     classes_: np.ndarray
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+    def fit(self, X, y, eval_set=None, callback=None, trace=None, coef_init=None, intercept_init=None):
         """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
 
         ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
         (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
         chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
         leaving a fitted model.
+
+        ``coef_init`` and ``intercept_init`` (shaped as ``coef_`` and ``intercept_``, for the
+        same classes; None: zeros) start the fit from those weights instead of 0, as for
+        scikit-learn's SGDClassifier: a warm start from a nearby problem's model, e.g. the same
+        model on older rows. A family that cannot start from weights refuses them.
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, coef_init, intercept_init)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -59,17 +64,14 @@ class LinearClassifierMixin(ClassifierMixin):
         if self.early_stopping:
             X, y, held = validation_split(self, X, y)
             validation = self._accuracy_on(held)
-        if isinstance(X, ShardedMatrix):
-            classes = self.classes_
-            return self._fit_shards(
-                X,
-                lambda y: _one_vs_rest(y, classes),
-                1 if classes.shape[0] == 2 else classes.shape[0],
-                evaluation,
-                callback,
-                trace,
-            )
-        return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace, validation)
+        classes = self.classes_
+        n_outputs = 1 if classes.shape[0] == 2 else classes.shape[0]
+        with self._starting_from(coef_init, intercept_init, n_outputs):
+            if isinstance(X, ShardedMatrix):
+                return self._fit_shards(
+                    X, lambda y: _one_vs_rest(y, classes), n_outputs, evaluation, callback, trace
+                )
+            return self._fit_targets(X, _one_vs_rest(y, classes), evaluation, callback, trace, validation)
 
     def _accuracy_on(self, eval_data) -> Evaluation | None:
         """Test accuracy; the labels of a ShardedMatrix are not checked against the classes (one
@@ -138,14 +140,15 @@ class LinearRegressorMixin(RegressorMixin):
     coef_: np.ndarray
     intercept_: float
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
-        """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
+    def fit(self, X, y, eval_set=None, callback=None, trace=None, coef_init=None, intercept_init=None):
+        """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``
+        (``coef_init`` of shape (n_features,), ``intercept_init`` a number).
 
         ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, coef_init, intercept_init)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -170,9 +173,10 @@ class LinearRegressorMixin(RegressorMixin):
         if self.early_stopping:
             X, y, held = validation_split(self, X, y)
             validation = self._rmse_on(held)
-        if isinstance(X, ShardedMatrix):
-            return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
-        return self._fit_targets(X, y[None, :], evaluation, callback, trace, validation)
+        with self._starting_from(coef_init, intercept_init, 1):
+            if isinstance(X, ShardedMatrix):
+                return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
+            return self._fit_targets(X, y[None, :], evaluation, callback, trace, validation)
 
     @staticmethod
     def _rmse_on(eval_data) -> Evaluation | None:

@@ -161,6 +161,17 @@ def test_early_stopping_from_the_command_line(service: ApiServer, heart: Path):
     assert refused.returncode == 3 and "body.params.tol" in refused.stderr
 
 
+def test_a_refresh_from_the_command_line(service: ApiServer, heart: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    args = ["jobs", "create", "--dataset", str(ds["id"]), "--param", "loss=logistic", "--wait", "--json"]
+    start = _json(run_pgs(*args, url=url))
+    refreshed = _json(run_pgs(*args, "--init-model", str(start["model_id"]), url=url))
+    assert refreshed["status"] == "succeeded" and refreshed["init_model_id"] == start["model_id"]
+    refused = run_pgs(*args, "--init-model", "nothing@here", url=url)
+    assert refused.returncode != 0 and "init_model" in refused.stderr
+
+
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
     progress and its current test accuracy; the job stops at its 3 s time budget."""

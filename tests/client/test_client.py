@@ -117,6 +117,17 @@ def test_sigma_auto_with_a_selection_and_its_path_figure(client: Client, heart_j
     assert refused.value.errors[0]["field"] == "body.selection.grid.1"
 
 
+def test_a_refresh_from_a_stored_model_says_where_it_started(client: Client, heart_job: tuple[Dataset, Job]):
+    ds, job = heart_job
+    start = client.models.get(job.model_id)
+    refreshed = client.jobs.wait(client.jobs.create(ds, params={"loss": "logistic"}, init_model=start))
+    assert refreshed.status == "succeeded" and refreshed.init_model_id == start.id
+    assert client.models.get(refreshed.model_id).init_model_id == start.id
+    with pytest.raises(ValidationError) as refused:
+        client.jobs.create(ds, params={"loss": "hinge"}, init_model=start.id)
+    assert refused.value.errors[0]["field"] == "body.init_model"
+
+
 def test_predict_in_every_input_form_agrees(client: Client, heart: Path, heart_job: tuple[Dataset, Job]):
     _, job = heart_job
     X, y = load_svmlight_file(str(heart))

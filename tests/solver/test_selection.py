@@ -35,8 +35,7 @@ def test_a_warm_start_reaches_the_cold_optimum_in_fewer_iterations():
     previous = LBFGSClassifier(sigma=1e-1, tol=1e-12).fit(X, y)
     cold = LBFGSClassifier(sigma=3e-2, tol=1e-12).fit(X, y)
     warm = LBFGSClassifier(sigma=3e-2, tol=1e-12)
-    warm._initial_weights = np.column_stack([previous.coef_, previous.intercept_])
-    warm.fit(X, y)
+    warm.fit(X, y, coef_init=previous.coef_, intercept_init=previous.intercept_)
     # The same optimum to the solver's tolerance: the objective to ~1e-12, the weights to ~1e-5.
     assert _objective(warm, X, y) == pytest.approx(_objective(cold, X, y), rel=1e-10)
     np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-5)
@@ -78,15 +77,13 @@ def test_a_warm_started_pgs_fit_runs_one_epoch_by_default_and_keeps_the_optimum(
     X, y = binary_problem(n=2000)
     previous = LBFGSClassifier(sigma=2e-3, tol=1e-12).fit(X, y)
     optimum = _objective(LBFGSClassifier(sigma=1e-3, tol=1e-12).fit(X, y), X, y)
-    start = np.column_stack([previous.coef_, previous.intercept_])
+    start = {"coef_init": previous.coef_, "intercept_init": previous.intercept_}
     cold = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0).fit(X, y)
     warm = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0)
-    warm._initial_weights = start
-    assert warm.fit(X, y).n_iter_ == 2000 and cold.n_iter_ == 10_000
+    assert warm.fit(X, y, **start).n_iter_ == 2000 and cold.n_iter_ == 10_000
     # As many iterations as the cold run: the same optimum, to PGS's accuracy after 5 epochs.
     long = PGSClassifier(sigma=1e-3, random_state=0, intercept_scaling=1.0, n_iter=10_000)
-    long._initial_weights = start
-    gaps = [_objective(est, X, y) - optimum for est in (cold, long.fit(X, y))]
+    gaps = [_objective(est, X, y) - optimum for est in (cold, long.fit(X, y, **start))]
     assert 0.0 <= min(gaps) and max(gaps) < 2e-4
 
 

@@ -24,7 +24,7 @@ from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
-from app.services.jobs import selection
+from app.services.jobs import selection, warm_start
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
 from app.services.ownership import referenced_or_422
@@ -39,6 +39,8 @@ class JobPlan:
     n_train: int
     estimator: Any
     preprocessing: dict[str, Any] | None
+    # The model the fit starts from (init_model), None for a cold start.
+    init_model_id: int | None = None
 
 
 def check_job_request(
@@ -84,7 +86,13 @@ def check_job_request(
         check_test_scores(
             [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
         )
-    return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
+    preprocessing = resolve_preprocessing(body.preprocessing, train)
+    init_model_id = None
+    if body.init_model is not None:
+        start = warm_start.referenced_model(session, body.init_model, caller)
+        warm_start.check_start(start, body.solver, task, estimator, train, preprocessing)
+        init_model_id = start.id
+    return JobPlan(task, n_train, estimator, preprocessing, init_model_id)
 
 
 def _check_test_dataset(train: Dataset, test: Dataset) -> None:
@@ -190,6 +198,7 @@ def create_job(
         description=body.description,
         tags=body.tags,
         model_name=body.model_name,
+        init_model_id=plan.init_model_id,
     )
     with job_limits.queue_lock:
         job_limits.check_queue_room(

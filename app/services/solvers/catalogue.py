@@ -45,6 +45,7 @@ def _describe(solver: dict[str, Any]) -> dict[str, Any]:
         "paper": solver["paper"],
         "algorithm": solver["algorithm"],
         "streams": solver["streams"],
+        "warm_starts": solver["warm_starts"],
         "tasks": tasks,
     }
 

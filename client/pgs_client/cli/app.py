@@ -309,12 +309,17 @@ def jobs_create(
     tol: Annotated[
         float | None, typer.Option(help="early stopping: the least gain of the score that counts")
     ] = None,
+    init_model: Annotated[
+        str | None,
+        typer.Option(metavar="MODEL", help="Start from this stored model (id or name@alias) to refresh it"),
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
     shaped by --folds, --grid, ... (the service's defaults for those not given). --early-stopping
-    stops it once the score on --validation-fraction of its rows stops improving."""
+    stops it once the score on --validation-fraction of its rows stops improving. --init-model
+    starts the fit from a stored model's weights and preprocessing (a refresh on new rows)."""
     c = _client(ctx)
     params = dict(map(_param, param or []))
     if sigma is not None:
@@ -345,6 +350,7 @@ def jobs_create(
         test_fraction=test_fraction,
         targets=target or [],
         time_budget_s=time_budget,
+        init_model=init_model,
     )
     if wait:
         _wait_job(c, job.id, as_json)

@@ -10,8 +10,8 @@ from typing import Any
 from pgs_client.convert import from_json, params_json, to_frame
 from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.progress import bar, wanted
-from pgs_client.resources import ident, labels
-from pgs_client.schemas import DatasetRead, JobRead, TracePointRead, TraceRead
+from pgs_client.resources import ident, labels, model_ref
+from pgs_client.schemas import DatasetRead, JobRead, ModelRead, TracePointRead, TraceRead
 from pgs_client.transport import Transport
 
 FINAL = ("succeeded", "failed", "cancelled")
@@ -63,6 +63,7 @@ class Jobs:
         description: str | None = None,
         tags: Sequence[str] | None = None,
         model_name: str | None = None,
+        init_model: int | str | ModelRead | None = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
         """Queue a training job. ``params`` is a dict, or the solver's typed parameters
@@ -72,7 +73,9 @@ class Jobs:
         Pass your own key to make a retry from another process safe too. ``model_name``:
         the model is registered as the next version of that name. ``selection``: with
         ``params`` sigma "auto", how the regularisation path chooses sigma, a dict or
-        ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults)."""
+        ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults).
+        ``init_model``: a stored model (its id, ``name@alias`` or the model) the fit starts from,
+        to refresh it on new rows; the job reuses its fitted preprocessing."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
@@ -89,6 +92,8 @@ class Jobs:
             body["time_budget_s"] = time_budget_s
         if selection is not None:
             body["selection"] = params_json(selection)
+        if init_model is not None:
+            body["init_model"] = init_model if isinstance(init_model, int) else model_ref(init_model)
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())

@@ -69,6 +69,7 @@ def test_the_listing(app_client: TestClient):
     solvers = r.json()["solvers"]
     assert [s["name"] for s in solvers][0] == "pgs"
     assert {s["name"] for s in solvers if s["streams"]} == {"pgs", "sgd", "ogd", "smidas", "truncgrad"}
+    assert [s["name"] for s in solvers if not s["warm_starts"]] == ["kernel_pgs"]
     for s in solvers:
         assert s["title"] and s["paper"] and s["algorithm"]
         assert c.get(f"/v1/solvers/{s['name']}").json() == s

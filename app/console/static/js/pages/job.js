@@ -126,6 +126,7 @@ function runFacts(job) {
   return [
     ["Solver", job.solver], ["Task", job.task],
     ["Data set", job.dataset_id ? link(`#/datasets/${job.dataset_id}`, `#${job.dataset_id}`) : "deleted"],
+    job.init_model_id ? ["Started from", link(`#/models/${job.init_model_id}`, `model #${job.init_model_id}`)] : null,
     ["Evaluation", evaluation],
     ["Targets", job.targets.length ? job.targets.join(", ") : "none"],
     job.time_budget_s ? ["Time budget", fmtSeconds(job.time_budget_s)] : null,

@@ -40,6 +40,7 @@ export async function detail(main, { params: [id], signal }) {
   const deleteBox = h("div");
   main.append(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Model #${model.id}`, h("span", { class: "subtle" }, ` ${model.estimator}`)),
+      h("a", { class: "button", href: `#/jobs/new?init_model=${model.id}` }, "Refresh on new rows…"),
       h("button", { type: "button", class: "danger", onclick: () => confirmInline(deleteBox, {
         question: `Delete model ${model.id} and its files? Its job keeps its metrics.`,
         confirmLabel: `Delete model ${model.id}`,
@@ -52,6 +53,7 @@ export async function detail(main, { params: [id], signal }) {
         ["Classes", model.classes ? model.classes.join(", ") : "—"],
         ["Features", fmtNum(model.n_features)], ["Weight sparsity", sparsity(model)],
         ["Trained by", model.job_id ? link(`#/jobs/${model.job_id}`, `job #${model.job_id}`) : "—"],
+        ["Started from", model.init_model_id ? link(`#/models/${model.init_model_id}`, `model #${model.init_model_id}`) : "zero (a cold start)"],
         ["Data set", model.dataset_id ? link(`#/datasets/${model.dataset_id}`, `#${model.dataset_id}`) : "—"],
         ["Stored size", fmtBytes(model.size_bytes)], ["Created", fmtTime(model.created_at)],
       ])),

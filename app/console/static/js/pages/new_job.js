@@ -5,6 +5,7 @@ import { newIdempotencyKey, post } from "../api.js";
 import { dataFields, trainingFormPage } from "../data_fields.js";
 import { alertBox, h, link } from "../dom.js";
 import { field, numberList, numberOrUndefined, onSubmit, problemSlot, schemaHint } from "../forms.js";
+import { initModelField } from "../init_model_field.js";
 import { selectionFields } from "../selection_fields.js";
 import { solverEditor } from "../solver_editor.js";
 
@@ -21,6 +22,7 @@ export async function render(main, { query, signal }) {
   const solver = solverEditor(catalog, { task: byId.get(Number(data.dataset.value))?.task });
   data.dataset.addEventListener("change", () => solver.setTask(byId.get(Number(data.dataset.value))?.task));
   const selection = selectionFields(catalog.schemas.Selection);
+  const initModel = initModelField(schema.init_model, query.get("init_model"));
   const targets = h("input", { type: "text", inputmode: "decimal", placeholder: "e.g. 0.8, 0.84", autocomplete: "off" });
   const budget = h("input", { type: "number", step: "any", min: "0", inputmode: "decimal", placeholder: "none" });
   const submit = h("button", { type: "submit", class: "primary" }, "Start job");
@@ -31,6 +33,7 @@ export async function render(main, { query, signal }) {
     h("h2", {}, "Data"), data.element,
     h("h2", {}, "Solver"), solver.element,
     h("h2", {}, "Sigma"), selection.element,
+    h("h2", {}, "Warm start"), initModel.element,
     h("h2", {}, "Targets and budget"),
     h("div", { class: "form-grid" },
       field("targets", "Targets", targets, `${schemaHint(schema.targets)}; comma-separated`),
@@ -39,10 +42,10 @@ export async function render(main, { query, signal }) {
 
   onSubmit(form, submit, async () => {
     result.replaceChildren();
-    const body = selection.apply({
+    const body = initModel.apply(selection.apply({
       ...data.value(), ...solver.value(),
       targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
-    });
+    }));
     const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
     idempotencyKey = newIdempotencyKey(); // the next submit is a new job
     started.push(job.id);
