@@ -223,6 +223,7 @@ def regularisation_path(
         solver_seconds = 0.0
         for fold, (X_fit, y_fit, X_held, y_held) in enumerate(parts):
             estimator = build(float(sigma))
+            estimator._on_path = True
             if warm_start and previous[fold] is not None and getattr(estimator, "warm_starts", False):
                 estimator._initial_weights = previous[fold]
             try:

@@ -130,6 +130,9 @@ class LinearModelBase(FittedModel):
     # intercept last) when set: sigma="auto" warm-starts each fit of its path from the previous one.
     warm_starts: ClassVar[bool] = False
     _initial_weights: ClassVar[np.ndarray | None] = None
+    # Set on each fit of sigma="auto"'s path (solver.selection): a model that only scores its
+    # sigma, which a family may fit more cheaply than the model a fit returns.
+    _on_path: ClassVar[bool] = False
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
