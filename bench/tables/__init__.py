@@ -55,6 +55,8 @@ from .service import (
     soak,
     soak_goals,
 )
+from .sigma_auto import FIGURES as SIGMA_AUTO_FIGURES
+from .sigma_auto import sigma_auto, sigma_auto_goals
 from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
 
@@ -72,6 +74,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "threads": threads_goals,
     "inverse_time_scale": inverse_time_scale_goals,
     "ingest": ingest_goals,
+    "sigma_auto": sigma_auto_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -98,6 +101,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("cold_start", "table"): cold_start,
     ("threads", "table"): threads,
     ("ingest", "table"): ingest,
+    ("sigma_auto", "table"): sigma_auto,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -109,6 +113,7 @@ FIGURES: dict[tuple[str, str], Figure] = {
     **L1_FIGURES,
     **SERVICE_FIGURES,
     **END_TO_END_FIGURES,
+    **SIGMA_AUTO_FIGURES,
 }
 
 __all__ = [
@@ -136,6 +141,7 @@ __all__ = [
     "predict_bench",
     "provenance",
     "scale_rows",
+    "sigma_auto",
     "soak",
     "threads",
     "threads_case",
