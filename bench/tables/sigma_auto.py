@@ -136,9 +136,48 @@ def _met_figure(results: list[dict[str, Any]]) -> str:
     return f"{sum(_met(c) for c in results)} of {len(results)}"
 
 
+def _sets_figure(results: list[dict[str, Any]], verdict: str) -> str:
+    """The sets that 'met' or 'missed' the goal."""
+    return listing([c["set"] for c in results if _met(c) == (verdict == "met")])
+
+
+def _goal_figure(results: list[dict[str, Any]]) -> str:
+    return f"{GOAL_POINTS:g} point of its test accuracy in at most {GOAL_RATIO:g}x its wall time"
+
+
+def _points_figure(results: list[dict[str, Any]], name: str) -> str:
+    case = _case(results, name)
+    return f"{case['methods'][AUTO]['points']} of {case['grid'][2]}"
+
+
+def _path_share_figure(results: list[dict[str, Any]], name: str) -> str:
+    """The share of sigma="auto"'s wall time in its path's fits (the rest: grid, splits, refit)."""
+    auto = _case(results, name)["methods"][AUTO]
+    return f"{100 * auto['path_seconds'] / auto['wall']:.0f}%"
+
+
+def _seeds_figure(results: list[dict[str, Any]], name: str) -> str:
+    return _seed_span(_case(results, name))
+
+
+def _solver_ratio_figure(results: list[dict[str, Any]], name: str, solver: str) -> str:
+    """A LogisticRegressionCV solver's wall time over the reference's ("over N s" if killed)."""
+    case = _case(results, name)
+    method = case["methods"][solver]
+    if method["wall"] is None:
+        return f"over {method['timed_out']:g} s (killed)"
+    return f"{method['wall'] / case['methods'][reference(case)]['wall']:.0f}x"
+
+
 FIGURES: dict[tuple[str, str], Figure] = {
     ("sigma_auto", "ratio"): _ratio_figure,
     ("sigma_auto", "gap"): _gap_figure,
     ("sigma_auto", "reference"): _reference_figure,
     ("sigma_auto", "met"): _met_figure,
+    ("sigma_auto", "sets"): _sets_figure,
+    ("sigma_auto", "goal"): _goal_figure,
+    ("sigma_auto", "points"): _points_figure,
+    ("sigma_auto", "path_share"): _path_share_figure,
+    ("sigma_auto", "seeds"): _seeds_figure,
+    ("sigma_auto", "solver_ratio"): _solver_ratio_figure,
 }
