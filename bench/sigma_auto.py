@@ -30,6 +30,7 @@ how much of a gap to the reference is the seed's.
 from __future__ import annotations
 
 import argparse
+import csv
 import multiprocessing
 import statistics
 import time
@@ -38,7 +39,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegressionCV
@@ -75,9 +75,12 @@ def load(name: str) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarra
 def german_credit() -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray]:
     """The CSV split 75/25 (seed 0, as ``load_real`` splits a set without a test file), then the
     service's default CSV preprocessing fitted on the training rows and applied to both parts."""
-    frame = pd.read_csv(DATA_DIR / "german_credit.csv", header=None)
-    raw, labels = frame.iloc[:, :-1].to_numpy(dtype=object), frame.iloc[:, -1].to_numpy()
-    text = [j for j in range(raw.shape[1]) if not pd.api.types.is_numeric_dtype(frame[j])]
+    with (DATA_DIR / "german_credit.csv").open(newline="") as fh:
+        cells = np.array(list(csv.reader(fh)), dtype=object)
+    raw, labels = cells[:, :-1], cells[:, -1].astype(np.float64)
+    text = [j for j in range(raw.shape[1]) if not _numeric(raw[:, j])]
+    for j in set(range(raw.shape[1])) - set(text):
+        raw[:, j] = raw[:, j].astype(np.float64)
     idx = np.random.default_rng(0).permutation(raw.shape[0])
     cut = int(0.75 * raw.shape[0])
     train, test = idx[:cut], idx[cut:]
@@ -89,6 +92,14 @@ def german_credit() -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarra
         sp.csr_matrix(prep.transform(raw[test]).astype(np.float64)),
         y[test],
     )
+
+
+def _numeric(column: np.ndarray) -> bool:
+    try:
+        column.astype(np.float64)
+    except ValueError:
+        return False
+    return True
 
 
 def _splits(y: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
