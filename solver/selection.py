@@ -225,6 +225,7 @@ def regularisation_path(
         solver_seconds = 0.0
         for fold, (X_fit, y_fit, X_held, y_held) in enumerate(parts):
             estimator = build(float(sigma))
+            estimator._on_path = True
             last = previous[fold] if warm_start and getattr(estimator, "warm_starts", False) else None
             try:
                 estimator.fit(

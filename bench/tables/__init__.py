@@ -56,6 +56,8 @@ from .service import (
     soak,
     soak_goals,
 )
+from .sigma_auto import FIGURES as SIGMA_AUTO_FIGURES
+from .sigma_auto import sigma_auto, sigma_auto_goals
 from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
 from .wall_clock import peers, peers_case, peers_goals, threads, threads_case, threads_goals
 from .warm_start import warm_start, warm_start_goals
@@ -76,6 +78,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "ingest": ingest_goals,
     "early_stopping": early_stopping_goals,
     "warm_start": warm_start_goals,
+    "sigma_auto": sigma_auto_goals,
 }
 
 # Which function renders which benchmark's record; ``view`` names a second table of the same one.
@@ -104,6 +107,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("ingest", "table"): ingest,
     ("early_stopping", "table"): early_stopping,
     ("warm_start", "table"): warm_start,
+    ("sigma_auto", "table"): sigma_auto,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -115,6 +119,7 @@ FIGURES: dict[tuple[str, str], Figure] = {
     **L1_FIGURES,
     **SERVICE_FIGURES,
     **END_TO_END_FIGURES,
+    **SIGMA_AUTO_FIGURES,
 }
 
 __all__ = [
@@ -143,6 +148,7 @@ __all__ = [
     "predict_bench",
     "provenance",
     "scale_rows",
+    "sigma_auto",
     "soak",
     "threads",
     "warm_start",

@@ -140,6 +140,9 @@ class LinearModelBase(FittedModel):
     # ``cold_only_reason``.
     warm_starts: ClassVar[bool] = False
     cold_only_reason: ClassVar[str] = ""
+    # Set on each fit of sigma="auto"'s path (solver.selection): a model that only scores its
+    # sigma, which a family may fit more cheaply than the model a fit returns.
+    _on_path: ClassVar[bool] = False
 
     # -- hooks for a solver family ----------------------------------------------------------------
 

@@ -94,6 +94,26 @@ def test_a_pgs_path_warm_starts_each_fold_from_the_previous_sigma():
     assert est.score(X, y) > 0.8
 
 
+def test_every_fit_of_a_pgs_path_runs_one_epoch_the_first_too():
+    # The first, largest sigma starts from w = 0, where its optimum nearly is: it needs no more
+    # than the warm-started fits after it.
+    X, y = binary_problem(n=600)
+    splits, _ = make_splits(y, classification=True, folds=3, validation_fraction=0.2, seed=0)
+    fitted: list[PGSClassifier] = []
+
+    def build(sigma: float) -> PGSClassifier:
+        fitted.append(PGSClassifier(sigma=sigma, random_state=0))
+        return fitted[-1]
+
+    regularisation_path(
+        build, X, y, grid=[1e-1, 1e-2, 1e-3], splits=splits, splits_name="3-fold", metric="accuracy"
+    )
+    rows = [len(train) for train, _ in splits] * 3
+    assert [est.n_iter_ for est in fitted] == rows
+    # A fit outside a path (sigma="auto"'s refit too) keeps its 5 epochs.
+    assert PGSClassifier(sigma=1e-2, random_state=0).fit(X, y).n_iter_ == 5 * X.shape[0]
+
+
 def test_patience_stops_the_path_after_that_many_points_without_a_better_mean():
     X, y = binary_problem()
     splits, _ = make_splits(y, classification=True, folds=3, validation_fraction=0.2, seed=0)

@@ -14,7 +14,10 @@ zeros. Two parts merge exactly: counts add, minima and maxima combine, and the m
 of squared deviations (M2) merge with Chan, Golub and LeVeque's pairwise formula, which stays
 accurate where a sum of squares would cancel. A text column keeps its categories with their
 counts, at most :data:`MAX_CATEGORIES`: past that the most frequent are kept and the column is
-marked ``truncated`` (a job then reads its categories from the rows themselves).
+marked ``truncated`` (a job then reads its categories from the rows themselves). The labels keep
+their distinct values with their counts (:class:`LabelCounts`) while there are at most
+:data:`MAX_LABELS` of them: what a request needs to know of a classifier's classes (the rows of its
+smallest class) without reading the rows.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +33,9 @@ from numba import njit
 
 # The categories a text column keeps with their counts (the most frequent, when it has more).
 MAX_CATEGORIES = 1000
+# The distinct labels counted (as many as a classifier may have classes): past that the labels
+# are a regression's, whose counts would be as long as the data set and say nothing.
+MAX_LABELS = 1000
 # A shard's columns are found by a dense count over its index range while that range is at most
 # this many times its stored values (plus a constant); a wider one (a few values among 2^24
 # features) sorts its indices instead.
@@ -69,11 +76,46 @@ class CategoryCounts:
 
 
 @dataclass(frozen=True)
+class LabelCounts:
+    """The distinct labels (sorted, in the labels' dtype) and how many rows have each; both
+    None once more than :data:`MAX_LABELS` were seen."""
+
+    values: np.ndarray | None
+    counts: np.ndarray | None
+
+    @classmethod
+    def of(cls, y: np.ndarray) -> LabelCounts:
+        values, counts = np.unique(np.asarray(y), return_counts=True)
+        return cls(values, counts.astype(np.int64)).capped()
+
+    def merge(self, other: LabelCounts) -> LabelCounts:
+        if self.values is None or other.values is None or self.counts is None or other.counts is None:
+            return LabelCounts(None, None)
+        values, inverse = np.unique(np.concatenate([self.values, other.values]), return_inverse=True)
+        weights = np.concatenate([self.counts, other.counts])
+        counts = np.bincount(inverse, weights=weights, minlength=len(values))
+        return LabelCounts(values, counts.astype(np.int64)).capped()
+
+    def capped(self) -> LabelCounts:
+        return self if self.values is None or len(self.values) <= MAX_LABELS else LabelCounts(None, None)
+
+    @classmethod
+    def stored_in(cls, npz: Any) -> LabelCounts | None:
+        """The counts in an open ``ColumnStats.to_bytes`` file, reading none of its other
+        arrays; None when it has none (stored before labels were counted)."""
+        if "labels.values" in npz:
+            return cls(npz["labels.values"], npz["labels.counts"])
+        return cls(None, None) if "labels.more" in npz else None
+
+
+@dataclass(frozen=True)
 class ColumnStats:
     """Statistics of ``n_rows`` rows. Per numeric column listed in ``columns`` (sorted indices):
     ``count`` present values (implicit zeros included), ``missing`` NaN cells, ``mean`` and
     ``m2`` (sum of squared deviations) of the present values, their ``min`` and ``max`` (NaN
-    without any). Per text column of the data set, in its order: :class:`CategoryCounts`."""
+    without any). Per text column of the data set, in its order: :class:`CategoryCounts`. The
+    labels' :class:`LabelCounts`, None when not counted (rows given without their labels, or
+    statistics stored before labels were counted)."""
 
     n_rows: int
     columns: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
@@ -84,25 +126,35 @@ class ColumnStats:
     min: np.ndarray = field(default_factory=lambda: np.empty(0))
     max: np.ndarray = field(default_factory=lambda: np.empty(0))
     text: tuple[CategoryCounts, ...] = ()
+    labels: LabelCounts | None = None
 
     # -- computing -------------------------------------------------------------------------
 
     @classmethod
-    def of_rows(cls, X: sp.csr_matrix, text: np.ndarray | None = None) -> ColumnStats:
-        """The statistics of CSR rows ``X`` (NaN: missing) and their text values (rows x k)."""
-        return cls.of_values(X.shape[0], X.indices, X.data, text)
+    def of_rows(
+        cls, X: sp.csr_matrix, text: np.ndarray | None = None, y: np.ndarray | None = None
+    ) -> ColumnStats:
+        """The statistics of CSR rows ``X`` (NaN: missing), their text values (rows x k) and
+        their labels ``y``."""
+        return cls.of_values(X.shape[0], X.indices, X.data, text, y)
 
     @classmethod
     def of_values(
-        cls, n: int, indices: np.ndarray, data: np.ndarray, text: np.ndarray | None = None
+        cls,
+        n: int,
+        indices: np.ndarray,
+        data: np.ndarray,
+        text: np.ndarray | None = None,
+        y: np.ndarray | None = None,
     ) -> ColumnStats:
         """The statistics of ``n`` rows whose stored values are ``data`` in columns ``indices``
-        (a CSR matrix's arrays: the row pointers do not matter)."""
+        (a CSR matrix's arrays: the row pointers do not matter), and of their labels ``y``."""
         columns, inverse = _columns_of(np.asarray(indices))
         data = np.asarray(data, dtype=np.float64)
         count, missing, mean, m2, low, high = _moments(inverse, data, n, len(columns))
         tallies = () if text is None else tuple(CategoryCounts.of(text[:, j]) for j in range(text.shape[1]))
-        return cls(n, columns, count, missing, mean, m2, low, high, tallies)
+        labels = None if y is None else LabelCounts.of(y)
+        return cls(n, columns, count, missing, mean, m2, low, high, tallies, labels)
 
     @classmethod
     def of_parts(cls, parts: Iterable[ColumnStats]) -> ColumnStats:
@@ -129,6 +181,7 @@ class ColumnStats:
             text = tuple(x.merge(y) for x, y in zip(self.text, other.text, strict=True))
         else:
             text = self.text or other.text
+        labels = None if self.labels is None or other.labels is None else self.labels.merge(other.labels)
         return ColumnStats(
             self.n_rows + other.n_rows,
             columns,
@@ -139,6 +192,7 @@ class ColumnStats:
             np.fmin(a.min, b.min),
             np.fmax(a.max, b.max),
             text,
+            labels,
         )
 
     def on(self, columns: np.ndarray) -> ColumnStats:
@@ -164,6 +218,7 @@ class ColumnStats:
             spread(self.min, zero, np.float64),
             spread(self.max, zero, np.float64),
             self.text,
+            self.labels,
         )
 
     def shifted(self, delta: int) -> ColumnStats:
@@ -193,6 +248,10 @@ class ColumnStats:
         for k, tally in enumerate(self.text):
             arrays[f"text.{k}.values"] = np.asarray(tally.values, dtype=str)
             arrays[f"text.{k}.counts"] = tally.counts
+        if self.labels is not None and self.labels.values is not None:
+            arrays["labels.values"], arrays["labels.counts"] = self.labels.values, self.labels.counts
+        elif self.labels is not None:  # counted, more than MAX_LABELS
+            arrays["labels.more"] = np.asarray(True)
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         return buffer.getvalue()
@@ -205,7 +264,8 @@ class ColumnStats:
                 CategoryCounts(f[f"text.{k}.values"], f[f"text.{k}.counts"], bool(truncated[k]))
                 for k in range(len(truncated))
             )
-            return cls(int(f["n_rows"]), text=text, **{name: f[name] for name in _NUMERIC})
+            labels = LabelCounts.stored_in(f)
+            return cls(int(f["n_rows"]), text=text, labels=labels, **{name: f[name] for name in _NUMERIC})
 
 
 @njit(cache=True, nogil=True)

@@ -13,22 +13,26 @@ import contextlib
 import logging
 from typing import IO
 
+import numpy as np
 from sqlalchemy import select
 
 from app.core.storage.base import Store
 from app.db.engine import SessionFactory
 from app.db.tables import Dataset
-from app.services.datasets.column_stats import ColumnStats
+from app.services.datasets.column_stats import ColumnStats, LabelCounts
 from app.services.datasets.shards import DatasetShards, is_npz, manifest_key, open_dataset, stats_key
 
 log = logging.getLogger(__name__)
 
 
 def stats_of_shards(data: DatasetShards) -> ColumnStats:
-    """The statistics of every row of ``data``, a shard at a time."""
-    return ColumnStats.of_parts(
-        ColumnStats.of_rows(data.shard(i)[0], data.text(i)) for i in range(data.manifest.n_shards)
-    )
+    """The statistics of every row of ``data`` and its labels, a shard at a time."""
+
+    def of_shard(i: int) -> ColumnStats:
+        X, y = data.shard(i)
+        return ColumnStats.of_rows(X, data.text(i), y)
+
+    return ColumnStats.of_parts(of_shard(i) for i in range(data.manifest.n_shards))
 
 
 def stored_dataset_stats(store: Store, key: str) -> ColumnStats | None:
@@ -38,6 +42,19 @@ def stored_dataset_stats(store: Store, key: str) -> ColumnStats | None:
     try:
         with store.open(stats_key(key)) as fh:
             return ColumnStats.from_bytes(fh.read())
+    except FileNotFoundError:
+        return None
+
+
+def stored_label_counts(store: Store, key: str) -> LabelCounts | None:
+    """The label counts stored with the data set under ``key``, read without the rest of its
+    statistics (megabytes for a wide data set): what a request may read. None when none are
+    stored."""
+    if is_npz(key):
+        return None
+    try:
+        with store.open(stats_key(key)) as fh, np.load(fh, allow_pickle=False) as npz:
+            return LabelCounts.stored_in(npz)
     except FileNotFoundError:
         return None
 

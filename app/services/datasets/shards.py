@@ -253,7 +253,9 @@ class ShardWriter:
         if self.text_columns:
             arrays["text"] = np.concatenate([t for _, _, t in self.pending if t is not None])
         self.pending, self.pending_bytes = [], 0
-        shard = ColumnStats.of_values(len(lengths), arrays["indices"], arrays["data"], arrays.get("text"))
+        shard = ColumnStats.of_values(
+            len(lengths), arrays["indices"], arrays["data"], arrays.get("text"), arrays["y"]
+        )
         self.stats = self.stats.merge(shard)
         for name, array in arrays.items():
             self._write(shard_key(self.key, i, name), array)

@@ -66,7 +66,7 @@ def check_job_request(
     n_train = train.n_samples
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
-    selection.check_request(body, task, n_train, len(train.classes or []))
+    selection.check_request(body, train, n_train, settings.store)
     params = body.params | selection.estimator_params(selection.stored_options(body))
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")

@@ -3,10 +3,15 @@ become the estimator's parameters (``solver/estimators/sigma_search.py``), and t
 before the job queues. The options have one spelling in a request, ``selection``; the estimator's
 names for them are refused in ``params`` with a 422 that points there.
 
-What is not known before the fit: a classifier's smallest class among its training rows (the
-data set stores its classes, not their counts, and a test split changes them). Folds that cannot
-fit are refused here when they pass the rows per class on average (then some class is smaller);
-the rest fail the job at fit with the solver's message naming ``folds``.
+Folds that a classifier's smallest class cannot fill (StratifiedKFold needs every class in every
+fold) are refused here from the label counts stored with the data set's statistics
+(``LabelCounts``), for the folds given and for "auto" when it means k folds. Without a test split
+the training rows are the data set and the check is exact. A test split takes rows the request
+does not know: a class of c rows keeps between c - held_out and c of them, so the check refuses
+only the folds that certainly fail (a class surely left with fewer rows than folds) and leaves the
+doubtful ones to the fit, which fails the job with the solver's message naming ``folds``. A data
+set whose statistics predate the label counts gets the check the class count alone allows: folds
+beyond the training rows per class on average (then some class is smaller).
 """
 
 from __future__ import annotations
@@ -14,7 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import field_error, invalid
+from app.core.storage.base import Store
+from app.db.tables import Dataset
 from app.schemas.jobs import JobCreate, Selection
+from app.services.datasets.dataset_stats import stored_label_counts
+from solver.selection import DEFAULT_FOLDS, KFOLD_MAX_ROWS
 
 # The estimator parameters a Selection sets, by the Selection field that sets each.
 ESTIMATOR_NAMES = {
@@ -75,23 +84,48 @@ def estimator_params(options: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def check_request(body: JobCreate, task: str, n_train: int, n_classes: int) -> None:
+def check_request(body: JobCreate, train: Dataset, n_train: int, store: Store) -> None:
     """422s naming ``body.selection.<field>`` (or ``body.params.<name>``) for the rules of the
-    selection options that the request alone can check."""
+    selection options that the request and the data set's stored statistics can check:
+    ``n_train`` of the training set ``train``'s rows are the fit's (the rest a test split)."""
     _check_params_names(body.params)
     selection = body.selection
-    if selection is None:
-        return
+    classification = train.task != "regression"
+    if selection is not None:
+        if not is_auto(body.params):
+            msg = 'selection chooses sigma; it needs params.sigma "auto"'
+            raise invalid(msg, [field_error(["body", "selection"], msg)])
+        _check_grid(selection)
+        if selection.metric != "auto" and (selection.metric == "accuracy") != classification:
+            expected = "accuracy" if classification else "rmse"
+            _refuse(
+                "metric", f"metric {selection.metric} is not a score of {train.task}; use {expected} or auto"
+            )
     if not is_auto(body.params):
-        msg = 'selection chooses sigma; it needs params.sigma "auto"'
-        raise invalid(msg, [field_error(["body", "selection"], msg)])
-    _check_grid(selection)
-    classification = task != "regression"
-    if selection.metric != "auto" and (selection.metric == "accuracy") != classification:
-        expected = "accuracy" if classification else "rmse"
-        _refuse("metric", f"metric {selection.metric} is not a score of {task}; use {expected} or auto")
-    if isinstance(selection.folds, int):
-        _check_folds(selection.folds, n_train, n_classes if classification else 1)
+        return
+    given = (selection or Selection()).folds
+    folds = _folds_of(given, n_train)
+    if folds is None:
+        return
+    said = f"folds {given}" if isinstance(given, int) else f"folds auto ({folds} for {n_train} training rows)"
+    if not classification:
+        if folds > n_train:
+            _refuse("folds", f"{said} is more than the {n_train} training rows")
+        return
+    _check_folds_per_class(said, folds, n_train, len(train.classes or []))
+    counts = stored_label_counts(store, train.file_name)
+    if counts is not None and counts.counts is not None:
+        _check_smallest_class(said, folds, counts.counts, train.n_samples - n_train)
+
+
+def _folds_of(given: int | str, n_train: int) -> int | None:
+    """The k of k-fold cross-validation the fit will use (None: a validation split), as the
+    estimator resolves folds="auto" (solver.estimators.sigma_search)."""
+    if isinstance(given, int):
+        return given
+    if given == "auto" and n_train <= KFOLD_MAX_ROWS:
+        return DEFAULT_FOLDS
+    return None
 
 
 def _check_params_names(params: dict[str, Any]) -> None:
@@ -115,16 +149,29 @@ def _check_grid(selection: Selection) -> None:
         _refuse("sigma_min", f"sigma_min {low} must be below sigma_max {high}")
 
 
-def _check_folds(folds: int, n_train: int, n_classes: int) -> None:
+def _check_folds_per_class(said: str, folds: int, n_train: int, n_classes: int) -> None:
     # The smallest class has at most n_train / n_classes rows: folds beyond that cannot all hold it.
-    if folds * n_classes <= n_train:
+    if folds * n_classes > n_train:
+        _refuse(
+            "folds",
+            f"{said} is more than the smallest class can fill: {n_train} training rows over "
+            f"{n_classes} classes; every fold must hold every class",
+        )
+
+
+def _check_smallest_class(said: str, folds: int, counts: Any, held_out: int) -> None:
+    """Refuse when some class certainly has fewer training rows than folds: it has fewer rows
+    than folds in the data set, and more than a test split of ``held_out`` rows can take (so it
+    keeps at least one training row and stays a class of the fit)."""
+    short = [int(c) for c in counts if held_out < c < folds]
+    if not short:
         return
-    if n_classes == 1:
-        _refuse("folds", f"folds {folds} is more than the {n_train} training rows")
+    smallest = min(short)
+    where = "" if not held_out else f" (before the test split takes {held_out} rows)"
     _refuse(
         "folds",
-        f"folds {folds} is more than the smallest class can fill: {n_train} training rows over "
-        f"{n_classes} classes; every fold must hold every class",
+        f"{said} is more than the {smallest} rows of the smallest class{where}; every fold must hold "
+        'every class: give at most that many folds, or "validation"',
     )
 
 

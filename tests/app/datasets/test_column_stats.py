@@ -1,7 +1,8 @@
 """Column statistics (app/services/datasets/column_stats.py): a merge of parts equals the
 statistics of all their rows, for dense rows with missing values, sparse rows of a wide set and
 text columns; they round-trip through their stored form; the shard writer stores them before its
-manifest, so a failed write leaves none; a data set stored without them gets them on first use."""
+manifest, so a failed write leaves none; a data set stored without them gets them on first use.
+The labels are counted too, and a request reads their counts alone."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 
 from app.core.storage.local import LocalDirStore
 from app.services.datasets import column_stats
-from app.services.datasets.column_stats import CategoryCounts, ColumnStats
-from app.services.datasets.dataset_stats import dataset_stats
+from app.services.datasets.column_stats import CategoryCounts, ColumnStats, LabelCounts
+from app.services.datasets.dataset_stats import dataset_stats, stored_label_counts
 from app.services.datasets.shards import ShardWriter, delete_dataset, stats_key, write_dataset
 
 NUMERIC = ("count", "missing", "mean", "m2", "min", "max")
@@ -150,3 +151,34 @@ def test_a_data_set_stored_without_stats_gets_them_on_first_use(tmp_path: Path):
     assert (tmp_path / "datasets/old/stats.npz").is_file()
     assert_same(stats, ColumnStats.of_rows(X), 30)
     assert_same(dataset_stats(store, "datasets/old"), stats, 30)  # read back, not recomputed
+
+
+def test_the_writer_counts_the_labels_that_a_request_reads_alone(tmp_path: Path, monkeypatch):
+    store = LocalDirStore(tmp_path)
+    X = sp.csr_matrix(dense_rows(7))
+    y = np.array(["good"] * 100 + ["bad"] * 17 + ["odd"] * 3)[np.random.default_rng(0).permutation(120)]
+    manifest = write_dataset(store, "datasets/labels", X, y, shard_bytes=600)
+    assert manifest.n_shards > 3  # the counts of several shards, merged
+    counts = stored_label_counts(store, "datasets/labels")
+    assert counts is not None and counts.values is not None and counts.counts is not None
+    assert dict(zip(counts.values.tolist(), counts.counts.tolist(), strict=True)) == {
+        "bad": 17,
+        "good": 100,
+        "odd": 3,
+    }
+    whole = dataset_stats(store, "datasets/labels").labels
+    assert whole is not None and whole.counts is not None and whole.counts.tolist() == [17, 100, 3]
+    # A regression's labels: past MAX_LABELS distinct values none are kept, and the stored form
+    # says they were counted.
+    monkeypatch.setattr(column_stats, "MAX_LABELS", 50)
+    many = ColumnStats.of_rows(X, y=np.arange(120.0))
+    assert many.labels == LabelCounts(None, None)
+    assert ColumnStats.from_bytes(many.to_bytes()).labels == LabelCounts(None, None)
+
+
+def test_stats_stored_before_labels_were_counted_have_no_label_counts(tmp_path: Path):
+    store = LocalDirStore(tmp_path)
+    X = sp.csr_matrix(dense_rows(8))
+    write_dataset(store, "datasets/older", X, np.zeros(120), shard_bytes=600)
+    (tmp_path / "datasets/older/stats.npz").write_bytes(ColumnStats.of_rows(X).to_bytes())
+    assert stored_label_counts(store, "datasets/older") is None
