@@ -24,7 +24,7 @@ from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
-from app.services.jobs import selection
+from app.services.jobs import selection, threshold
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
 from app.services.ownership import referenced_or_422
@@ -68,7 +68,9 @@ def check_job_request(
     params = body.params | selection.estimator_params(selection.stored_options(body))
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
+    threshold.check_request(body, task, len(train.classes or []), estimator)
     job_limits.check_model_size(estimator, train, settings.max_model_bytes)
+    in_memory = in_memory or threshold.needs_validation_fit(threshold.stored_options(body))
     job_limits.check_data_memory(body.solver, datasets, in_memory, settings.worker_memory_bytes)
     target_score = getattr(estimator, "target_score", None)
     if target_score is not None:
@@ -172,6 +174,7 @@ def create_job(
         split_seed=body.split_seed,
         params=selection.seeded_params(body, plan.estimator),
         selection_options=selection.stored_options(body),
+        threshold_options=threshold.stored_options(body),
         targets=body.targets,
         time_budget_s=body.time_budget_s,
         preprocessing=plan.preprocessing,
