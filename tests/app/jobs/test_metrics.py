@@ -1,0 +1,199 @@
+"""A job's full test metrics and a binary classifier's decision threshold through /v1/jobs, the
+model and /predict (app/services/metrics, app/services/jobs/threshold.py): every bad threshold a
+422 naming its field and rule; the metrics of a trained model equal sklearn.metrics on the
+predictions /predict gives for the same test rows; a given or chosen threshold stored with the
+model and used by /predict and by batch predictions, which report the same metrics."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from scipy.special import logit
+from sklearn import metrics as skm
+from sklearn.datasets import load_svmlight_file
+
+from app.main import create_app
+from tests.helpers import assert_problem, create_job, make_settings, poll, upload, wait_for
+
+LOGISTIC = {"loss": "logistic", "sigma": 1e-3, "n_iter": 3000, "random_state": 0}
+TOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def app_client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[TestClient]:
+    root = tmp_path_factory.mktemp("metrics")
+    lines = (data_dir / "heart_scale.svm").read_bytes().splitlines(keepends=True)
+    (root / "train.svm").write_bytes(b"".join(lines[:200]))
+    (root / "test.svm").write_bytes(b"".join(lines[200:]))
+    settings = make_settings(root, workers=1)
+    with TestClient(create_app(settings)) as c:
+        c.ids = {  # type: ignore[attr-defined]
+            "train": upload(c, root / "train.svm", "train.svm").json()["id"],
+            "test": upload(c, root / "test.svm", "test.svm", n_features="13").json()["id"],
+            "abalone": upload(c, data_dir / "abalone.svm", "abalone.svm").json()["id"],
+        }
+        c.test_body = (root / "test.svm").read_bytes()  # type: ignore[attr-defined]
+        yield c
+
+
+def _ids(c: TestClient) -> dict[str, int]:
+    return c.ids  # type: ignore[attr-defined, no-any-return]
+
+
+def _trained(c: TestClient, **body: Any) -> dict[str, Any]:
+    r = create_job(c, dataset_id=_ids(c)["train"], test_dataset_id=_ids(c)["test"], **body)
+    assert r.status_code == 202, r.text
+    job = wait_for(c, r.json()["id"])
+    assert job["status"] == "succeeded", job
+    return job
+
+
+def _predict_test_rows(c: TestClient, model_id: int) -> dict[str, Any]:
+    body = c.test_body  # type: ignore[attr-defined]
+    r = c.post(f"/v1/models/{model_id}/predict", content=body, headers={"content-type": "text/plain"})
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("params", "threshold", "field"),
+    [
+        (LOGISTIC, {"value": 1.5}, "body.threshold.value"),
+        (LOGISTIC, {"value": 0.0}, "body.threshold.value"),
+        (LOGISTIC, {"value": 1.0}, "body.threshold.value"),
+        (LOGISTIC, {"metric": "auc"}, "body.threshold.metric"),
+        (LOGISTIC, {"metric": "log_loss"}, "body.threshold.metric"),
+        (LOGISTIC, {"metric": "f1", "value": 0.3}, "body.threshold"),
+        (LOGISTIC, {}, "body.threshold"),
+        (LOGISTIC, {"metric": "f1", "validation_fraction": 1.0}, "body.threshold.validation_fraction"),
+        (LOGISTIC, {"value": 0.5, "cut": 1}, "body.threshold.cut"),
+    ],
+)
+def test_a_bad_threshold_is_a_422_naming_its_field(
+    app_client: TestClient, params: dict[str, Any], threshold: dict[str, Any], field: str
+):
+    body = {"dataset_id": _ids(app_client)["train"], "params": params, "threshold": threshold}
+    problem = assert_problem(create_job(app_client, **body), 422, field)
+    if field == "body.threshold.value":
+        assert "between 0 and 1" in problem["errors"][0]["msg"]
+
+
+def test_a_non_finite_threshold_is_a_422(app_client: TestClient):
+    body = '{"dataset_id": ID, "threshold": {"value": NaN}}'.replace("ID", str(_ids(app_client)["train"]))
+    r = app_client.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
+    assert_problem(r, 422, "body.threshold.value")
+
+
+def test_a_threshold_on_a_regression_is_a_422_naming_the_task(app_client: TestClient):
+    body = {
+        "dataset_id": _ids(app_client)["abalone"],
+        "params": {"loss": "squared"},
+        "threshold": {"value": 1},
+    }
+    problem = assert_problem(create_job(app_client, **body), 422, "body.threshold")
+    assert "regression" in problem["errors"][0]["msg"]
+
+
+def test_the_test_metrics_equal_sklearn_on_the_predictions(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params=LOGISTIC)
+    test = job["metrics"]["test"]
+    out = _predict_test_rows(c, job["model_id"])
+    _, y = load_svmlight_file(_test_path(c))
+    y = (y > 0).astype(int)  # classes [-1, 1]: codes 0, 1
+    p = np.asarray(out["probabilities"])[:, 1]
+    pred = (np.asarray(out["predictions"]) > 0).astype(int)
+    assert test["rows"] == len(y) and test["unknown_label_rows"] == 0
+    assert test["accuracy"] == pytest.approx(job["metrics"]["test_accuracy"], abs=TOL)
+    expected = {
+        "accuracy": skm.accuracy_score(y, pred),
+        "balanced_accuracy": skm.balanced_accuracy_score(y, pred),
+        "log_loss": skm.log_loss(y, p),
+        "roc_auc": skm.roc_auc_score(y, p),
+        "average_precision": skm.average_precision_score(y, p),
+        "precision": skm.precision_score(y, pred),
+        "recall": skm.recall_score(y, pred),
+        "f1": skm.f1_score(y, pred),
+    }
+    for name, value in expected.items():
+        assert test[name] == pytest.approx(value, abs=TOL), name
+    assert test["confusion_matrix"] == {"labels": [-1, 1], "matrix": skm.confusion_matrix(y, pred).tolist()}
+    assert test["roc_curves"][0]["label"] == 1 and test["calibration"]["bins"] == 10
+    assert job["threshold"] == {
+        "value": 0.5,
+        "applies_to": "probability",
+        "source": "default",
+        "metric": None,
+        "validation_score": None,
+    }
+    model = c.get(f"/v1/models/{job['model_id']}").json()
+    assert model["threshold"] == job["threshold"] and model["metrics"]["test"] == test
+
+
+def _test_path(c: TestClient) -> io.BytesIO:
+    return io.BytesIO(c.test_body)  # type: ignore[attr-defined]
+
+
+def test_a_given_threshold_decides_predict_and_the_metrics(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params=LOGISTIC, threshold={"value": 0.8})
+    assert job["threshold_options"] == {"value": 0.8, "metric": None, "validation_fraction": 0.2}
+    assert job["threshold"]["value"] == 0.8 and job["threshold"]["source"] == "given"
+    out = _predict_test_rows(c, job["model_id"])
+    scores = np.asarray(out["scores"])
+    assert out["predictions"] == np.where(scores > logit(0.8), 1, -1).tolist()
+    assert np.any((scores > 0) & (scores <= logit(0.8)))  # rows the default would call positive
+    _, y = load_svmlight_file(_test_path(c))
+    assert job["metrics"]["test"]["f1"] == pytest.approx(skm.f1_score(y, out["predictions"]), abs=TOL)
+
+
+def test_a_threshold_chosen_for_f1_on_validation_rows(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params=LOGISTIC, threshold={"metric": "f1", "validation_fraction": 0.3})
+    chosen = job["threshold"]
+    assert chosen["source"] == "validation" and chosen["metric"] == "f1"
+    assert 0.0 < chosen["value"] < 1.0 and 0.0 < chosen["validation_score"] <= 1.0
+    out = _predict_test_rows(c, job["model_id"])
+    assert out["predictions"] == np.where(np.asarray(out["scores"]) > logit(chosen["value"]), 1, -1).tolist()
+    assert job["metrics"]["test"]["threshold"] == chosen
+
+
+def test_a_hinge_model_has_no_probability_metrics_and_a_decision_value_threshold(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params={**LOGISTIC, "loss": "hinge"}, threshold={"value": -0.25})
+    test = job["metrics"]["test"]
+    assert test["log_loss"] is None and "logistic" in test["absent"]["log_loss"]
+    assert test["calibration"] is None and test["roc_auc"] is not None
+    assert job["threshold"]["applies_to"] == "decision_value" and job["threshold"]["value"] == -0.25
+    out = _predict_test_rows(c, job["model_id"])
+    assert out["predictions"] == np.where(np.asarray(out["scores"]) > -0.25, 1, -1).tolist()
+
+
+def test_regression_metrics(app_client: TestClient):
+    c = app_client
+    params = {"loss": "squared", "sigma": 1e-3, "n_iter": 3000, "random_state": 0}
+    r = create_job(c, dataset_id=_ids(c)["abalone"], test_fraction=0.25, params=params)
+    job = wait_for(c, r.json()["id"])
+    test = job["metrics"]["test"]
+    assert test["rmse"] == pytest.approx(job["metrics"]["test_rmse"], abs=TOL)
+    assert test["mae"] > 0 and test["r2"] < 1 and job["threshold"] is None
+
+
+def test_a_batch_prediction_over_labelled_rows_reports_the_same_metrics(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params=LOGISTIC, threshold={"value": 0.7})
+    r = c.post(f"/v1/models/{job['model_id']}/predictions", json={"dataset_id": _ids(c)["test"]})
+    assert r.status_code == 202, r.text
+    done = poll(c, r.headers["location"], lambda b: b["status"] in ("succeeded", "failed", "cancelled"))
+    assert done["status"] == "succeeded", done
+    batch, test = done["metrics"], job["metrics"]["test"]
+    assert batch.keys() == test.keys()
+    for name in ("accuracy", "balanced_accuracy", "log_loss", "roc_auc", "average_precision", "f1"):
+        assert batch[name] == pytest.approx(test[name], abs=TOL), name
+    assert batch["confusion_matrix"] == test["confusion_matrix"] and batch["threshold"] == test["threshold"]
