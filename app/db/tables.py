@@ -229,6 +229,8 @@ class Job(Base):
     # Migration 0015: the request's decision threshold options (app/services/jobs/threshold.py);
     # null: the default threshold.
     threshold_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0015: the metric ``targets`` name (the trace's test score); null: accuracy or RMSE.
+    target_metric: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     @property
     def threshold(self) -> dict[str, Any] | None:

@@ -135,6 +135,21 @@ class ThresholdOptions(BaseModel):
         return self
 
 
+class MetricTargets(BaseModel):
+    """Targets of a named metric: its values whose time-to-target is recorded, the trace's
+    test score at each checkpoint being that metric."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"metric": "f1", "values": [0.8]}]}
+    )
+
+    metric: str = Field(
+        description="Classification: accuracy, balanced_accuracy, log_loss, roc_auc, "
+        "average_precision, precision, recall, f1; regression: rmse, mae, r2"
+    )
+    values: list[float] = Field(max_length=64, description="The metric's values to reach")
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -171,10 +186,11 @@ class JobCreate(BaseModel):
         description="A binary classifier's decision threshold, given or chosen for a metric on "
         "validation rows; null: 0.5 on the probability (0 on the decision value without one)",
     )
-    targets: list[float] = Field(
+    targets: Annotated[list[float], Field(max_length=64)] | MetricTargets = Field(
         default_factory=list,
-        max_length=64,
-        description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
+        description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded; "
+        'or {"metric": name, "values": [...]}: values of that metric, which the trace then '
+        "records as its test score",
     )
     time_budget_s: float | None = Field(
         default=None,
@@ -196,10 +212,19 @@ class JobCreate(BaseModel):
 
     @field_validator("targets")
     @classmethod
-    def _finite_targets(cls, v: list[float]) -> list[float]:
-        if not all(math.isfinite(t) for t in v):
+    def _finite_targets(cls, v: list[float] | MetricTargets) -> list[float] | MetricTargets:
+        if not all(math.isfinite(t) for t in (v.values if isinstance(v, MetricTargets) else v)):
             raise ValueError("targets must be finite numbers")
         return v
+
+    @property
+    def target_values(self) -> list[float]:
+        return self.targets.values if isinstance(self.targets, MetricTargets) else self.targets
+
+    @property
+    def target_metric(self) -> str | None:
+        """The metric ``targets`` name; None: accuracy or RMSE, the task's."""
+        return self.targets.metric if isinstance(self.targets, MetricTargets) else None
 
     @model_validator(mode="after")
     def _one_evaluation_source(self) -> JobCreate:
@@ -282,6 +307,10 @@ class JobRead(BaseModel):
     split_seed: int
     params: dict[str, Any]
     targets: list[float]
+    target_metric: str | None = Field(
+        default=None,
+        description="The metric of targets and of the trace's test score; null: accuracy or rmse",
+    )
     time_budget_s: float | None
     preprocessing: dict[str, Any] | None = Field(
         default=None,
@@ -386,5 +415,5 @@ class TracePointRead(BaseModel):
 
 class TraceRead(BaseModel):
     job_id: int
-    score_name: Literal["accuracy", "rmse"] | None
+    score_name: str | None = Field(description="accuracy, rmse, or the metric targets name")
     points: list[TracePointRead]

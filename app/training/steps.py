@@ -40,8 +40,10 @@ from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.jobs.selection import estimator_params as selection_params
 from app.services.jobs.threshold import needs_validation_fit
+from app.services.metrics import names as metric_names
 from app.services.metrics import threshold as thresholds
 from app.services.metrics.evaluation import has_proba, model_metrics
+from app.services.metrics.trace_metric import eval_metric
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
@@ -99,6 +101,15 @@ class TrainingJob:
     time_limit_s: float | None = None
     # The request's decision threshold options (app/services/jobs/threshold.py); None: default.
     threshold_options: dict[str, Any] | None = None
+    # The metric the targets name, the trace's test score; None: accuracy or RMSE.
+    target_metric: str | None = None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Of the trace's test score (its targets)."""
+        if self.target_metric is not None:
+            return metric_names.higher_is_better(self.target_metric)
+        return self.estimator.classification
 
 
 def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
@@ -145,6 +156,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
             label_name=train.label_name,
             time_limit_s=job.time_limit_s,
             threshold_options=job.threshold_options,
+            target_metric=job.target_metric,
         )
 
 
@@ -363,12 +375,19 @@ def decision_threshold(job: TrainingJob, data: TrainingData) -> thresholds.Thres
     return thresholds.choose(scores, data.y[validation_rows], options["metric"], proba)
 
 
-def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
-    """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
+def fit(
+    job: TrainingJob, data: TrainingData, reporter: Reporter, threshold: thresholds.Threshold | None = None
+) -> Any:
+    """The fitted estimator; unfitted when the reporter stopped the run before the fit began.
+    Its trace scores the metric the job's targets name, at ``threshold``."""
     estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
     reporter.start_fit()
     if not reporter.stopped():
-        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
+        named = {}
+        if job.target_metric is not None and data.eval_set is not None:
+            n_classes = None if data.classes is None else len(data.classes)
+            named["eval_metric"] = eval_metric(job.target_metric, n_classes, has_proba(estimator), threshold)
+        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True, **named)
     return estimator
 
 
@@ -424,7 +443,8 @@ def final_metrics(
     """From the returned model itself, not from the last checkpoint: the trace's metrics, and
     ``test``, every metric of the model on the evaluation rows (app/services/metrics)."""
     classification = job.estimator.classification
-    metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
+    metrics = running_metrics(list(estimator.trace_), job.targets, job.higher_is_better, job.target_metric)
+    metrics |= extra
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
     # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
     metrics["compile_seconds"] = float(estimator.compile_seconds_)
@@ -437,6 +457,8 @@ def final_metrics(
         score = evaluate(estimator.predict, eval_rows, classification)
         metrics["test_accuracy" if classification else "test_rmse"] = score
         metrics["test"] = model_metrics(estimator, eval_rows, package.service["classes"], threshold)
+        if job.target_metric is not None:  # the named metric on every evaluation row
+            metrics[f"test_{job.target_metric}"] = metrics["test"].get(job.target_metric)
     if threshold is not None:
         metrics["threshold"] = threshold.as_dict()
     selection = getattr(estimator, "selection_", None)
@@ -509,7 +531,7 @@ def train(
             clock,
         )
     threshold = decision_threshold(job, data)
-    estimator = fit(job, data, reporter)
+    estimator = fit(job, data, reporter, threshold)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
     clock.fitted(estimator, reporter.seconds)

@@ -84,7 +84,7 @@ METRIC: Any = param(
 )
 
 
-def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace) -> Any:
+def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace, eval_metric=None) -> Any:
     """Fit ``estimator`` (whose sigma is "auto") at the sigma its regularisation path chooses:
     sets ``sigma_`` (the chosen sigma) and ``selection_`` (``solver.selection.Selection``), and
     the model of a fit on all of (X, y) at ``sigma_``. A callback returning False ends the path at
@@ -140,7 +140,9 @@ def fit_with_sigma_search(estimator: Any, X, y, eval_set, callback, trace) -> An
     chosen = selection.sigma if selection is not None else float(grid[0])
     estimator.sigma = chosen
     try:
-        type(estimator).fit(estimator, X, y, eval_set=eval_set, callback=callback, trace=trace)
+        type(estimator).fit(
+            estimator, X, y, eval_set=eval_set, callback=callback, trace=trace, eval_metric=eval_metric
+        )
     finally:
         estimator.sigma = "auto"  # fit never changes a parameter
     estimator.sigma_ = chosen

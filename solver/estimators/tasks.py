@@ -23,17 +23,18 @@ class LinearClassifierMixin(ClassifierMixin):
 
     classes_: np.ndarray
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+    def fit(self, X, y, eval_set=None, callback=None, trace=None, eval_metric=None):
         """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
 
-        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
-        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
+        ``eval_set=(X_test, y_test)`` records test accuracy (or ``eval_metric``, an
+        ``EvalMetric``) at each checkpoint in ``trace_`` (``trace=True`` records the objective
+        alone). ``callback(progress)`` is called after every
         chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
         leaving a fitted model.
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, eval_metric)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -54,6 +55,7 @@ class LinearClassifierMixin(ClassifierMixin):
                 f"[0, 1]. Got {self.target_score!r} instead."
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
         if isinstance(X, ShardedMatrix):
             classes = self.classes_
             return self._fit_shards(
@@ -133,14 +135,14 @@ class LinearRegressorMixin(RegressorMixin):
     coef_: np.ndarray
     intercept_: float
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+    def fit(self, X, y, eval_set=None, callback=None, trace=None, eval_metric=None):
         """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
 
         ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
+            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, eval_metric)
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -161,6 +163,7 @@ class LinearRegressorMixin(RegressorMixin):
                 f"{self.target_score!r} instead."
             )
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
         if isinstance(X, ShardedMatrix):
             return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
         return self._fit_targets(X, y[None, :], evaluation, callback, trace)

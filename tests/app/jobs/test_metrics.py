@@ -197,3 +197,52 @@ def test_a_batch_prediction_over_labelled_rows_reports_the_same_metrics(app_clie
     for name in ("accuracy", "balanced_accuracy", "log_loss", "roc_auc", "average_precision", "f1"):
         assert batch[name] == pytest.approx(test[name], abs=TOL), name
     assert batch["confusion_matrix"] == test["confusion_matrix"] and batch["threshold"] == test["threshold"]
+
+
+@pytest.mark.parametrize(
+    ("params", "targets", "field", "rule"),
+    [
+        (LOGISTIC, {"metric": "auc", "values": [0.9]}, "body.targets.metric", "one of accuracy"),
+        (LOGISTIC, {"metric": "rmse", "values": [0.9]}, "body.targets.metric", "classification metric"),
+        (LOGISTIC, {"metric": "f1", "values": [1.5]}, "body.targets.values", "in [0, 1]"),
+        (LOGISTIC, {"metric": "log_loss", "values": [-1.0]}, "body.targets.values", ">= 0"),
+        (
+            {**LOGISTIC, "loss": "hinge"},
+            {"metric": "log_loss", "values": [0.3]},
+            "body.targets.metric",
+            "logistic",
+        ),
+    ],
+)
+def test_a_bad_target_metric_is_a_422_naming_its_field_and_rule(
+    app_client: TestClient, params: dict[str, Any], targets: dict[str, Any], field: str, rule: str
+):
+    c = app_client
+    body = {"dataset_id": _ids(c)["train"], "test_dataset_id": _ids(c)["test"], "params": params}
+    problem = assert_problem(create_job(c, **body, targets=targets), 422, field)
+    assert rule in problem["errors"][0]["msg"]
+
+
+def test_targets_naming_a_metric_record_its_time_to_target(app_client: TestClient):
+    c = app_client
+    job = _trained(c, params=LOGISTIC, targets={"metric": "f1", "values": [0.5, 0.99]})
+    assert job["targets"] == [0.5, 0.99] and job["target_metric"] == "f1"
+    metrics = job["metrics"]
+    assert metrics["test_f1"] == metrics["test"]["f1"]
+    assert set(metrics["time_to_target"]) == {"0.5", "0.99"} and metrics["time_to_target"]["0.5"] is not None
+    trace = c.get(f"/v1/jobs/{job['id']}/trace").json()
+    assert trace["score_name"] == "f1"
+    # The test set's 70 rows are all in the trace's sample: its last point is the model's F1.
+    assert trace["points"][-1]["test_score"] == pytest.approx(metrics["test"]["f1"], abs=TOL)
+    regression = create_job(
+        c,
+        dataset_id=_ids(c)["abalone"],
+        test_fraction=0.25,
+        params={"loss": "squared", "sigma": 1e-3, "n_iter": 3000},
+        targets={"metric": "r2", "values": [0.3]},
+    )
+    job = wait_for(c, regression.json()["id"])
+    assert (
+        job["metrics"]["test_r2"] == job["metrics"]["test"]["r2"]
+        and "0.3" in job["metrics"]["time_to_target"]
+    )
