@@ -454,7 +454,13 @@ def final_metrics(
             if isinstance(data.X_eval, ShardedMatrix)
             else ShardedMatrix.from_arrays(data.X_eval, data.y_eval, [data.X_eval.shape[0]])
         )
-        score = evaluate(estimator.predict, eval_rows, classification)
+        predict = estimator.predict
+        if threshold is not None:  # a binary classifier predicts at its decision threshold
+
+            def predict(X: Any) -> np.ndarray:
+                return estimator.classes_[threshold.predict(estimator.decision_function(X))]
+
+        score = evaluate(predict, eval_rows, classification)
         metrics["test_accuracy" if classification else "test_rmse"] = score
         metrics["test"] = model_metrics(estimator, eval_rows, package.service["classes"], threshold)
         if job.target_metric is not None:  # the named metric on every evaluation row

@@ -162,6 +162,8 @@ def test_a_threshold_chosen_for_f1_on_validation_rows(app_client: TestClient):
     out = _predict_test_rows(c, job["model_id"])
     assert out["predictions"] == np.where(np.asarray(out["scores"]) > logit(chosen["value"]), 1, -1).tolist()
     assert job["metrics"]["test"]["threshold"] == chosen
+    # The legacy test_accuracy is that of the predictions too, at the chosen threshold.
+    assert job["metrics"]["test_accuracy"] == pytest.approx(job["metrics"]["test"]["accuracy"], abs=TOL)
 
 
 def test_a_hinge_model_has_no_probability_metrics_and_a_decision_value_threshold(app_client: TestClient):
