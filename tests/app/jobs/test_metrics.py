@@ -248,3 +248,36 @@ def test_targets_naming_a_metric_record_its_time_to_target(app_client: TestClien
         job["metrics"]["test_r2"] == job["metrics"]["test"]["r2"]
         and "0.3" in job["metrics"]["time_to_target"]
     )
+
+
+def test_metrics_of_a_job_that_trains_from_its_shards_equal_sklearn(tmp_path: Path, data_dir: Path):
+    """Data over the worker's memory budget, stored in shards of a few rows: the fit streams and
+    the metrics are accumulated over the test set's shards, yet equal sklearn's on /predict's
+    answers for the same rows."""
+    lines = (data_dir / "heart_scale.svm").read_bytes().splitlines(keepends=True)
+    (tmp_path / "train.svm").write_bytes(b"".join(lines[:200]))
+    (tmp_path / "test.svm").write_bytes(b"".join(lines[200:]))
+    settings = make_settings(tmp_path, workers=1, shard_bytes=1024, worker_memory_bytes=4096)
+    with TestClient(create_app(settings)) as c:
+        train = upload(c, tmp_path / "train.svm", "train.svm").json()
+        test = upload(c, tmp_path / "test.svm", "test.svm", n_features="13").json()
+        body = {"dataset_id": train["id"], "test_dataset_id": test["id"], "params": LOGISTIC}
+        job = wait_for(c, create_job(c, **body, threshold={"value": 0.4}).json()["id"])
+        assert job["status"] == "succeeded", job
+        assert "shard_window" in job["metrics"]  # it trained from the shards
+        got = job["metrics"]["test"]
+        body_bytes = (tmp_path / "test.svm").read_bytes()
+        out = c.post(
+            f"/v1/models/{job['model_id']}/predict",
+            content=body_bytes,
+            headers={"content-type": "text/plain"},
+        ).json()
+    _, y = load_svmlight_file(io.BytesIO(body_bytes))
+    p = np.asarray(out["probabilities"])[:, 1]
+    pred = np.asarray(out["predictions"])
+    assert pred.tolist() == np.where(p > 0.4, 1, -1).tolist()
+    assert got["accuracy"] == pytest.approx(skm.accuracy_score(y, pred), abs=TOL)
+    assert got["f1"] == pytest.approx(skm.f1_score(y, pred), abs=TOL)
+    assert got["log_loss"] == pytest.approx(skm.log_loss(y, p), abs=TOL)
+    assert got["roc_auc"] == pytest.approx(skm.roc_auc_score(y, p), abs=TOL)
+    assert got["average_precision"] == pytest.approx(skm.average_precision_score(y, p), abs=TOL)
