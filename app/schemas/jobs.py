@@ -289,7 +289,8 @@ TEST_METRICS_DESCRIPTION = (
     "{labels, matrix (rows: true label, columns: predicted)}, roc_curves: [{label, auc, fpr, "
     "tpr}] (the positive class for a binary model, each class against the rest otherwise), "
     "calibration: {bins, mean_predicted, fraction_positive, weight} (binary logistic models), "
-    "threshold (as the job's threshold), absent: {metric: why it is null}. Regression: rows, "
+    "threshold (a binary classifier's, as the job's threshold; null otherwise), absent: "
+    "{metric: why it is null}. Regression: rows, "
     "weight_sum, rmse, mae, r2"
 )
 

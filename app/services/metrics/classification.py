@@ -105,7 +105,7 @@ class ClassificationMetrics:
         }
         if self.weight_sum == 0:
             absent["all"] = "no evaluation row has a label the model was trained on"
-            return out | {"absent": absent, "threshold": self.threshold.as_dict()}
+            return out | {"absent": absent, "threshold": self._threshold()}
         tp, predicted, actual = np.diag(c), c.sum(axis=0), c.sum(axis=1)
         precision = _ratio(tp, predicted)
         recall = _ratio(tp, actual)
@@ -145,7 +145,11 @@ class ClassificationMetrics:
             out["log_loss"] = out["calibration"] = None
             reason = "the model has no probabilities (its loss is not logistic)"
             absent["log_loss"] = absent["calibration"] = reason
-        return out | {"absent": absent, "threshold": self.threshold.as_dict()}
+        return out | {"absent": absent, "threshold": self._threshold()}
+
+    def _threshold(self) -> dict[str, Any] | None:
+        """The decision threshold the predictions were made at: a binary classifier's only."""
+        return self.threshold.as_dict() if self.binary else None
 
     def _ranked(self, absent: dict[str, str]) -> dict[str, Any]:
         """ROC AUC, average precision and the ROC curves, from every row's ranking score."""

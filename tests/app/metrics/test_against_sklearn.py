@@ -128,6 +128,7 @@ def test_multiclass_metrics_equal_sklearn(shards: int, weighted: bool) -> None:
     )
     assert [c["label"] for c in got["roc_curves"]] == list("abcd")
     assert got["calibration"] is None and "binary" in got["absent"]["calibration"]
+    assert got["threshold"] is None  # argmax: no threshold
 
 
 def test_unknown_labels_are_left_out_and_a_missing_class_leaves_no_auc() -> None:
