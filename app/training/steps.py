@@ -188,8 +188,9 @@ class TrainingData:
 def streams(job: TrainingJob, memory_bytes: int) -> bool:
     """Whether the job trains from shards: its data sets do not fit in ``memory_bytes``
     (PGS_WORKER_MEMORY_BYTES), its solver streams, and no sigma selection or threshold choice
-    (which fit on in-memory splits of the rows) comes first. Data that fits is read into one CSR matrix: the
-    solver then samples uniformly from all rows, as its paper's guarantee assumes, and faster."""
+    (which fit on in-memory splits of the rows) comes first. Data that fits is read into one CSR
+    matrix: the solver then samples uniformly from all rows, as its paper's guarantee assumes,
+    and faster."""
     return (
         job.data.data_bytes > memory_bytes
         and SOLVERS[job.estimator.solver].streams
