@@ -344,11 +344,15 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     return selection.sigma
 
 
-def decision_threshold(job: TrainingJob, data: TrainingData) -> thresholds.Threshold | None:
+def decision_threshold(
+    job: TrainingJob, data: TrainingData, reporter: Reporter | None = None
+) -> thresholds.Threshold | None:
     """A binary classifier's decision threshold (None for the other models): the job's value,
     or the one that maximises its metric on a stratified validation split of the training rows
     (drawn with the job's split seed, as sigma "auto" draws its own), scored by a model fitted
-    on the rest of them; else the default."""
+    on the rest of them; else the default. The ``reporter`` sees that fit (untraced, as a sigma
+    search's), so a cancel, a shutdown or the time limit stops it; the job's fit then does not
+    begin."""
     classes = data.classes
     if classes is None or len(classes) != 2:
         return None
@@ -371,7 +375,11 @@ def decision_threshold(job: TrainingJob, data: TrainingData) -> thresholds.Thres
         validation_fraction=options["validation_fraction"],
         seed=job.data.split_seed,
     )
-    estimator.fit(data.X[fit_rows], data.y[fit_rows])
+    if reporter is not None:
+        reporter.extra = {"phase": "choose_threshold"}
+    estimator.fit(data.X[fit_rows], data.y[fit_rows], callback=reporter, trace=False)
+    if reporter is not None:
+        reporter.extra = {}
     scores = estimator.decision_function(data.X[validation_rows])
     return thresholds.choose(scores, data.y[validation_rows], options["metric"], proba)
 
@@ -537,7 +545,7 @@ def train(
             memory_bytes if streams(job, memory_bytes) else None,
             clock,
         )
-    threshold = decision_threshold(job, data)
+    threshold = decision_threshold(job, data, reporter)
     estimator = fit(job, data, reporter, threshold)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None

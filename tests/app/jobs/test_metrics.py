@@ -281,3 +281,15 @@ def test_metrics_of_a_job_that_trains_from_its_shards_equal_sklearn(tmp_path: Pa
     assert got["log_loss"] == pytest.approx(skm.log_loss(y, p), abs=TOL)
     assert got["roc_auc"] == pytest.approx(skm.roc_auc_score(y, p), abs=TOL)
     assert got["average_precision"] == pytest.approx(skm.average_precision_score(y, p), abs=TOL)
+
+
+def test_a_cancel_during_the_threshold_fit_stops_the_job_before_its_fit(app_client: TestClient):
+    c = app_client
+    # Far from done when the cancel comes (tens of seconds of iterations on 160 rows).
+    params = {**LOGISTIC, "n_iter": 200_000_000}
+    r = create_job(c, dataset_id=_ids(c)["train"], params=params, threshold={"metric": "f1"})
+    job_id = r.json()["id"]
+    wait_for(c, job_id, lambda j: (j["metrics"] or {}).get("phase") == "choose_threshold")
+    assert c.post(f"/v1/jobs/{job_id}/cancel").status_code == 202
+    job = wait_for(c, job_id)
+    assert job["status"] == "cancelled" and job["model_id"] is None, job
