@@ -229,6 +229,16 @@ class Job(Base):
     # Migration 0018: the stored model the fit starts from (init_model, app/services/jobs/
     # warm_start.py); null for a cold start. A plain id: the lineage outlives that model.
     init_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Migration 0015: the request's decision threshold options (app/services/jobs/threshold.py);
+    # null: the default threshold.
+    threshold_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0015: the metric ``targets`` name (the trace's test score); null: accuracy or RMSE.
+    target_metric: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+    @property
+    def threshold(self) -> dict[str, Any] | None:
+        """A binary classifier's decision threshold, as the run recorded it in its metrics."""
+        return (self.metrics or {}).get("threshold")
 
     @property
     def selection(self) -> dict[str, Any] | None:
@@ -317,6 +327,11 @@ class Model(Base):
     @property
     def partial(self) -> bool:
         return self.partial_reason is not None
+
+    @property
+    def threshold(self) -> dict[str, Any] | None:
+        """A binary classifier's decision threshold (from its metrics; None for the others)."""
+        return (self.metrics or {}).get("threshold")
 
     @property
     def nnz_weights(self) -> int | None:
@@ -442,6 +457,8 @@ class BatchPrediction(Base):
     # Store key prefix of the result: <result_key>.<output>.npy for each of ``outputs``.
     result_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     outputs: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0015: the predictions' metrics against the data set's labels (app/services/metrics).
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -41,6 +41,12 @@ class BatchPredictionRead(BaseModel):
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     progress: BatchProgress
     outputs: list[str] | None = Field(description="What the result holds: predictions, scores, probabilities")
+    metrics: dict[str, Any] | None = Field(
+        default=None,
+        description="Once succeeded: the predictions' metrics against the data set's labels, the "
+        "same set as a job's metrics.test (at the model's decision threshold); null when the "
+        "labels are not of the model's kind",
+    )
     error: str | None
     attempts: int
     cancel_requested: bool

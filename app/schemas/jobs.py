@@ -95,6 +95,61 @@ class Selection(BaseModel):
     )
 
 
+# The metrics a decision threshold moves, which may choose it (app/services/metrics/threshold.py).
+ThresholdMetric = Literal["accuracy", "balanced_accuracy", "precision", "recall", "f1"]
+
+
+class ThresholdOptions(BaseModel):
+    """A binary classifier's decision threshold: a row is the positive class (the second of the
+    sorted classes) when its positive-class probability exceeds it (logistic loss), or its
+    decision value does (models without probabilities, such as hinge loss). Give ``value``, or
+    ``metric`` to choose it on validation rows; without this object the threshold is 0.5 (a
+    probability) or 0 (a decision value)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"metric": "f1"}]})
+
+    value: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="The threshold: a probability strictly between 0 and 1 for a logistic model, "
+        "any finite decision value otherwise",
+    )
+    metric: ThresholdMetric | None = Field(
+        default=None,
+        description="Choose the threshold that maximises this metric (precision, recall and f1 "
+        "of the positive class) on validation rows: a seeded split of the training rows, "
+        "held out from a first fit; the model is then fitted on all the training rows",
+    )
+    validation_fraction: float = Field(
+        default=0.2,
+        gt=0.0,
+        lt=1.0,
+        description="Share of the training rows (after any test split) the metric's validation "
+        "split holds out, stratified, drawn with the job's split_seed; default 0.2",
+    )
+
+    @model_validator(mode="after")
+    def _value_or_metric(self) -> ThresholdOptions:
+        if (self.value is None) == (self.metric is None):
+            raise ValueError("give threshold.value or threshold.metric, one of them")
+        return self
+
+
+class MetricTargets(BaseModel):
+    """Targets of a named metric: its values whose time-to-target is recorded, the trace's
+    test score at each checkpoint being that metric."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"metric": "f1", "values": [0.8]}]}
+    )
+
+    metric: str = Field(
+        description="Classification: accuracy, balanced_accuracy, log_loss, roc_auc, "
+        "average_precision, precision, recall, f1; regression: rmse, mae, r2"
+    )
+    values: list[float] = Field(max_length=64, description="The metric's values to reach")
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -126,10 +181,16 @@ class JobCreate(BaseModel):
         default=None,
         description='How params.sigma "auto" chooses sigma (only with it); null: the defaults',
     )
-    targets: list[float] = Field(
+    threshold: ThresholdOptions | None = Field(
+        default=None,
+        description="A binary classifier's decision threshold, given or chosen for a metric on "
+        "validation rows; null: 0.5 on the probability (0 on the decision value without one)",
+    )
+    targets: Annotated[list[float], Field(max_length=64)] | MetricTargets = Field(
         default_factory=list,
-        max_length=64,
-        description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded",
+        description="Test accuracies (or RMSEs for regression) whose time-to-target is recorded; "
+        'or {"metric": name, "values": [...]}: values of that metric, which the trace then '
+        "records as its test score",
     )
     time_budget_s: float | None = Field(
         default=None,
@@ -160,10 +221,19 @@ class JobCreate(BaseModel):
 
     @field_validator("targets")
     @classmethod
-    def _finite_targets(cls, v: list[float]) -> list[float]:
-        if not all(math.isfinite(t) for t in v):
+    def _finite_targets(cls, v: list[float] | MetricTargets) -> list[float] | MetricTargets:
+        if not all(math.isfinite(t) for t in (v.values if isinstance(v, MetricTargets) else v)):
             raise ValueError("targets must be finite numbers")
         return v
+
+    @property
+    def target_values(self) -> list[float]:
+        return self.targets.values if isinstance(self.targets, MetricTargets) else self.targets
+
+    @property
+    def target_metric(self) -> str | None:
+        """The metric ``targets`` name; None: accuracy or RMSE, the task's."""
+        return self.targets.metric if isinstance(self.targets, MetricTargets) else None
 
     @model_validator(mode="after")
     def _one_evaluation_source(self) -> JobCreate:
@@ -201,6 +271,39 @@ class SelectionResult(BaseModel):
     path: list[PathPoint] = Field(description="The sigmas fitted, largest first")
 
 
+class ThresholdRead(BaseModel):
+    """A binary classifier's decision threshold, as stored with its model and used by /predict."""
+
+    value: float
+    applies_to: Literal["probability", "decision_value"] = Field(
+        description="probability: of the positive class (logistic models); decision_value: the "
+        "model's score (models without probabilities)"
+    )
+    source: Literal["default", "given", "validation"]
+    metric: str | None = Field(default=None, description="The metric it was chosen for (source validation)")
+    validation_score: float | None = Field(
+        default=None, description="That metric on the validation rows at this threshold"
+    )
+
+
+# metrics.test, the metrics of a model on its evaluation rows (app/services/metrics).
+TEST_METRICS_DESCRIPTION = (
+    "test: the metrics of the model on every evaluation row (the test split or test set), equal "
+    "to scikit-learn's sklearn.metrics on the same predictions. Classification: rows, "
+    "unknown_label_rows (rows whose label the training rows lacked, left out), weight_sum, "
+    "accuracy, balanced_accuracy, log_loss (null without probabilities), roc_auc (one-vs-rest "
+    "macro for multiclass), average_precision (macro for multiclass), precision, recall and f1 "
+    "(of the positive class for a binary model, macro otherwise), per_class: [{label, "
+    "precision, recall, f1, support}], macro: {precision, recall, f1}, confusion_matrix: "
+    "{labels, matrix (rows: true label, columns: predicted)}, roc_curves: [{label, auc, fpr, "
+    "tpr}] (the positive class for a binary model, each class against the rest otherwise), "
+    "calibration: {bins, mean_predicted, fraction_positive, weight} (binary logistic models), "
+    "threshold (a binary classifier's, as the job's threshold; null otherwise), absent: "
+    "{metric: why it is null}. Regression: rows, "
+    "weight_sum, rmse, mae, r2"
+)
+
+
 class JobRead(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -214,6 +317,10 @@ class JobRead(BaseModel):
     split_seed: int
     params: dict[str, Any]
     targets: list[float]
+    target_metric: str | None = Field(
+        default=None,
+        description="The metric of targets and of the trace's test score; null: accuracy or rmse",
+    )
     time_budget_s: float | None
     preprocessing: dict[str, Any] | None = Field(
         default=None,
@@ -229,6 +336,13 @@ class JobRead(BaseModel):
         description='Once a params.sigma "auto" job has a model: the chosen sigma, the metric, '
         "the splits and the path (mean and std of the score, seconds, per sigma)",
     )
+    threshold_options: dict[str, Any] | None = Field(
+        default=None, description="The request's threshold with its defaults filled in"
+    )
+    threshold: ThresholdRead | None = Field(
+        default=None,
+        description="Once a binary classifier has a model: its decision threshold (from metrics.threshold)",
+    )
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
         description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "
@@ -242,7 +356,8 @@ class JobRead(BaseModel):
         'many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the '
         'sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", '
         '"validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, '
-        "scores}], largest sigma first}"
+        "scores}], largest sigma first}; for a binary classifier, threshold (as the job's "
+        "threshold); " + TEST_METRICS_DESCRIPTION
     )
     time_limit_s: float | None = Field(
         default=None,
@@ -315,5 +430,5 @@ class TracePointRead(BaseModel):
 
 class TraceRead(BaseModel):
     job_id: int
-    score_name: Literal["accuracy", "rmse"] | None
+    score_name: str | None = Field(description="accuracy, rmse, or the metric targets name")
     points: list[TracePointRead]

@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from app.schemas.common import Label, LabelsPatch, ModelName, Task
+from app.schemas.jobs import ThresholdRead
 
 
 class ModelRead(BaseModel):
@@ -26,8 +27,14 @@ class ModelRead(BaseModel):
     classes: list[Label] | None
     job_id: int | None
     dataset_id: int | None
-    metrics: dict[str, Any] | None
+    metrics: dict[str, Any] | None = Field(
+        description="The job's final metrics (see JobRead.metrics), test among them"
+    )
     nnz_weights: int | None = None
+    threshold: ThresholdRead | None = Field(
+        default=None,
+        description="A binary classifier's decision threshold, used by /predict and batch predictions",
+    )
     size_bytes: int
     partial: bool = Field(
         default=False,

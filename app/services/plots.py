@@ -56,7 +56,9 @@ def _save(fig: Any, fmt: Format) -> bytes:
 def _target_text(target: float, score_name: str) -> str:
     if score_name == "accuracy":
         return f"{100 * target:.4g}%"
-    return f"RMSE {target:.4g}"
+    if score_name == "rmse":
+        return f"RMSE {target:.4g}"
+    return f"{score_name} {target:.4g}"  # the metric the targets name
 
 
 def _note(ax: Any, text: str) -> None:

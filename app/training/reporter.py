@@ -53,12 +53,19 @@ def _finite(v: float | None) -> float | None:
     return None if v is None or not math.isfinite(v) else float(v)
 
 
-def running_metrics(points: list[Any], targets: list[float], higher_is_better: bool) -> dict[str, Any]:
-    """Metrics from the checkpoints so far (the final ones replace the test score at the end)."""
+def running_metrics(
+    points: list[Any], targets: list[float], higher_is_better: bool, score_name: str | None = None
+) -> dict[str, Any]:
+    """Metrics from the checkpoints so far (the final ones replace the test score at the end).
+    The test score is ``test_<score_name>`` for the metric targets name (``score_name``), else
+    test_accuracy (``higher_is_better``) or test_rmse."""
     from solver.tracing import time_to_target
 
     last = points[-1] if points else None
-    score_key = "test_accuracy" if higher_is_better else "test_rmse"
+    if score_name is not None:
+        score_key = f"test_{score_name}"
+    else:
+        score_key = "test_accuracy" if higher_is_better else "test_rmse"
     ttt = time_to_target(points, targets, higher_is_better)
     return {
         "solver_seconds": last.solver_seconds if last else 0.0,
@@ -91,6 +98,8 @@ class Reporter:
     max_points: int = 10_000
     deadline: float = math.inf
     deadline_stop: Stop = Stop.TIME_LIMIT
+    # The metric the targets name (the trace's test score); None: accuracy or RMSE.
+    score_name: str | None = None
     trace: ThinnedTrace = field(init=False)
     # Points of the current fit seen so far (a study's sigma selection runs fits before it).
     fit_points: int = 0
@@ -112,7 +121,10 @@ class Reporter:
             iteration=p.iteration if p else 0,
             n_iter=p.n_iter if p else None,
             samples_seen=p.samples_seen if p else 0,
-            metrics={**running_metrics(self.trace.points, self.targets, self.higher_is_better), **self.extra},
+            metrics={
+                **running_metrics(self.trace.points, self.targets, self.higher_is_better, self.score_name),
+                **self.extra,
+            },
             points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
             dropped=dropped,
         )

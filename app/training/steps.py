@@ -9,6 +9,8 @@
    them as a ``solver.ShardedMatrix`` read a shard at a time; the others as one CSR matrix.
 3. :func:`fit` chooses sigma first when a study asks for it, then fits with a :class:`Reporter`,
    the fit's callback that writes progress and notices a cancel, a shutdown or a lost claim.
+   A binary classifier's decision threshold is chosen first when the job names a metric for it
+   (:func:`decision_threshold`).
 4. :func:`package_model` exports the fitted estimator; :func:`final_metrics` and
    :func:`final_progress` are the job's result; :func:`store_model` writes the model files.
 
@@ -37,6 +39,11 @@ from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.jobs.selection import estimator_params as selection_params
+from app.services.jobs.threshold import needs_validation_fit
+from app.services.metrics import names as metric_names
+from app.services.metrics import threshold as thresholds
+from app.services.metrics.evaluation import has_proba, model_metrics
+from app.services.metrics.trace_metric import eval_metric
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
@@ -95,6 +102,17 @@ class TrainingJob:
     time_limit_s: float | None = None
     # The stored model the fit starts from (init_model); None for a cold start.
     init_model: InitModel | None = None
+    # The request's decision threshold options (app/services/jobs/threshold.py); None: default.
+    threshold_options: dict[str, Any] | None = None
+    # The metric the targets name, the trace's test score; None: accuracy or RMSE.
+    target_metric: str | None = None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Of the trace's test score (its targets)."""
+        if self.target_metric is not None:
+            return metric_names.higher_is_better(self.target_metric)
+        return self.estimator.classification
 
 
 def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
@@ -147,6 +165,8 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
             label_name=train.label_name,
             time_limit_s=job.time_limit_s,
             init_model=init_model,
+            threshold_options=job.threshold_options,
+            target_metric=job.target_metric,
         )
 
 
@@ -177,15 +197,16 @@ class TrainingData:
 
 def streams(job: TrainingJob, memory_bytes: int) -> bool:
     """Whether the job trains from shards: its data sets do not fit in ``memory_bytes``
-    (PGS_WORKER_MEMORY_BYTES), its solver streams, and neither a sigma selection nor early
-    stopping (both fit on in-memory splits of the rows) asks for its rows in memory. Data that
-    fits is read into one CSR matrix: the solver then samples uniformly from all rows, as its
-    paper's guarantee assumes, and faster."""
+    (PGS_WORKER_MEMORY_BYTES), its solver streams, and neither a sigma selection, a threshold
+    choice nor early stopping (which fit on in-memory splits of the rows) asks for its rows in
+    memory. Data that fits is read into one CSR matrix: the solver then samples uniformly from all
+    rows, as its paper's guarantee assumes, and faster."""
     return (
         job.data.data_bytes > memory_bytes
         and SOLVERS[job.estimator.solver].streams
         and job.sigma_search is None
         and not job.estimator.params.get("early_stopping", False)
+        and not needs_validation_fit(job.threshold_options)
     )
 
 
@@ -336,14 +357,65 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     return selection.sigma
 
 
-def fit(job: TrainingJob, data: TrainingData, reporter: Reporter, start: StartingPoint | None = None) -> Any:
+def decision_threshold(
+    job: TrainingJob, data: TrainingData, reporter: Reporter | None = None
+) -> thresholds.Threshold | None:
+    """A binary classifier's decision threshold (None for the other models): the job's value,
+    or the one that maximises its metric on a stratified validation split of the training rows
+    (drawn with the job's split seed, as sigma "auto" draws its own), scored by a model fitted
+    on the rest of them; else the default. The ``reporter`` sees that fit (untraced, as a sigma
+    search's), so a cancel, a shutdown or the time limit stops it; the job's fit then does not
+    begin."""
+    classes = data.classes
+    if classes is None or len(classes) != 2:
+        return None
+    estimator = job.estimator.build()
+    proba = has_proba(estimator)
+    options = job.threshold_options
+    if options is None:
+        return thresholds.Threshold.default(proba)
+    if options.get("value") is not None:
+        default = thresholds.Threshold.default(proba)
+        return thresholds.Threshold(float(options["value"]), default.applies_to, "given")
+    from solver.selection import make_splits
+
+    # needs_validation_fit keeps such a job's rows in memory (see streams()).
+    assert data.y is not None
+    [(fit_rows, validation_rows)], _ = make_splits(
+        data.y,
+        classification=True,
+        folds=None,
+        validation_fraction=options["validation_fraction"],
+        seed=job.data.split_seed,
+    )
+    if reporter is not None:
+        reporter.extra = {"phase": "choose_threshold"}
+    estimator.fit(data.X[fit_rows], data.y[fit_rows], callback=reporter, trace=False)
+    if reporter is not None:
+        reporter.extra = {}
+    scores = estimator.decision_function(data.X[validation_rows])
+    return thresholds.choose(scores, data.y[validation_rows], options["metric"], proba)
+
+
+def fit(
+    job: TrainingJob,
+    data: TrainingData,
+    reporter: Reporter,
+    threshold: thresholds.Threshold | None = None,
+    start: StartingPoint | None = None,
+) -> Any:
     """The fitted estimator, started from ``start``'s weights when given; unfitted when the
-    reporter stopped the run before the fit began."""
+    reporter stopped the run before the fit began. Its trace scores the metric the job's targets
+    name, at ``threshold``."""
     estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
     reporter.start_fit()
     if start is not None:
         start.check_classes(data.classes)
     if not reporter.stopped():
+        named = {}
+        if job.target_metric is not None and data.eval_set is not None:
+            n_classes = None if data.classes is None else len(data.classes)
+            named["eval_metric"] = eval_metric(job.target_metric, n_classes, has_proba(estimator), threshold)
         estimator.fit(
             data.X,
             data.y,
@@ -352,6 +424,7 @@ def fit(job: TrainingJob, data: TrainingData, reporter: Reporter, start: Startin
             trace=True,
             coef_init=None if start is None else start.coef,
             intercept_init=None if start is None else start.intercept,
+            **named,
         )
     return estimator
 
@@ -368,9 +441,12 @@ class ModelPackage:
     service: dict[str, Any]
 
 
-def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> ModelPackage:
+def package_model(
+    estimator: Any, job: TrainingJob, data: TrainingData, threshold: thresholds.Threshold | None = None
+) -> ModelPackage:
     """The estimator's export, and the fitted preprocessing's (its arrays prefixed
-    ``preprocessing.``, its settings under ``service["preprocessing"]``)."""
+    ``preprocessing.``, its settings under ``service["preprocessing"]``), and a binary
+    classifier's decision threshold (``service["threshold"]``), which predictions use."""
     from solver import export_preprocessor
 
     meta, arrays = estimator.export_model()
@@ -389,16 +465,24 @@ def package_model(estimator: Any, job: TrainingJob, data: TrainingData) -> Model
         "index_base": job.index_base,
         "classes": None if classes is None else [json_label(c) for c in classes],
         "job_id": job.job_id,
+        "threshold": None if threshold is None else threshold.as_dict(),
     }
     return ModelPackage(meta, arrays, service)
 
 
 def final_metrics(
-    estimator: Any, job: TrainingJob, data: TrainingData, package: ModelPackage, extra: dict[str, Any]
+    estimator: Any,
+    job: TrainingJob,
+    data: TrainingData,
+    package: ModelPackage,
+    extra: dict[str, Any],
+    threshold: thresholds.Threshold | None = None,
 ) -> dict[str, Any]:
-    """From the returned model itself, not from the last checkpoint."""
+    """From the returned model itself, not from the last checkpoint: the trace's metrics, and
+    ``test``, every metric of the model on the evaluation rows (app/services/metrics)."""
     classification = job.estimator.classification
-    metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
+    metrics = running_metrics(list(estimator.trace_), job.targets, job.higher_is_better, job.target_metric)
+    metrics |= extra
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
     # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
     metrics["compile_seconds"] = float(estimator.compile_seconds_)
@@ -408,8 +492,19 @@ def final_metrics(
             if isinstance(data.X_eval, ShardedMatrix)
             else ShardedMatrix.from_arrays(data.X_eval, data.y_eval, [data.X_eval.shape[0]])
         )
-        score = evaluate(estimator.predict, eval_rows, classification)
+        predict = estimator.predict
+        if threshold is not None:  # a binary classifier predicts at its decision threshold
+
+            def predict(X: Any) -> np.ndarray:
+                return estimator.classes_[threshold.predict(estimator.decision_function(X))]
+
+        score = evaluate(predict, eval_rows, classification)
         metrics["test_accuracy" if classification else "test_rmse"] = score
+        metrics["test"] = model_metrics(estimator, eval_rows, package.service["classes"], threshold)
+        if job.target_metric is not None:  # the named metric on every evaluation row
+            metrics[f"test_{job.target_metric}"] = metrics["test"].get(job.target_metric)
+    if threshold is not None:
+        metrics["threshold"] = threshold.as_dict()
     selection = getattr(estimator, "selection_", None)
     if selection is not None:
         # sigma="auto": the chosen sigma and the path that chose it (solver.selection).
@@ -481,13 +576,14 @@ def train(
             clock,
             fitted=None if start is None else start.preprocessor,
         )
-    estimator = fit(job, data, reporter, start)
+    threshold = decision_threshold(job, data, reporter)
+    estimator = fit(job, data, reporter, threshold, start)
     if reporter.stopped() and (reporter.stop not in KEEPS_MODEL or not _fitted(estimator)):
         return None
     clock.fitted(estimator, reporter.seconds)
-    package = package_model(estimator, job, data)
+    package = package_model(estimator, job, data, threshold)
     with clock.part("final_metrics"):
-        metrics = final_metrics(estimator, job, data, package, reporter.extra)
+        metrics = final_metrics(estimator, job, data, package, reporter.extra, threshold)
     return Trained(
         estimator, package, metrics, final_progress(estimator, reporter, metrics), stop=reporter.stop
     )

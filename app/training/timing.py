@@ -13,8 +13,8 @@ write that records them cannot time itself). ``overhead_seconds`` is that wall t
 * ``final_metrics_seconds``: the returned model's test score on every evaluation row;
 * ``model_write_seconds``: the model's files written to the store;
 * ``other_seconds``: the rest, so that the parts sum to ``overhead_seconds`` (building the
-  estimator, its checks of the data before the solver starts, a study's sigma selection, the
-  model's export, Python between the steps).
+  estimator, its checks of the data before the solver starts, a study's sigma selection, a
+  decision threshold's validation fit, the model's export, Python between the steps).
 """
 
 from __future__ import annotations

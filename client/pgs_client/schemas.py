@@ -347,60 +347,24 @@ class JobProgress:
 
 
 @dataclass(kw_only=True)
+class MetricTargets:
+    metric: str
+    """
+    Classification: accuracy, balanced_accuracy, log_loss, roc_auc, average_precision, precision, recall, f1; regression: rmse, mae, r2
+    """
+    values: list[float]
+    """
+    The metric's values to reach
+    """
+
+
+@dataclass(kw_only=True)
 class ModelPatch:
     description: str | None = None
     tags: list[str] | None = None
     name: str | None = None
     """
     Register as the next version of this name (null: no name)
-    """
-
-
-@dataclass(kw_only=True)
-class ModelRead:
-    id: int
-    solver: str
-    task: Literal["binary", "multiclass", "regression"]
-    estimator: str
-    params: dict[str, Any]
-    n_features: int
-    classes: list[int | float | str] | None
-    job_id: int | None
-    dataset_id: int | None
-    metrics: dict[str, Any] | None
-    size_bytes: int
-    created_at: datetime
-    nnz_weights: int | None = None
-    partial: bool | None = False
-    """
-    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
-    """
-    partial_reason: Literal["cancelled", "time_limit"] | None = None
-    preprocessing: dict[str, Any] | None = None
-    """
-    The fitted preprocessing's settings (as the job's); applied to every prediction
-    """
-    feature_names: list[str] | None = None
-    """
-    Names a prediction row may be keyed by (the CSV header)
-    """
-    name: str | None = None
-    """
-    The model name this is a version of
-    """
-    version: int | None = None
-    """
-    Version number within the name
-    """
-    description: str | None = None
-    tags: list[str] | None = field(default_factory=list)
-    training_dataset: dict[str, Any] | None = None
-    """
-    The training data set as it was, kept when it was deleted
-    """
-    init_model_id: int | None = None
-    """
-    The model its fit started from (its job's init_model); null: a cold start
     """
 
 
@@ -648,6 +612,40 @@ class StudyRow:
 
 
 @dataclass(kw_only=True)
+class ThresholdOptions:
+    value: float | None = None
+    """
+    The threshold: a probability strictly between 0 and 1 for a logistic model, any finite decision value otherwise
+    """
+    metric: Literal["accuracy", "balanced_accuracy", "precision", "recall", "f1"] | None = None
+    """
+    Choose the threshold that maximises this metric (precision, recall and f1 of the positive class) on validation rows: a seeded split of the training rows, held out from a first fit; the model is then fitted on all the training rows
+    """
+    validation_fraction: float | None = 0.2
+    """
+    Share of the training rows (after any test split) the metric's validation split holds out, stratified, drawn with the job's split_seed; default 0.2
+    """
+
+
+@dataclass(kw_only=True)
+class ThresholdRead:
+    value: float
+    applies_to: Literal["probability", "decision_value"]
+    """
+    probability: of the positive class (logistic models); decision_value: the model's score (models without probabilities)
+    """
+    source: Literal["default", "given", "validation"]
+    metric: str | None = None
+    """
+    The metric it was chosen for (source validation)
+    """
+    validation_score: float | None = None
+    """
+    That metric on the validation rows at this threshold
+    """
+
+
+@dataclass(kw_only=True)
 class TracePointRead:
     iteration: int
     samples_seen: int
@@ -661,7 +659,10 @@ class TracePointRead:
 @dataclass(kw_only=True)
 class TraceRead:
     job_id: int
-    score_name: Literal["accuracy", "rmse"] | None
+    score_name: str | None
+    """
+    accuracy, rmse, or the metric targets name
+    """
     points: list[TracePointRead]
 
 
@@ -1601,6 +1602,10 @@ class BatchPredictionRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    metrics: dict[str, Any] | None = None
+    """
+    Once succeeded: the predictions' metrics against the data set's labels, the same set as a job's metrics.test (at the model's decision threshold); null when the labels are not of the model's kind
+    """
 
 
 @dataclass(kw_only=True)
@@ -1750,9 +1755,13 @@ class JobCreate:
     """
     How params.sigma "auto" chooses sigma (only with it); null: the defaults
     """
-    targets: list[float] | None = None
+    threshold: ThresholdOptions | None = None
     """
-    Test accuracies (or RMSEs for regression) whose time-to-target is recorded
+    A binary classifier's decision threshold, given or chosen for a metric on validation rows; null: 0.5 on the probability (0 on the decision value without one)
+    """
+    targets: list[float] | MetricTargets | None = None
+    """
+    Test accuracies (or RMSEs for regression) whose time-to-target is recorded; or {"metric": name, "values": [...]}: values of that metric, which the trace then records as its test score
     """
     time_budget_s: float | None = None
     """
@@ -1791,7 +1800,7 @@ class JobRead:
     progress: JobProgress
     metrics: dict[str, Any] | None
     """
-    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", "validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, scores}], largest sigma first}
+    solver_seconds, compile_seconds (kernels loaded or compiled before the solver clock started), objective, test_accuracy (classification) or test_rmse (regression) of the model on every evaluation row, time_to_target: {target: solver seconds or null} on the trace's eval_rows sample; once finished with a model, overhead_seconds (the run's wall time minus solver_seconds) and its parts, which sum to it: load_seconds, preprocessing_seconds, compile_seconds, checkpoint_seconds, progress_seconds, final_metrics_seconds, model_write_seconds, other_seconds; for a job that trained from its shards (data over PGS_WORKER_MEMORY_BYTES), shard_window: how many shards the sampler kept open and interleaved; with params.sigma "auto", sigma (the sigma the regularisation path chose) and selection: {sigma, metric, splits ("5-fold", "validation"), stop_reason, path: [{sigma, mean, std, seconds, solver_seconds, scores}], largest sigma first}; for a binary classifier, threshold (as the job's threshold); test: the metrics of the model on every evaluation row (the test split or test set), equal to scikit-learn's sklearn.metrics on the same predictions. Classification: rows, unknown_label_rows (rows whose label the training rows lacked, left out), weight_sum, accuracy, balanced_accuracy, log_loss (null without probabilities), roc_auc (one-vs-rest macro for multiclass), average_precision (macro for multiclass), precision, recall and f1 (of the positive class for a binary model, macro otherwise), per_class: [{label, precision, recall, f1, support}], macro: {precision, recall, f1}, confusion_matrix: {labels, matrix (rows: true label, columns: predicted)}, roc_curves: [{label, auc, fpr, tpr}] (the positive class for a binary model, each class against the rest otherwise), calibration: {bins, mean_predicted, fraction_positive, weight} (binary logistic models), threshold (a binary classifier's, as the job's threshold; null otherwise), absent: {metric: why it is null}. Regression: rows, weight_sum, rmse, mae, r2
     """
     stop_reason: str | None
     """
@@ -1804,6 +1813,10 @@ class JobRead:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    target_metric: str | None = None
+    """
+    The metric of targets and of the trace's test score; null: accuracy or rmse
+    """
     preprocessing: dict[str, Any] | None = None
     """
     The resolved preprocessing: scaling, impute, categorical (one-hot encoded columns), ignore (column indices), sparse; null: raw features
@@ -1815,6 +1828,14 @@ class JobRead:
     selection: SelectionResult | None = None
     """
     Once a params.sigma "auto" job has a model: the chosen sigma, the metric, the splits and the path (mean and std of the score, seconds, per sigma)
+    """
+    threshold_options: dict[str, Any] | None = None
+    """
+    The request's threshold with its defaults filled in
+    """
+    threshold: ThresholdRead | None = None
+    """
+    Once a binary classifier has a model: its decision threshold (from metrics.threshold)
     """
     time_limit_s: float | None = None
     """
@@ -1850,9 +1871,58 @@ class JobRead:
 
 
 @dataclass(kw_only=True)
-class ModelList:
-    items: list[ModelRead]
-    next_cursor: str | None
+class ModelRead:
+    id: int
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    estimator: str
+    params: dict[str, Any]
+    n_features: int
+    classes: list[int | float | str] | None
+    job_id: int | None
+    dataset_id: int | None
+    metrics: dict[str, Any] | None
+    """
+    The job's final metrics (see JobRead.metrics), test among them
+    """
+    size_bytes: int
+    created_at: datetime
+    nnz_weights: int | None = None
+    threshold: ThresholdRead | None = None
+    """
+    A binary classifier's decision threshold, used by /predict and batch predictions
+    """
+    partial: bool | None = False
+    """
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    """
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The fitted preprocessing's settings (as the job's); applied to every prediction
+    """
+    feature_names: list[str] | None = None
+    """
+    Names a prediction row may be keyed by (the CSV header)
+    """
+    name: str | None = None
+    """
+    The model name this is a version of
+    """
+    version: int | None = None
+    """
+    Version number within the name
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    training_dataset: dict[str, Any] | None = None
+    """
+    The training data set as it was, kept when it was deleted
+    """
+    init_model_id: int | None = None
+    """
+    The model its fit started from (its job's init_model); null: a cold start
+    """
 
 
 @dataclass(kw_only=True)
@@ -1935,6 +2005,12 @@ class BatchPredictionList:
 @dataclass(kw_only=True)
 class JobList:
     items: list[JobRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class ModelList:
+    items: list[ModelRead]
     next_cursor: str | None
 
 

@@ -416,16 +416,35 @@ class LinearModelBase(FittedModel):
 
 
 @dataclass(frozen=True)
+class EvalMetric:
+    """A test score of the trace other than accuracy or RMSE (``fit``'s ``eval_metric``):
+    ``score(scores, y)`` of every evaluation row's scores (rows x outputs) and labels (as
+    ``fit``'s y), whatever it needs of them all (an F1, a ROC AUC)."""
+
+    name: str
+    score: Callable[[np.ndarray, np.ndarray], float]
+    higher_is_better: bool
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """The test set of a fit: the test score is ``finish`` of the mean of ``per_row(scores, y)``
     over its rows, read block by block (one block in memory, one shard at a time for a
-    ShardedMatrix): accuracy, or RMSE."""
+    ShardedMatrix): accuracy, or RMSE; or, with ``metric``, that metric of the rows' scores and
+    labels gathered from the blocks."""
 
     data: Any  # (X_test, y_test) or a ShardedMatrix
     per_row: Callable[[np.ndarray, np.ndarray], np.ndarray]
     finish: Callable[[float], float]
     name: str
     higher_is_better: bool
+    metric: EvalMetric | None = None
+
+    def with_metric(self, metric: EvalMetric | None) -> Evaluation:
+        """This evaluation scored by ``metric`` instead (itself without one)."""
+        if metric is None:
+            return self
+        return replace(self, name=metric.name, higher_is_better=metric.higher_is_better, metric=metric)
 
     def on_sample(self, k: int | None) -> Evaluation:
         """This evaluation on every (m_test / k)-th row of its data (``solver.sampling.even_rows``),
@@ -443,6 +462,11 @@ class Evaluation:
     def score(self, scores_of: Callable[[Any], np.ndarray]) -> float:
         """The test score given ``scores_of(X)``, the scores of rows X (n_samples, n_outputs)."""
         blocks = self.data.shards() if isinstance(self.data, ShardedMatrix) else [self.data]
+        if self.metric is not None:
+            pairs = [(scores_of(X), y) for X, y in blocks]
+            return float(
+                self.metric.score(np.vstack([s for s, _ in pairs]), np.concatenate([y for _, y in pairs]))
+            )
         total, count = 0.0, 0
         for X, y in blocks:
             total += float(np.sum(self.per_row(scores_of(X), y)))

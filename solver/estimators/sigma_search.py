@@ -86,7 +86,7 @@ METRIC: Any = param(
 
 
 def fit_with_sigma_search(
-    estimator: Any, X, y, eval_set, callback, trace, coef_init=None, intercept_init=None
+    estimator: Any, X, y, eval_set, callback, trace, coef_init=None, intercept_init=None, eval_metric=None
 ) -> Any:
     """Fit ``estimator`` (whose sigma is "auto") at the sigma its regularisation path chooses:
     sets ``sigma_`` (the chosen sigma) and ``selection_`` (``solver.selection.Selection``), and
@@ -154,6 +154,7 @@ def fit_with_sigma_search(
             trace=trace,
             coef_init=coef_init,
             intercept_init=intercept_init,
+            eval_metric=eval_metric,
         )
     finally:
         estimator.sigma = "auto"  # fit never changes a parameter

@@ -24,11 +24,22 @@ class LinearClassifierMixin(ClassifierMixin):
 
     classes_: np.ndarray
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None, coef_init=None, intercept_init=None):
+    def fit(
+        self,
+        X,
+        y,
+        eval_set=None,
+        callback=None,
+        trace=None,
+        coef_init=None,
+        intercept_init=None,
+        eval_metric=None,
+    ):
         """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
 
-        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
-        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
+        ``eval_set=(X_test, y_test)`` records test accuracy (or ``eval_metric``, an
+        ``EvalMetric``) at each checkpoint in ``trace_`` (``trace=True`` records the objective
+        alone). ``callback(progress)`` is called after every
         chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
         leaving a fitted model.
 
@@ -39,7 +50,9 @@ class LinearClassifierMixin(ClassifierMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, coef_init, intercept_init)
+            return fit_with_sigma_search(
+                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
+            )
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -60,6 +73,7 @@ class LinearClassifierMixin(ClassifierMixin):
                 f"[0, 1]. Got {self.target_score!r} instead."
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
+        evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
         validation = None
         if self.early_stopping:
             X, y, held = validation_split(self, X, y)
@@ -140,7 +154,17 @@ class LinearRegressorMixin(RegressorMixin):
     coef_: np.ndarray
     intercept_: float
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None, coef_init=None, intercept_init=None):
+    def fit(
+        self,
+        X,
+        y,
+        eval_set=None,
+        callback=None,
+        trace=None,
+        coef_init=None,
+        intercept_init=None,
+        eval_metric=None,
+    ):
         """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``
         (``coef_init`` of shape (n_features,), ``intercept_init`` a number).
 
@@ -148,7 +172,9 @@ class LinearRegressorMixin(RegressorMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
-            return fit_with_sigma_search(self, X, y, eval_set, callback, trace, coef_init, intercept_init)
+            return fit_with_sigma_search(
+                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
+            )
         if isinstance(X, ShardedMatrix):
             self._check_streams(X)
             self.n_features_in_ = X.n_features
@@ -169,6 +195,7 @@ class LinearRegressorMixin(RegressorMixin):
                 f"{self.target_score!r} instead."
             )
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
+        evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
         validation = None
         if self.early_stopping:
             X, y, held = validation_split(self, X, y)

@@ -172,6 +172,25 @@ def test_a_refresh_from_the_command_line(service: ApiServer, heart: Path):
     assert refused.returncode != 0 and "init_model" in refused.stderr
 
 
+def test_threshold_target_metric_and_the_test_metrics_from_the_command_line(service: ApiServer, heart: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    args = ["--param", "loss=logistic", "--param", "sigma=1e-3", "--test-fraction", "0.25"]
+    args += ["--threshold", "f1", "--target-metric", "roc_auc", "--target", "0.7"]
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), *args, "--wait", "--json", url=url))
+    assert job["status"] == "succeeded" and job["target_metric"] == "roc_auc"
+    assert job["threshold"]["source"] == "validation" and job["threshold"]["metric"] == "f1"
+    assert "0.7" in job["metrics"]["time_to_target"]
+    for command in ("jobs", "models"):
+        ident = job["id"] if command == "jobs" else job["model_id"]
+        shown = run_pgs(command, "show", str(ident), url=url)
+        assert shown.returncode == 0, shown.stderr
+        for text in ("test metrics", "balanced_accuracy", "roc_auc", "per class", "confusion matrix"):
+            assert text in shown.stdout, (command, text)
+    given = run_pgs("jobs", "create", "--dataset", str(ds["id"]), *args[:4], "--threshold", "1.5", url=url)
+    assert given.returncode != 0 and "threshold.value" in given.stderr
+
+
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
     progress and its current test accuracy; the job stops at its 3 s time budget."""

@@ -24,9 +24,11 @@ from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
-from app.services.jobs import selection, warm_start
+from app.services.jobs import selection, threshold, warm_start
 from app.services.jobs import state as jobs
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
+from app.services.metrics import names as metric_names
+from app.services.metrics.evaluation import has_proba
 from app.services.ownership import referenced_or_422
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
 
@@ -62,7 +64,11 @@ def check_job_request(
         )
         _check_test_dataset(train, datasets[-1])
     has_test = body.test_dataset_id is not None or body.test_fraction is not None
-    check_test_scores(body.targets, "targets", task, has_test, ["body", "targets"])
+    check_target_metric(body, task)
+    loc: list[str | int] = (
+        ["body", "targets"] if body.target_metric is None else ["body", "targets", "values"]
+    )
+    check_test_scores(body.target_values, "targets", task, has_test, loc, body.target_metric)
     n_train = train.n_samples
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
@@ -70,7 +76,12 @@ def check_job_request(
     params = body.params | selection.estimator_params(selection.stored_options(body))
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
+    threshold.check_request(body, task, len(train.classes or []), estimator)
+    if body.target_metric in metric_names.NEEDS_PROBABILITIES and not has_proba(estimator):
+        msg = f"targets.metric {body.target_metric} needs probabilities: a logistic loss"
+        raise invalid(msg, [field_error(["body", "targets", "metric"], msg)])
     job_limits.check_model_size(estimator, train, settings.max_model_bytes)
+    in_memory = in_memory or threshold.needs_validation_fit(threshold.stored_options(body))
     early_stopping = bool(getattr(estimator, "early_stopping", False))
     job_limits.check_data_memory(
         body.solver,
@@ -133,13 +144,33 @@ def _held_out(n: int, test_fraction: float) -> int:
         raise invalid(msg, [field_error(["body", "test_fraction"], msg)]) from exc
 
 
+def check_target_metric(body: JobCreate, task: str) -> None:
+    """The metric ``targets`` name is one of the task's."""
+    metric = body.target_metric
+    allowed = metric_names.of_task(task)
+    if metric is None or metric in allowed:
+        return
+    kind = "regression" if task == "regression" else "classification"
+    msg = f"targets.metric must be a {kind} metric: one of {', '.join(allowed)}; got {metric!r}"
+    raise invalid(msg, [field_error(["body", "targets", "metric"], msg)])
+
+
 def check_test_scores(
-    values: Sequence[float], name: str, task: str, has_test: bool, loc: list[str | int]
+    values: Sequence[float],
+    name: str,
+    task: str,
+    has_test: bool,
+    loc: list[str | int],
+    metric: str | None = None,
 ) -> None:
     """Scores to reach on the evaluation data (``targets``, ``params.target_score``): they need
-    evaluation data, and are accuracies in [0, 1] or RMSEs >= 0."""
+    evaluation data, and are accuracies in [0, 1] or RMSEs >= 0, or values ``metric`` takes."""
     if values and not has_test:
         msg = f"{name} can only be checked on evaluation data: give test_dataset_id or test_fraction"
+    elif metric is not None and not all(metric_names.in_range(metric, t) for t in values):
+        msg = f"{name} of {metric} are {metric_names.value_rule(metric)}"
+    elif metric is not None:
+        return
     elif task != "regression" and any(not 0.0 <= t <= 1.0 for t in values):
         msg = f"classification {name} are accuracies in [0, 1]"
     elif task == "regression" and any(t < 0 for t in values):
@@ -189,7 +220,9 @@ def create_job(
         split_seed=body.split_seed,
         params=selection.seeded_params(body, plan.estimator),
         selection_options=selection.stored_options(body),
-        targets=body.targets,
+        threshold_options=threshold.stored_options(body),
+        targets=body.target_values,
+        target_metric=body.target_metric,
         time_budget_s=body.time_budget_s,
         preprocessing=plan.preprocessing,
         owner=caller.owner,

@@ -100,6 +100,9 @@ class LoadedModel:
     feature_names: list[str] | None = None
     # The training CSV's label column: a CSV prediction body may carry it (it is left out).
     label_name: str | None = None
+    # A binary classifier's decision threshold as stored (app/services/metrics/threshold.py);
+    # None: the default (a model trained before thresholds, or not a binary classifier).
+    threshold: dict[str, Any] | None = None
 
     @property
     def dense_input(self) -> bool:
@@ -218,5 +221,6 @@ def load_for_prediction(store: Store, factory: Any, model_id: int) -> LoadedMode
         index_base=index_base,
         classes=None if classes is None else np.asarray(classes),
         nbytes=estimator_nbytes(estimator),
+        threshold=meta.get("service", {}).get("threshold"),
         **stored_preprocessing(meta, arrays),
     )

@@ -38,6 +38,7 @@ from app.services.datasets.shards import DatasetShards, open_dataset
 from app.services.datasets.splits import widen
 from app.services.jobs.leases import older_than
 from app.services.jobs.preprocessing import raw_matrix
+from app.services.metrics.labelled import labelled_metrics
 from app.services.model_registry.artifacts import LoadedModel
 from app.services.model_registry.npy_stream import NpyRowWriter
 from app.services.model_registry.predict import predict
@@ -242,12 +243,12 @@ class _DatasetRows:
     data: DatasetShards
     text_columns: list[int]
 
-    def blocks(self, model: LoadedModel) -> Iterator[tuple[int, Any]]:
+    def blocks(self, model: LoadedModel) -> Iterator[tuple[int, Any, np.ndarray]]:
         """The rows, BLOCK_ROWS at a time (one shard mapped at a time), as the model's predict()
-        takes them, each with the number of rows up to its end."""
+        takes them, each with the number of rows up to its end and the rows' labels."""
         done = 0
         for i in range(self.data.manifest.n_shards):
-            X, _ = self.data.shard(i)
+            X, y = self.data.shard(i)
             text = self.data.text(i)
             for start in range(0, X.shape[0], BLOCK_ROWS):
                 block = fit_width(X[start : start + BLOCK_ROWS], model.n_features)
@@ -257,6 +258,7 @@ class _DatasetRows:
                     self._model_input(
                         model, block, None if text is None else text[start : start + BLOCK_ROWS]
                     ),
+                    y[start : start + BLOCK_ROWS],
                 )
 
     def _model_input(self, model: LoadedModel, X: sp.csr_matrix, text: np.ndarray | None) -> Any:
@@ -306,8 +308,13 @@ class _Run:
             return "its model was deleted"
         return model, _DatasetRows(open_dataset(self.store, key), text_columns)
 
-    def predict_all(self, model: LoadedModel, rows: _DatasetRows) -> list[str] | None:
-        """Predicts into the temp files; the outputs written, or None when the run stops."""
+    def predict_all(
+        self, model: LoadedModel, rows: _DatasetRows
+    ) -> tuple[list[str], dict[str, Any] | None] | None:
+        """Predicts into the temp files; the outputs written and the metrics of the predictions
+        against the data set's labels (None when they are not the model's kind), or None when
+        the run stops."""
+        metrics = labelled_metrics(model)
         n = rows.data.manifest.n_samples
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
@@ -317,8 +324,10 @@ class _Run:
                 for name, fh in files.items()
             }
             last_write = time.monotonic()
-            for rows_done, X in rows.blocks(model):
+            for rows_done, X, y in rows.blocks(model):
                 out = predict(model, X)
+                if metrics is not None:
+                    metrics.add(y, np.asarray(out["scores"]))
                 for name in OUTPUTS:
                     if name in out:
                         writers[name].write(np.asarray(out[name]))
@@ -329,7 +338,7 @@ class _Run:
             written = [name for name in OUTPUTS if writers[name].rows]
             for name in written:
                 writers[name].close()
-            return written
+            return written, None if metrics is None else metrics.result()
         finally:
             for fh in files.values():
                 fh.close()
@@ -343,7 +352,7 @@ class _Run:
             finish(self.factory, self.batch_id, self.token, JobStatus.CANCELLED)
         return owned and not cancel
 
-    def publish(self, outputs: list[str], n_rows: int) -> None:
+    def publish(self, outputs: list[str], n_rows: int, metrics: dict[str, Any] | None) -> None:
         """Copy the complete temp files to the store, then mark the run succeeded."""
         result_key = f"predictions/{uuid.uuid4().hex}"
         keys = result_keys(result_key, outputs)
@@ -360,6 +369,7 @@ class _Run:
                 rows_done=n_rows,
                 result_key=result_key,
                 outputs=outputs,
+                metrics=metrics,
             )
         except BaseException:  # a full disk: no result files that no row names
             self.store.delete(*keys.values())
@@ -396,9 +406,10 @@ def run(
         model, rows = inputs
         if not r.keep_going(0):
             return
-        outputs = r.predict_all(model, rows)
-        if outputs is not None:
-            r.publish(outputs, rows.data.manifest.n_samples)
+        predicted = r.predict_all(model, rows)
+        if predicted is not None:
+            outputs, metrics = predicted
+            r.publish(outputs, rows.data.manifest.n_samples, metrics)
     except Exception as exc:  # the run ends failed, never stays running
         log.exception("batch prediction %d failed", batch_id)
         finish(factory, batch_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")

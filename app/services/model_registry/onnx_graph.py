@@ -2,12 +2,13 @@
 
 The preprocessing (scikit-learn transformers) is converted by skl2onnx, the converter its
 maintainers keep in step with scikit-learn; the linear decision is the service's own
-(:func:`app.services.model_registry.predict.predict`) written with ``onnx.helper``: scores ``X W^T + b``, the
-label by sign (binary) or argmax (one-vs-rest), probabilities by sigmoid or softmax for logistic
-models. Inputs ``X``: raw features, float32 ``[N, n_features]`` (a text column's place is
-not read) and, for a model with text columns, ``text``: their values, strings
-``[N, n_text_columns]``; outputs ``scores`` (float64), ``label`` (a class, or the prediction of a
-regressor) and, for logistic models, ``probabilities``.
+(:func:`app.services.model_registry.predict.predict`) written with ``onnx.helper``: scores
+``X W^T + b``, the label by the score's side of the model's decision threshold (binary; 0 by default) or
+argmax (one-vs-rest), probabilities by sigmoid or softmax for logistic models. Inputs ``X``: raw
+features, float32 ``[N, n_features]`` (a text column's place is not read) and, for a model with
+text columns, ``text``: their values, strings ``[N, n_text_columns]``; outputs ``scores``
+(float64), ``label`` (a class, or the prediction of a regressor) and, for logistic models,
+``probabilities``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from app.services.metrics.threshold import Threshold
 from app.services.model_registry.artifacts import LoadedModel
 
 OPSET = 17
@@ -137,7 +139,10 @@ def _decision(
         numpy_helper.from_array(coef.T.copy(), "coef_t"),
         numpy_helper.from_array(intercept.astype(np.float64), "intercept"),
         numpy_helper.from_array(np.asarray([1], dtype=np.int64), "axis_1"),
-        numpy_helper.from_array(np.asarray(0.0), "zero"),
+        # A binary classifier's decision threshold, on its score (0 by default), as /predict's.
+        numpy_helper.from_array(
+            np.asarray(Threshold.from_dict(model.threshold, model.has_proba).decision_value), "cut"
+        ),
     ]
     nodes = [
         helper.make_node("MatMul", [features, "coef_t"], ["z"]),
@@ -150,9 +155,9 @@ def _decision(
         return nodes, inits, outputs
     classes, class_type = _classes_tensor(model.classes)
     inits.append(classes)
-    if k == 1:  # binary: the sign of the one score
+    if k == 1:  # binary: the one score above the decision threshold
         nodes += [
-            helper.make_node("Greater", ["scores", "zero"], ["positive"]),
+            helper.make_node("Greater", ["scores", "cut"], ["positive"]),
             helper.make_node("Cast", ["positive"], ["code_2d"], to=TensorProto.INT64),
             helper.make_node("Squeeze", ["code_2d", "axis_1"], ["code"]),
         ]

@@ -93,6 +93,8 @@ class ServiceFiles(BaseModel):
     job_id: int | None = None
     partial: bool = False
     partial_reason: str | None = None
+    # A binary classifier's decision threshold (app/services/metrics/threshold.py).
+    threshold: dict[str, Any] | None = None
 
 
 class ModelFiles(BaseModel):

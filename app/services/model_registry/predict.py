@@ -14,6 +14,7 @@ from scipy.special import expit, softmax
 from sklearn.datasets import load_svmlight_file
 
 from app.core.errors import ProblemError, field_error, invalid
+from app.services.metrics.threshold import Threshold
 from app.services.model_registry.artifacts import LoadedModel
 
 MAX_REPORTED_ERRORS = 20
@@ -500,7 +501,7 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     assert model.classes is not None
     binary = z.shape[1] == 1
     # The estimator was trained on integer codes 0..k-1: map them back to the original labels.
-    codes = (z[:, 0] > 0).astype(np.intp) if binary else np.argmax(z, axis=1)
+    codes = binary_codes(model, z[:, 0]) if binary else np.argmax(z, axis=1)
     out: dict[str, Any] = {
         "predictions": model.classes[codes].tolist(),
         "scores": (z[:, 0] if binary else z).tolist(),
@@ -515,15 +516,22 @@ def predict(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]
     return out
 
 
+def binary_codes(model: LoadedModel, scores: np.ndarray) -> np.ndarray:
+    """A binary classifier's class codes of its decision scores, at its stored threshold."""
+    return Threshold.from_dict(model.threshold, model.has_proba).predict(scores)
+
+
 def _predict_with_methods(model: LoadedModel, X: np.ndarray | sp.csr_matrix) -> dict[str, Any]:
     est = model.estimator
     if model.task == "regression":
         values = np.asarray(est.predict(X), dtype=np.float64).tolist()
         return {"predictions": values, "scores": values}
     assert model.classes is not None
+    scores = np.asarray(est.decision_function(X))
+    codes = binary_codes(model, scores) if scores.ndim == 1 else np.asarray(est.predict(X), dtype=np.intp)
     out: dict[str, Any] = {
-        "predictions": model.classes[np.asarray(est.predict(X), dtype=np.intp)].tolist(),
-        "scores": np.asarray(est.decision_function(X)).tolist(),
+        "predictions": model.classes[codes].tolist(),
+        "scores": scores.tolist(),
     }
     if model.has_proba:
         out["probabilities"] = np.asarray(est.predict_proba(X)).tolist()

@@ -313,6 +313,17 @@ def jobs_create(
         str | None,
         typer.Option(metavar="MODEL", help="Start from this stored model (id or name@alias) to refresh it"),
     ] = None,
+    target_metric: Annotated[
+        str | None, typer.Option(help="The metric --target values are of (f1, roc_auc, r2, ...)")
+    ] = None,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            metavar="VALUE|METRIC",
+            help="Binary classifier: the decision threshold, or a metric (f1, ...) that chooses "
+            "it on validation rows",
+        ),
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
@@ -349,6 +360,8 @@ def jobs_create(
         test_dataset=test_dataset,
         test_fraction=test_fraction,
         targets=target or [],
+        target_metric=target_metric,
+        threshold=None if threshold is None else _threshold(threshold),
         time_budget_s=time_budget,
         init_model=init_model,
     )
@@ -356,6 +369,14 @@ def jobs_create(
         _wait_job(c, job.id, as_json)
     else:
         output.show(job, as_json, title=f"job {job.id}")
+
+
+def _threshold(text: str) -> dict[str, Any]:
+    """--threshold: a number is the threshold, a name the metric that chooses it."""
+    try:
+        return {"value": float(text)}
+    except ValueError:
+        return {"metric": text}
 
 
 @jobs.command("ls")
@@ -372,10 +393,22 @@ def jobs_ls(
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 
+def _show_with_test_metrics(item: Any, as_json: bool, title: str) -> None:
+    """A job or model; in a table, its test metrics (metrics.test) as tables of their own."""
+    test = (item.metrics or {}).get("test")
+    if as_json or test is None:
+        output.show(item, as_json, title=title)
+        return
+    shown = output.plain(item)
+    shown["metrics"] = {k: v for k, v in shown["metrics"].items() if k != "test"}
+    output.show(shown, as_json, title=title)
+    output.test_metrics(test, f"{title}: test metrics")
+
+
 @jobs.command("show")
 def jobs_show(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
-    """One job: status, progress, metrics."""
-    output.show(_client(ctx).jobs.get(job_id), as_json, title=f"job {job_id}")
+    """One job: status, progress, metrics (the test metrics, per class and the confusion matrix)."""
+    _show_with_test_metrics(_client(ctx).jobs.get(job_id), as_json, f"job {job_id}")
 
 
 @jobs.command("watch")
@@ -421,8 +454,8 @@ def models_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> N
 
 @models.command("show")
 def models_show(ctx: typer.Context, model_id: int, as_json: Json = False) -> None:
-    """One model."""
-    output.show(_client(ctx).models.get(model_id), as_json, title=f"model {model_id}")
+    """One model, with its test metrics, per class and the confusion matrix."""
+    _show_with_test_metrics(_client(ctx).models.get(model_id), as_json, f"model {model_id}")
 
 
 @models.command("rm")

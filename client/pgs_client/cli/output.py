@@ -73,3 +73,51 @@ def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None, title: s
         table(obj, columns or [], title)
     else:
         record(obj, title)
+
+
+# The single-number metrics of a model's evaluation rows (metrics.test), in the order shown.
+TEST_METRICS = (
+    "rows",
+    "accuracy",
+    "balanced_accuracy",
+    "log_loss",
+    "roc_auc",
+    "average_precision",
+    "precision",
+    "recall",
+    "f1",
+    "rmse",
+    "mae",
+    "r2",
+)
+
+
+def test_metrics(test: dict[str, Any], title: str) -> None:
+    """A model's metrics on its evaluation rows (metrics.test): the numbers (a missing one with
+    its reason), precision/recall/F1 per class, the confusion matrix and the threshold."""
+    absent = test.get("absent") or {}
+    numbers = Table(title=title, show_header=False)
+    numbers.add_column("metric")
+    numbers.add_column("value", overflow="fold")
+    for name in TEST_METRICS:
+        if name in test:
+            numbers.add_row(
+                name, _cell(test[name]) if test[name] is not None else f"- ({absent.get(name, '')})"
+            )
+    threshold = test.get("threshold")
+    if threshold:
+        numbers.add_row(
+            "threshold", f"{threshold['value']:.6g} on the {threshold['applies_to']} ({threshold['source']})"
+        )
+    stdout.print(numbers)
+    if test.get("per_class"):
+        table(test["per_class"], ["label", "precision", "recall", "f1", "support"], "per class")
+    confusion = test.get("confusion_matrix")
+    if confusion:
+        matrix = Table(title="confusion matrix (rows: true, columns: predicted)")
+        matrix.add_column("")
+        for label in confusion["labels"]:
+            matrix.add_column(str(label), justify="right")
+        for label, row in zip(confusion["labels"], confusion["matrix"], strict=True):
+            matrix.add_row(str(label), *(f"{v:.6g}" for v in row))
+        stdout.print(matrix)

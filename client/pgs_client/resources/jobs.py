@@ -58,6 +58,8 @@ class Jobs:
         test_fraction: float | None = None,
         split_seed: int = 0,
         targets: Sequence[float] = (),
+        target_metric: str | None = None,
+        threshold: Any = None,
         time_budget_s: float | None = None,
         name: str | None = None,
         description: str | None = None,
@@ -75,13 +77,18 @@ class Jobs:
         ``params`` sigma "auto", how the regularisation path chooses sigma, a dict or
         ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults).
         ``init_model``: a stored model (its id, ``name@alias`` or the model) the fit starts from,
-        to refresh it on new rows; the job reuses its fitted preprocessing."""
+        to refresh it on new rows; the job reuses its fitted preprocessing.
+        ``target_metric``: the metric ``targets`` are values of (None: accuracy or RMSE).
+        ``threshold``: a binary classifier's decision threshold, a number, or a dict
+        (``{"metric": "f1"}`` chooses it on validation rows)."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
             "params": params_json(params),
             "split_seed": split_seed,
-            "targets": list(targets),
+            "targets": list(targets)
+            if target_metric is None
+            else {"metric": target_metric, "values": list(targets)},
             **labels(description, tags, name=name, model_name=model_name),
         }
         if test_dataset is not None:
@@ -94,6 +101,10 @@ class Jobs:
             body["selection"] = params_json(selection)
         if init_model is not None:
             body["init_model"] = init_model if isinstance(init_model, int) else model_ref(init_model)
+        if threshold is not None:
+            body["threshold"] = (
+                {"value": threshold} if isinstance(threshold, (int, float)) else params_json(threshold)
+            )
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())

@@ -43,7 +43,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
                 c, dataset_id=ages, solver="lbfgs", params={"loss": "squared", "sigma": 1e-4, "n_iter": 200}
             ),
             "client": c,
-            "magic": _model(c, dataset_id=magic, test_fraction=0.25, **LOGISTIC),
+            # A decision threshold of its own: the ONNX graph and an import must predict at it.
+            "magic": _model(c, dataset_id=magic, test_fraction=0.25, threshold={"value": 0.3}, **LOGISTIC),
             "abalone": _model(c, dataset_id=abalone.json()["id"], **LOGISTIC),
             "hinge": _model(
                 c, dataset_id=magic, solver="pgs", params={"loss": "hinge", "n_iter": 3000, "random_state": 0}

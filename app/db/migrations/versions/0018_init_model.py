@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018_init_model"
-down_revision: str | Sequence[str] | None = "0013_job_selection"
+down_revision: str | Sequence[str] | None = "0015_job_threshold"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

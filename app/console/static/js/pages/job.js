@@ -1,12 +1,14 @@
 // One job: status, parameters, metrics, time to target, and its test score and objective against
 // solver seconds or samples seen, redrawn while it runs; with sigma "auto", the chosen sigma and
-// the regularisation path that chose it (the held-out score against sigma).
+// the regularisation path that chose it (the held-out score against sigma); once it has a model,
+// its test metrics, confusion matrix and ROC curve.
 
 import { get } from "../api.js";
 import { LineChart, X_AXES, chartControls, color } from "../charts.js";
 import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, paramsTable, progressBar, setTitle, table } from "../dom.js";
 import { cancelButton, isActive, scoreName, traceOf } from "../jobs_common.js";
 import { every, POLL_MS } from "../poll.js";
+import { testMetricsSection } from "../test_metrics.js";
 
 export async function render(main, { params: [id], signal }) {
   let [job, trace] = await Promise.all([get(`/v1/jobs/${id}`, { signal }), traceOf(id, signal)]);
@@ -32,12 +34,15 @@ export async function render(main, { params: [id], signal }) {
   const pathSection = h("section", { "aria-labelledby": "path-title", hidden: true },
     h("h2", { id: "path-title" }, "Sigma selection"), h("div", { class: "path-facts" }), pathBox);
   let pathChart = null;
+  // Filled once, when the finished job's metrics first carry them.
+  const testSlot = h("div");
   // The curves first: every job has them; the path only a job with sigma "auto".
   main.append(head, status, info,
     h("section", { "aria-labelledby": "charts-title" },
       h("h2", { id: "charts-title" }, "Curves"), controls,
       h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
     pathSection,
+    testSlot,
     h("details", { class: "checkpoints" }, h("summary", {}, "Checkpoints (the data of the curves)"), checkpoints));
   const scoreTitle = h("figcaption");
   const objectiveTitle = h("figcaption", {}, "Training objective");
@@ -51,7 +56,7 @@ export async function render(main, { params: [id], signal }) {
     const pts = trace.points;
     const series = (field, label) => [{ label, color: color(0), points: pts.map((p) => [p[axis.field], p[field]]) }];
     const common = { xLabel: axis.label, xFormat: axis.format, logX: view.logX, sync: `job-${id}` };
-    const name = trace.score_name === "rmse" ? "test RMSE" : "test accuracy";
+    const name = trace.score_name === "rmse" ? "test RMSE" : `test ${(trace.score_name ?? "accuracy").replaceAll("_", " ")}`;
     scoreTitle.textContent = trace.score_name ? `${name[0].toUpperCase()}${name.slice(1)} (dashed: targets)` : "No evaluation data: no test score";
     const scoreSpec = { ...common, yLabel: name, targets: job.targets, series: series("test_score", name) };
     const objectiveSpec = { ...common, yLabel: "objective", series: series("objective", "objective") };
@@ -82,6 +87,12 @@ export async function render(main, { params: [id], signal }) {
       h("section", {}, h("h2", {}, "Parameters"), paramsTable(job.params))));
     checkpoints.replaceChildren(checkpointTable(trace));
     showSelection();
+    const test = job.metrics?.test;
+    if (test && !testSlot.firstChild) {
+      const section = testMetricsSection(test);
+      testSlot.append(section);
+      section.drawCharts();
+    }
   }
 
   // sigma "auto": the chosen sigma and its path once the job has a model.
@@ -128,7 +139,7 @@ function runFacts(job) {
     ["Data set", job.dataset_id ? link(`#/datasets/${job.dataset_id}`, `#${job.dataset_id}`) : "deleted"],
     job.init_model_id ? ["Started from", link(`#/models/${job.init_model_id}`, `model #${job.init_model_id}`)] : null,
     ["Evaluation", evaluation],
-    ["Targets", job.targets.length ? job.targets.join(", ") : "none"],
+    ["Targets", job.targets.length ? `${job.targets.join(", ")}${job.target_metric ? ` (${job.target_metric})` : ""}` : "none"],
     job.time_budget_s ? ["Time budget", fmtSeconds(job.time_budget_s)] : null,
     job.study_id ? ["Study", h("span", {}, link(`#/studies/${job.study_id}`, `#${job.study_id}`),
       `, run ${job.study_run}, m = ${fmtNum(job.train_size)}, repeat ${job.study_repeat}`)] : null,

@@ -1,9 +1,11 @@
-// Models: the list, and one model's metadata, weight sparsity and a predict box.
+// Models: the list, and one model's metadata, weight sparsity, test metrics (with its confusion
+// matrix and ROC curve) and a predict box.
 
 import { del, get, listAll, request } from "../api.js";
 import { confirmInline } from "../confirm.js";
 import { facts, fmtBytes, fmtNum, fmtPercent, fmtTime, h, link, paramsTable, setTitle, table } from "../dom.js";
 import { FieldError, field, fieldset, onSubmit, problemSlot } from "../forms.js";
+import { testMetricsSection } from "../test_metrics.js";
 
 // Kernel models count support vectors where linear ones count non-zero weights.
 const isKernel = (m) => /kernel/i.test(m.estimator);
@@ -38,6 +40,7 @@ export async function detail(main, { params: [id], signal }) {
   const model = await get(`/v1/models/${id}`, { signal });
   setTitle(`Model ${id}`);
   const deleteBox = h("div");
+  const tested = testMetricsSection(model.metrics?.test);
   main.append(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Model #${model.id}`, h("span", { class: "subtle" }, ` ${model.estimator}`)),
       h("a", { class: "button", href: `#/jobs/new?init_model=${model.id}` }, "Refresh on new rows…"),
@@ -61,7 +64,9 @@ export async function detail(main, { params: [id], signal }) {
         .filter(([, v]) => v === null || typeof v !== "object")
         .map(([k, v]) => [k.replaceAll("_", " "), typeof v === "number" ? fmtNum(v) : String(v)]))),
       h("section", {}, h("h2", {}, "Parameters"), paramsTable(model.params))),
+    tested,
     predictBox(model));
+  tested?.drawCharts();
 }
 
 function predictBox(model) {
