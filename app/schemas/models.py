@@ -11,6 +11,12 @@ from pydantic import (
     Field,
 )
 
+from app.schemas.coefficients import (
+    COEFFICIENTS_DESCRIPTION,
+    WARNINGS_DESCRIPTION,
+    CoefficientSummary,
+    FitWarning,
+)
 from app.schemas.common import Label, LabelsPatch, ModelName, Task
 
 
@@ -28,6 +34,8 @@ class ModelRead(BaseModel):
     dataset_id: int | None
     metrics: dict[str, Any] | None
     nnz_weights: int | None = None
+    coefficients: CoefficientSummary | None = Field(default=None, description=COEFFICIENTS_DESCRIPTION)
+    warnings: list[FitWarning] | None = Field(default=None, description=WARNINGS_DESCRIPTION)
     size_bytes: int
     partial: bool = Field(
         default=False,

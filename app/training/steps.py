@@ -40,6 +40,7 @@ from app.services.jobs.selection import estimator_params as selection_params
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
+from app.training.learned import learned_metrics
 from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
 from app.training.timing import JobClock
 from solver import SOLVERS, ShardedMatrix
@@ -374,6 +375,7 @@ def final_metrics(
     """From the returned model itself, not from the last checkpoint."""
     classification = job.estimator.classification
     metrics = running_metrics(list(estimator.trace_), job.targets, classification) | extra
+    eval_rows = None
     metrics["solver_seconds"] = float(estimator.solver_seconds_)
     # Loading (or, on a cold cache, compiling) the kernels: never part of solver_seconds.
     metrics["compile_seconds"] = float(estimator.compile_seconds_)
@@ -394,6 +396,10 @@ def final_metrics(
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
     if isinstance(data.X, ShardedMatrix):
         metrics["shard_window"] = data.X.window
+    # The named coefficients and the warnings for a degenerate model (app/training/learned.py).
+    metrics |= learned_metrics(
+        package.meta, package.arrays, package.service, metrics, eval_rows, classification
+    )
     return metrics
 
 
