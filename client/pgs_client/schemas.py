@@ -141,6 +141,49 @@ class CategoryCount:
 
 
 @dataclass(kw_only=True)
+class Coefficient:
+    name: str
+    """
+    The raw column's name (CSV header; else its index as the data wrote it, an svmlight file's 1-based index), 'column=value' for a category of a text column
+    """
+    column: int
+    """
+    0-based raw column
+    """
+    category: str | None
+    """
+    The category of a one-hot encoded text column
+    """
+    weight: float
+    """
+    Per unit of the raw column (scaling undone; a category's weight applies to its 0/1 indicator)
+    """
+    model_weight: float
+    """
+    The solver's own weight on the preprocessed (scaled) feature: comparable across features, the order the lists follow
+    """
+
+
+@dataclass(kw_only=True)
+class CoefficientPage:
+    class_: int | float | str | None
+    """
+    The class these weights score
+    """
+    intercept: float
+    items: list[Coefficient]
+    """
+    By |model_weight|, largest first
+    """
+    total: int
+    """
+    Non-zero weights of this class
+    """
+    offset: int
+    limit: int
+
+
+@dataclass(kw_only=True)
 class ColumnStatsRead:
     index: int
     """
@@ -290,6 +333,15 @@ class DatasetRead:
 
 
 @dataclass(kw_only=True)
+class FitWarning:
+    code: Literal["zero_weights", "majority_class", "no_better_than_mean"]
+    """
+    zero_weights: every weight is (near) zero; majority_class: the test accuracy is no better than always predicting the majority class; no_better_than_mean: test R^2 <= 0
+    """
+    message: str
+
+
+@dataclass(kw_only=True)
 class Health:
     status: Literal["ok"]
     version: str
@@ -357,46 +409,26 @@ class ModelPatch:
 
 
 @dataclass(kw_only=True)
-class ModelRead:
-    id: int
-    solver: str
-    task: Literal["binary", "multiclass", "regression"]
-    estimator: str
-    params: dict[str, Any]
-    n_features: int
-    classes: list[int | float | str] | None
-    job_id: int | None
-    dataset_id: int | None
-    metrics: dict[str, Any] | None
-    size_bytes: int
-    created_at: datetime
-    nnz_weights: int | None = None
-    partial: bool | None = False
+class OutputCoefficients:
+    class_: int | float | str | None
     """
-    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    The class these weights score (a binary classifier's second class: a positive score predicts it); null for a regressor
     """
-    partial_reason: Literal["cancelled", "time_limit"] | None = None
-    preprocessing: dict[str, Any] | None = None
+    intercept: float
     """
-    The fitted preprocessing's settings (as the job's); applied to every prediction
+    Per unit of the raw columns (the centring of standard scaling moved in)
     """
-    feature_names: list[str] | None = None
+    nonzero: int
     """
-    Names a prediction row may be keyed by (the CSV header)
+    Non-zero weights of this class
     """
-    name: str | None = None
+    positive: list[Coefficient]
     """
-    The model name this is a version of
+    The largest positive weights, largest first
     """
-    version: int | None = None
+    negative: list[Coefficient]
     """
-    Version number within the name
-    """
-    description: str | None = None
-    tags: list[str] | None = field(default_factory=list)
-    training_dataset: dict[str, Any] | None = None
-    """
-    The training data set as it was, kept when it was deleted
+    The most negative weights, most negative first
     """
 
 
@@ -1444,6 +1476,18 @@ class BatchPredictionRead:
 
 
 @dataclass(kw_only=True)
+class CoefficientSummary:
+    top_k: int
+    """
+    At most this many weights each side, per class
+    """
+    outputs: list[OutputCoefficients]
+    """
+    One per class (multiclass), else one
+    """
+
+
+@dataclass(kw_only=True)
 class ColumnPage:
     items: list[ColumnStatsRead]
     total: int
@@ -1652,6 +1696,14 @@ class JobRead:
     """
     Once a params.sigma "auto" job has a model: the chosen sigma, the metric, the splits and the path (mean and std of the score, seconds, per sigma)
     """
+    coefficients: CoefficientSummary | None = None
+    """
+    What a linear model learned, by name: per class, the intercept and the top_k largest positive and most negative weights per unit of the raw columns (GET /v1/models/{id}/coefficients pages through all); null for a kernel model or one stored before coefficients were kept
+    """
+    warnings: list[FitWarning] | None = None
+    """
+    Warnings for a degenerate model found at the end of its fit: every weight (near) zero, or a test score no better than the majority class (R^2 <= 0 for regression); empty for a sound model, null before the fit ends
+    """
     time_limit_s: float | None = None
     """
     Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
@@ -1682,9 +1734,55 @@ class JobRead:
 
 
 @dataclass(kw_only=True)
-class ModelList:
-    items: list[ModelRead]
-    next_cursor: str | None
+class ModelRead:
+    id: int
+    solver: str
+    task: Literal["binary", "multiclass", "regression"]
+    estimator: str
+    params: dict[str, Any]
+    n_features: int
+    classes: list[int | float | str] | None
+    job_id: int | None
+    dataset_id: int | None
+    metrics: dict[str, Any] | None
+    size_bytes: int
+    created_at: datetime
+    nnz_weights: int | None = None
+    coefficients: CoefficientSummary | None = None
+    """
+    What a linear model learned, by name: per class, the intercept and the top_k largest positive and most negative weights per unit of the raw columns (GET /v1/models/{id}/coefficients pages through all); null for a kernel model or one stored before coefficients were kept
+    """
+    warnings: list[FitWarning] | None = None
+    """
+    Warnings for a degenerate model found at the end of its fit: every weight (near) zero, or a test score no better than the majority class (R^2 <= 0 for regression); empty for a sound model, null before the fit ends
+    """
+    partial: bool | None = False
+    """
+    The last iterate of a run that was cancelled or reached the server's time limit, not a finished fit
+    """
+    partial_reason: Literal["cancelled", "time_limit"] | None = None
+    preprocessing: dict[str, Any] | None = None
+    """
+    The fitted preprocessing's settings (as the job's); applied to every prediction
+    """
+    feature_names: list[str] | None = None
+    """
+    Names a prediction row may be keyed by (the CSV header)
+    """
+    name: str | None = None
+    """
+    The model name this is a version of
+    """
+    version: int | None = None
+    """
+    Version number within the name
+    """
+    description: str | None = None
+    tags: list[str] | None = field(default_factory=list)
+    training_dataset: dict[str, Any] | None = None
+    """
+    The training data set as it was, kept when it was deleted
+    """
 
 
 @dataclass(kw_only=True)
@@ -1763,6 +1861,12 @@ class BatchPredictionList:
 @dataclass(kw_only=True)
 class JobList:
     items: list[JobRead]
+    next_cursor: str | None
+
+
+@dataclass(kw_only=True)
+class ModelList:
+    items: list[ModelRead]
     next_cursor: str | None
 
 
