@@ -265,14 +265,17 @@ def get_model(model: ModelRowDep) -> Model:
     response_model=CoefficientPage,
     summary="The model's weights by name, per unit of the raw columns, a page at a time "
     "(largest |weight| on the scaled features first)",
-    responses=problems(
-        404,
-        (
-            422,
-            "A kernel model (no weight per feature), a class that is not one of the model's, or "
-            "none for a multiclass model",
+    responses={
+        **example(200, examples.COEFFICIENT_PAGE),
+        **problems(
+            404,
+            (
+                422,
+                "A kernel model (no weight per feature), a class that is not one of the model's, or "
+                "none for a multiclass model",
+            ),
         ),
-    ),
+    },
 )
 def get_model_coefficients(
     model: ModelRowDep,

@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from solver.preprocessing import numeric_columns
-
 # How many of the largest positive and of the most negative weights, per class, a model's and its
 # job's answer carry (GET /v1/models/{id}/coefficients pages through all of them).
 TOP_K = 20
@@ -109,20 +107,27 @@ class _Scaling:
 
     def __init__(self, space: FeatureSpace, arrays: dict[str, np.ndarray]) -> None:
         prep = space.preprocessing
-        self.prep = prep
-        if prep is None:
-            self.numeric: slice | np.ndarray = slice(0, space.n_features)
-            self.width = space.n_features
-            return
-        self.numeric = numeric_columns(space.n_features, prep["categorical"], prep["ignore"])
-        self.width = (
-            self.numeric.stop - self.numeric.start if isinstance(self.numeric, slice) else len(self.numeric)
+        self.prep, self.arrays = prep, arrays
+        # The columns the numeric part skips (text and ignored), not the list of those it reads:
+        # that would be 2^24 indices for a wide sparse data set.
+        skip = (
+            []
+            if prep is None
+            else sorted({int(j) for j in prep["categorical"]} | {int(j) for j in prep["ignore"]})
         )
-        self.arrays = arrays
+        self.skip = np.asarray(skip, dtype=np.int64)
+        self.width = space.n_features - len(skip)
+        if prep is None:
+            return
         self.category_lists = [np.asarray(arrays[f"categories.{i}"]) for i in range(len(prep["categorical"]))]
         self.category_starts = self.width + np.concatenate(
             [[0], np.cumsum([len(c) for c in self.category_lists])]
         ).astype(np.int64)
+
+    def numeric_column(self, at: np.ndarray) -> np.ndarray:
+        """The raw column of the ``at``-th numeric features: the k-th column not skipped is k plus
+        the skipped columns before it, the count of j with skip[j] - j <= k."""
+        return at + np.searchsorted(self.skip - np.arange(len(self.skip)), at, side="right")
 
     def of(self, features: np.ndarray) -> tuple[np.ndarray, list[str | None], np.ndarray, np.ndarray]:
         """(raw columns, categories, scales, centres) of preprocessed ``features``."""
@@ -130,7 +135,7 @@ class _Scaling:
         columns = np.zeros(len(features), dtype=np.int64)
         scale, center = np.ones(len(features)), np.zeros(len(features))
         at = features[numeric]
-        columns[numeric] = self.numeric.start + at if isinstance(self.numeric, slice) else self.numeric[at]
+        columns[numeric] = self.numeric_column(at)
         categories: list[str | None] = [None] * len(features)
         if self.prep is None:
             return columns, categories, scale, center

@@ -154,3 +154,44 @@ def test_a_kernel_model_has_no_weights_per_feature():
     est.fit(X, y)
     _, arrays = est.export_model()
     assert raw_weights(arrays, FeatureSpace(3, 0, None, None, [0, 1])) is None
+
+
+def test_an_ignored_column_has_no_weight_and_the_others_keep_their_own_columns():
+    rng = np.random.default_rng(11)
+    X = _dense_rows(300, rng)
+    y = _labels(X, "binary", rng)
+    ct, est, arrays = _fitted("binary", X, y, scaling="standard", categorical=[2], ignore=[0])
+    space = _space(ct, 5, ["length", "tiny", "band", "huge", "shift"], ["0.0", "1.0"])
+    (w,) = raw_weights(arrays, space) or []
+    assert 0 not in w.columns and {1, 3, 4} <= set(w.columns.tolist())
+    np.testing.assert_allclose(
+        _raw_scores(X, w), est.decision_function(ct.transform(X)), rtol=1e-9, atol=1e-12
+    )
+
+
+def test_a_model_of_2_24_sparse_features_is_read_without_a_dense_array_of_its_width():
+    import tracemalloc
+
+    width = 2**24
+    cols = np.array([3, 70_000, 9_999_999, width - 2], dtype=np.int64)
+    arrays = {
+        "coef_rows": np.zeros(4, dtype=np.int32),
+        "coef_cols": cols,
+        "coef_values": np.array([0.5, -2.0, 1.5, -0.25]),
+        "coef_shape": np.array([1, width]),
+        "intercept": np.array([0.1]),
+        "preprocessing.scale.max_abs_.indices": cols,
+        "preprocessing.scale.max_abs_.values": np.array([2.0, 4.0, 0.5, 1.0]),
+    }
+    prep = {"format": 1, "n_features": width, "scaling": "maxabs", "impute": False,
+            "categorical": [], "ignore": [7], "sparse": True}  # fmt: skip
+    tracemalloc.start()
+    (w,) = raw_weights(arrays, FeatureSpace(width, 1, None, prep, [0, 1])) or []
+    top = summary([w], FeatureSpace(width, 1, None, prep, [0, 1]))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1_000_000  # a dense float64 array of the width would be 134 MB
+    # Column 7 is ignored: the numeric features after it read the next raw column.
+    by_column = dict(zip(w.columns.tolist(), w.weights.tolist(), strict=True))
+    assert by_column == {3: 0.25, 70_001: -0.5, 10_000_000: 3.0, width - 1: -0.25}
+    assert [e["name"] for e in top["outputs"][0]["positive"]] == ["10000001", "4"]
