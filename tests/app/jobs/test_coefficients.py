@@ -163,3 +163,27 @@ def test_a_regressor_no_better_than_the_mean_is_warned(client: TestClient):
     job = _train(client, dataset_id=_ids(client)["abalone"], **body)
     assert {w["code"] for w in job["warnings"]} == {"zero_weights", "no_better_than_mean"}
     assert job["coefficients"]["outputs"][0]["class"] is None
+
+
+def test_an_imported_model_has_the_coefficients_of_its_own_arrays_and_refuses_forged_warnings(
+    client: TestClient,
+):
+    job = _train(client, dataset_id=_ids(client)["shop"], test_fraction=0.25, **LOGISTIC)
+    doc = client.get(f"/v1/models/{job['model_id']}/export", params={"format": "json"}).json()
+    # Derived from the arrays, the coefficients are not exported: the import computes them.
+    assert "coefficients" not in doc["model"]["metrics"]
+    forged = {"positive": [], "negative": [], "class": "yes", "intercept": 0.0, "nonzero": 0}
+    doc["model"]["metrics"]["coefficients"] = {"top_k": 1, "outputs": [forged]}
+    r = client.post("/v1/models", json=doc)
+    assert r.status_code == 201, r.text
+    imported = r.json()
+    assert imported["coefficients"] == job["coefficients"] and imported["warnings"] == []
+    page = client.get(f"/v1/models/{imported['id']}/coefficients", params={"limit": 1000}).json()
+    original = client.get(f"/v1/models/{job['model_id']}/coefficients", params={"limit": 1000}).json()
+    assert page == original
+    for warnings, field in [
+        ("all good", "body.model.metrics.warnings"),
+        ([{"code": "pwned", "message": "x"}], "body.model.metrics.warnings.0.code"),
+    ]:
+        bad = {**doc, "model": {**doc["model"], "metrics": {"warnings": warnings}}}
+        assert_problem(client.post("/v1/models", json=bad), 422, field)
