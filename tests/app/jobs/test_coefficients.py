@@ -187,3 +187,15 @@ def test_an_imported_model_has_the_coefficients_of_its_own_arrays_and_refuses_fo
     ]:
         bad = {**doc, "model": {**doc["model"], "metrics": {"warnings": warnings}}}
         assert_problem(client.post("/v1/models", json=bad), 422, field)
+
+
+def test_a_job_that_streams_its_shards_gets_the_same_warnings(tmp_path: Path, data_dir: Path):
+    # heart_scale (44,864 bytes as CSR) over a 40,000-byte budget, in small shards: the fit and
+    # the evaluation read them a shard at a time, and so does the majority-class baseline.
+    settings = make_settings(tmp_path, worker_memory_bytes=40_000, shard_bytes=4096, workers=1)
+    with TestClient(create_app(settings)) as c:
+        dataset_id = upload(c, data_dir / "heart_scale.svm").json()["id"]
+        body = {"solver": "truncgrad", "params": {"loss": "logistic", "sigma": 1e12}, "test_fraction": 0.3}
+        job = _train(c, dataset_id=dataset_id, **body)
+    assert job["metrics"]["shard_window"] >= 1
+    assert {w["code"] for w in job["warnings"]} == {"zero_weights", "majority_class"}
