@@ -295,13 +295,7 @@ def _coefficient_page(settings: Settings, model: Model, offset: int, limit: int,
         _, arrays = load_model_files(settings.store, model.file_stem)
     except FileNotFoundError:
         raise not_found("model", model.id) from None
-    space = coefficients.FeatureSpace(
-        n_features=model.n_features,
-        index_base=model.index_base,
-        feature_names=model.feature_names,
-        preprocessing=model.preprocessing,
-        classes=model.classes,
-    )
+    space = coefficients.FeatureSpace.of(model)
     outputs = coefficients.raw_weights(arrays, space)
     if outputs is None:
         msg = "a kernel model has no weight per feature (only a linear model does)"

@@ -37,6 +37,13 @@ class FeatureSpace:
     preprocessing: dict[str, Any] | None
     classes: list[Any] | None
 
+    @classmethod
+    def of(cls, model: Any) -> FeatureSpace:
+        """The naming of a model row's (db.tables.Model) or an import's (ModelFacts) features."""
+        return cls(
+            model.n_features, model.index_base, model.feature_names, model.preprocessing, model.classes
+        )
+
 
 @dataclass(frozen=True)
 class OutputWeights:

@@ -65,13 +65,7 @@ def import_file(body: bytes, media_type: str, limits: ImportLimits) -> ImportedM
 def _learned(facts: ModelFacts, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
     """The export's metrics with the model's named coefficients computed from its own arrays,
     as a job's are at the end of its fit (none for a kernel model)."""
-    space = FeatureSpace(
-        n_features=facts.n_features,
-        index_base=facts.index_base,
-        feature_names=facts.feature_names,
-        preprocessing=facts.preprocessing,
-        classes=facts.classes,
-    )
+    space = FeatureSpace.of(facts)
     outputs = raw_weights(arrays, space)
     metrics = {k: v for k, v in (facts.metrics or {}).items() if k != "coefficients"}
     if outputs is not None:
