@@ -153,6 +153,19 @@ MODEL: dict[str, Any] = {
     "tags": ["nightly"],
 }
 
+COEFFICIENT_PAGE: dict[str, Any] = {
+    "class": 1,
+    "intercept": 1.67,
+    "items": [
+        {"name": "5", "column": 4, "category": None, "weight": 1.766, "model_weight": 1.766},
+        {"name": "8", "column": 7, "category": None, "weight": -1.694, "model_weight": -1.694},
+        {"name": "12", "column": 11, "category": None, "weight": 1.428, "model_weight": 1.428},
+    ],
+    "total": 13,
+    "offset": 0,
+    "limit": 3,
+}
+
 PREDICTION: dict[str, Any] = {
     "predictions": [1, -1],
     "scores": [0.83, -1.2],

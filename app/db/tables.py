@@ -246,6 +246,16 @@ class Job(Base):
         return (self.metrics or {}).get("selection")
 
     @property
+    def coefficients(self) -> dict[str, Any] | None:
+        """The model's named top weights, as the run recorded them (schemas.CoefficientSummary)."""
+        return (self.metrics or {}).get("coefficients")
+
+    @property
+    def warnings(self) -> list[dict[str, str]] | None:
+        """Warnings for a degenerate model, as the run recorded them (schemas.FitWarning)."""
+        return (self.metrics or {}).get("warnings")
+
+    @property
     def progress(self) -> dict[str, Any]:
         """The run's progress as the API reads it (schemas.JobProgress)."""
         fraction = None
@@ -337,6 +347,16 @@ class Model(Base):
     def nnz_weights(self) -> int | None:
         """Non-zero weights of the stored predictor (from its metrics; None for older models)."""
         return (self.metrics or {}).get("nnz_weights")
+
+    @property
+    def coefficients(self) -> dict[str, Any] | None:
+        """Its named top weights (schemas.CoefficientSummary; None for older or imported models)."""
+        return (self.metrics or {}).get("coefficients")
+
+    @property
+    def warnings(self) -> list[dict[str, str]] | None:
+        """Warnings for a degenerate model found at the end of its fit (schemas.FitWarning)."""
+        return (self.metrics or {}).get("warnings")
 
 
 class IdempotencyKey(Base):

@@ -14,6 +14,12 @@ from pydantic import (
     model_validator,
 )
 
+from app.schemas.coefficients import (
+    COEFFICIENTS_DESCRIPTION,
+    WARNINGS_DESCRIPTION,
+    CoefficientSummary,
+    FitWarning,
+)
 from app.schemas.common import Description, LabelsPatch, ModelName, PrintableName, Tags, Task
 
 
@@ -343,6 +349,8 @@ class JobRead(BaseModel):
         default=None,
         description="Once a binary classifier has a model: its decision threshold (from metrics.threshold)",
     )
+    coefficients: CoefficientSummary | None = Field(default=None, description=COEFFICIENTS_DESCRIPTION)
+    warnings: list[FitWarning] | None = Field(default=None, description=WARNINGS_DESCRIPTION)
     progress: JobProgress
     metrics: dict[str, Any] | None = Field(
         description="solver_seconds, compile_seconds (kernels loaded or compiled before the solver "

@@ -11,6 +11,12 @@ from pydantic import (
     Field,
 )
 
+from app.schemas.coefficients import (
+    COEFFICIENTS_DESCRIPTION,
+    WARNINGS_DESCRIPTION,
+    CoefficientSummary,
+    FitWarning,
+)
 from app.schemas.common import Label, LabelsPatch, ModelName, Task
 from app.schemas.jobs import ThresholdRead
 
@@ -35,6 +41,8 @@ class ModelRead(BaseModel):
         default=None,
         description="A binary classifier's decision threshold, used by /predict and batch predictions",
     )
+    coefficients: CoefficientSummary | None = Field(default=None, description=COEFFICIENTS_DESCRIPTION)
+    warnings: list[FitWarning] | None = Field(default=None, description=WARNINGS_DESCRIPTION)
     size_bytes: int
     partial: bool = Field(
         default=False,

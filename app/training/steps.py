@@ -47,6 +47,7 @@ from app.services.metrics.trace_metric import eval_metric
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
+from app.training.learned import learned_metrics
 from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
 from app.training.starting_point import InitModel, StartingPoint, load_start
 from app.training.timing import JobClock
@@ -514,6 +515,8 @@ def final_metrics(
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
     if isinstance(data.X, ShardedMatrix):
         metrics["shard_window"] = data.X.window
+    # The named coefficients and the warnings for a degenerate model (app/training/learned.py).
+    metrics |= learned_metrics(package.meta, package.arrays, package.service, metrics)
     return metrics
 
 

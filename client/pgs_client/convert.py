@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import keyword
 import types
 import typing
 from typing import Any, TypeVar
@@ -17,7 +18,14 @@ def from_json(cls: type[T], data: dict[str, Any]) -> T:
     know are left out, so a newer service that adds fields does not break an older client."""
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{name: _value(hints[name], value) for name, value in data.items() if name in known})
+    fields = {_field_name(name): value for name, value in data.items()}
+    return cls(**{name: _value(hints[name], value) for name, value in fields.items() if name in known})
+
+
+def _field_name(key: str) -> str:
+    """The dataclass field of a JSON key: a Python keyword ("class") gets a trailing
+    underscore, as the generator names it."""
+    return key + "_" if keyword.iskeyword(key) else key
 
 
 def _value(tp: Any, value: Any) -> Any:

@@ -141,6 +141,49 @@ class CategoryCount:
 
 
 @dataclass(kw_only=True)
+class Coefficient:
+    name: str
+    """
+    The raw column's name (CSV header; else its index as the data wrote it, an svmlight file's 1-based index), 'column=value' for a category of a text column
+    """
+    column: int
+    """
+    0-based raw column
+    """
+    category: str | None
+    """
+    The category of a one-hot encoded text column
+    """
+    weight: float
+    """
+    Per unit of the raw column (scaling undone; a category's weight applies to its 0/1 indicator)
+    """
+    model_weight: float
+    """
+    The solver's own weight on the preprocessed (scaled) feature: comparable across features, the order the lists follow
+    """
+
+
+@dataclass(kw_only=True)
+class CoefficientPage:
+    class_: int | float | str | None
+    """
+    The class these weights score
+    """
+    intercept: float
+    items: list[Coefficient]
+    """
+    By |model_weight|, largest first
+    """
+    total: int
+    """
+    Non-zero weights of this class
+    """
+    offset: int
+    limit: int
+
+
+@dataclass(kw_only=True)
 class ColumnStatsRead:
     index: int
     """
@@ -290,6 +333,15 @@ class DatasetRead:
 
 
 @dataclass(kw_only=True)
+class FitWarning:
+    code: Literal["zero_weights", "majority_class", "no_better_than_mean"]
+    """
+    zero_weights: every weight is (near) zero; majority_class: the test accuracy is no better than always predicting the majority class; no_better_than_mean: test R^2 <= 0
+    """
+    message: str
+
+
+@dataclass(kw_only=True)
 class Health:
     status: Literal["ok"]
     version: str
@@ -365,6 +417,30 @@ class ModelPatch:
     name: str | None = None
     """
     Register as the next version of this name (null: no name)
+    """
+
+
+@dataclass(kw_only=True)
+class OutputCoefficients:
+    class_: int | float | str | None
+    """
+    The class these weights score (a binary classifier's second class: a positive score predicts it); null for a regressor
+    """
+    intercept: float
+    """
+    Per unit of the raw columns (the centring of standard scaling moved in)
+    """
+    nonzero: int
+    """
+    Non-zero weights of this class
+    """
+    positive: list[Coefficient]
+    """
+    The largest positive weights, largest first
+    """
+    negative: list[Coefficient]
+    """
+    The most negative weights, most negative first
     """
 
 
@@ -1609,6 +1685,18 @@ class BatchPredictionRead:
 
 
 @dataclass(kw_only=True)
+class CoefficientSummary:
+    top_k: int
+    """
+    At most this many weights each side, per class
+    """
+    outputs: list[OutputCoefficients]
+    """
+    One per class (multiclass), else one
+    """
+
+
+@dataclass(kw_only=True)
 class ColumnPage:
     items: list[ColumnStatsRead]
     total: int
@@ -1837,6 +1925,14 @@ class JobRead:
     """
     Once a binary classifier has a model: its decision threshold (from metrics.threshold)
     """
+    coefficients: CoefficientSummary | None = None
+    """
+    What a linear model learned, by name: per class, the intercept and the top_k largest positive and most negative weights per unit of the raw columns (GET /v1/models/{id}/coefficients pages through all); null for a kernel model or one stored before coefficients were kept
+    """
+    warnings: list[FitWarning] | None = None
+    """
+    Warnings for a degenerate model found at the end of its fit: every weight (near) zero, or a test score no better than the majority class (R^2 <= 0 for regression); empty for a sound model, null before the fit ends
+    """
     time_limit_s: float | None = None
     """
     Wall-clock seconds the run may take: time_budget_s, or the server's PGS_MAX_JOB_SECONDS when the job gave none
@@ -1891,6 +1987,14 @@ class ModelRead:
     threshold: ThresholdRead | None = None
     """
     A binary classifier's decision threshold, used by /predict and batch predictions
+    """
+    coefficients: CoefficientSummary | None = None
+    """
+    What a linear model learned, by name: per class, the intercept and the top_k largest positive and most negative weights per unit of the raw columns (GET /v1/models/{id}/coefficients pages through all); null for a kernel model or one stored before coefficients were kept
+    """
+    warnings: list[FitWarning] | None = None
+    """
+    Warnings for a degenerate model found at the end of its fit: every weight (near) zero, or a test score no better than the majority class (R^2 <= 0 for regression); empty for a sound model, null before the fit ends
     """
     partial: bool | None = False
     """

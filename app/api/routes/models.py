@@ -30,6 +30,7 @@ from app.core.errors import ProblemError, conflict, field_error, invalid, not_fo
 from app.core.tenants import Caller
 from app.db.engine import SessionFactory, transaction
 from app.db.tables import BatchPrediction, Job, JobStatus, Model
+from app.schemas.coefficients import CoefficientPage
 from app.schemas.models import (
     ExtraFeatures,
     ModelList,
@@ -39,7 +40,7 @@ from app.schemas.models import (
     PredictResponse,
 )
 from app.services import labels
-from app.services.model_registry import versions
+from app.services.model_registry import coefficients, versions
 from app.services.model_registry.artifacts import (
     LoadedModel,
     ModelCache,
@@ -257,6 +258,53 @@ def _insert_imported(factory: Any, facts: ModelFacts, stem: str, size: int, owne
 )
 def get_model(model: ModelRowDep) -> Model:
     return model
+
+
+@router.get(
+    "/{model_id}/coefficients",
+    response_model=CoefficientPage,
+    summary="The model's weights by name, per unit of the raw columns, a page at a time "
+    "(largest |weight| on the scaled features first)",
+    responses={
+        **example(200, examples.COEFFICIENT_PAGE),
+        **problems(
+            404,
+            (
+                422,
+                "A kernel model (no weight per feature), a class that is not one of the model's, or "
+                "none for a multiclass model",
+            ),
+        ),
+    },
+)
+def get_model_coefficients(
+    model: ModelRowDep,
+    settings: SettingsDep,
+    offset: Annotated[int, Query(ge=0, description="The first weight to return")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="How many weights")] = 100,
+    class_: Annotated[
+        str | None,
+        Query(alias="class", description="The class whose weights to list (required for multiclass)"),
+    ] = None,
+) -> Any:
+    return _coefficient_page(settings, model, offset, limit, class_)
+
+
+def _coefficient_page(settings: Settings, model: Model, offset: int, limit: int, asked: str | None) -> Any:
+    try:
+        _, arrays = load_model_files(settings.store, model.file_stem)
+    except FileNotFoundError:
+        raise not_found("model", model.id) from None
+    space = coefficients.FeatureSpace.of(model)
+    outputs = coefficients.raw_weights(arrays, space)
+    if outputs is None:
+        msg = "a kernel model has no weight per feature (only a linear model does)"
+        raise invalid(msg, [field_error(["path", "model_id"], msg)])
+    try:
+        chosen = coefficients.pick_output(outputs, asked)
+    except ValueError as exc:
+        raise invalid(str(exc), [field_error(["query", "class"], str(exc))]) from None
+    return coefficients.page(chosen, space, offset, limit)
 
 
 @router.patch(

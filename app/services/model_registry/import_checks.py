@@ -12,9 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.core.errors import ProblemError, field_error, invalid
+from app.schemas.coefficients import FitWarning
 from app.services.model_registry.import_read import ArrayHeader, ImportLimits, refuse, too_large
 from app.services.model_registry.portable import EstimatorFiles, PortableDoc, PreprocessingSettings
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
@@ -44,6 +45,8 @@ class Plan:
 def check_document(raw: dict[str, Any], headers: dict[str, ArrayHeader], limits: ImportLimits) -> Plan:
     check_finite(raw)
     doc = _validated(PortableDoc, raw, [])
+    if doc.model.metrics is not None:
+        _validated(LearnedMetrics, doc.model.metrics, ["model", "metrics"])
     prep = _check_widths(doc, limits.max_features)
     estimator = _check_estimator(doc)
     outputs = len(doc.model.classes or []) if doc.model.task == "multiclass" else 1
@@ -54,6 +57,16 @@ def check_document(raw: dict[str, Any], headers: dict[str, ArrayHeader], limits:
         what = f"the dense weights ({outputs} x {n_in} features and intercepts)"
         raise too_large(["files", "estimator", "n_features_in"], what, size, limits.max_bytes)
     return Plan(doc, doc.files.model_dump(exclude_unset=True), outputs, n_in, kernel)
+
+
+class LearnedMetrics(BaseModel):
+    """The metrics a model's answer shows as its own fields: an import's warnings must have
+    their shape (its coefficients are computed from its arrays; any other metric is the
+    exporter's to keep)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    warnings: list[FitWarning] | None = None
 
 
 def check_finite(doc: Any) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from app.services.model_registry.artifacts import LoadedModel, stored_preprocessing
+from app.services.model_registry.coefficients import FeatureSpace, raw_weights, summary
 from app.services.model_registry.import_checks import Plan, check_document
 from app.services.model_registry.import_read import ImportLimits, read_json, read_npz, refuse
 from app.services.model_registry.portable import ModelFacts
@@ -57,7 +58,19 @@ def import_file(body: bytes, media_type: str, limits: ImportLimits) -> ImportedM
     model = _rebuilt(plan, arrays)
     _check_magnitude(model, _weights_name(plan, arrays))
     _check_scores(model)
-    return ImportedModel(plan.doc.model, plan.files, arrays)
+    facts = plan.doc.model
+    return ImportedModel(facts.model_copy(update={"metrics": _learned(facts, arrays)}), plan.files, arrays)
+
+
+def _learned(facts: ModelFacts, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
+    """The export's metrics with the model's named coefficients computed from its own arrays,
+    as a job's are at the end of its fit (none for a kernel model)."""
+    space = FeatureSpace.of(facts)
+    outputs = raw_weights(arrays, space)
+    metrics = {k: v for k, v in (facts.metrics or {}).items() if k != "coefficients"}
+    if outputs is not None:
+        metrics["coefficients"] = summary(outputs, space)
+    return metrics if metrics or facts.metrics is not None else None
 
 
 def _weights_name(plan: Plan, arrays: dict[str, np.ndarray]) -> str:

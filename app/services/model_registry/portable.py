@@ -122,10 +122,18 @@ def facts_of(row: Model) -> dict[str, Any]:
         n_features=row.n_features,
         classes=row.classes,
         index_base=row.index_base,  # type: ignore[arg-type]
-        metrics=row.metrics,
+        metrics=exported_metrics(row.metrics),
         preprocessing=row.preprocessing,
         feature_names=row.feature_names,
     ).model_dump()
+
+
+def exported_metrics(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A model's metrics as its export carries them: without its named coefficients, which
+    derive from its arrays (an import computes them again rather than trusting them)."""
+    if metrics is None:
+        return None
+    return {k: v for k, v in metrics.items() if k != "coefficients"}
 
 
 def document(facts: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

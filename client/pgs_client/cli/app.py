@@ -37,6 +37,7 @@ Limit = Annotated[int, typer.Option(help="At most this many, newest first.")]
 DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "classes", "created_at"]
 JOB_COLUMNS = ["id", "status", "solver", "dataset_id", "model_id", "score", "created_at"]
 MODEL_COLUMNS = ["id", "solver", "task", "estimator", "job_id", "score", "created_at"]
+COEFFICIENT_COLUMNS = ["name", "weight", "model_weight", "column", "category"]
 STUDY_COLUMNS = ["id", "name", "status", "task", "dataset_id", "sizes", "repeats", "created_at"]
 TRACE_COLUMNS = ["iteration", "samples_seen", "solver_seconds", "objective", "test_score", "nnz_weights"]
 STUDY_ROW_COLUMNS = ["label", "m", "target", "repeats", "reached", "median_seconds", "median_iterations"]
@@ -456,6 +457,31 @@ def models_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> N
 def models_show(ctx: typer.Context, model_id: int, as_json: Json = False) -> None:
     """One model, with its test metrics, per class and the confusion matrix."""
     _show_with_test_metrics(_client(ctx).models.get(model_id), as_json, f"model {model_id}")
+
+
+@models.command("coefficients")
+def models_coefficients(
+    ctx: typer.Context,
+    model_id: int,
+    class_: Annotated[
+        str | None, typer.Option("--class", help="The class whose weights to list (multiclass)")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most this many, the largest first.")] = 20,
+    as_json: Json = False,
+) -> None:
+    """What the model learned: its weights by name, per unit of the raw columns (a category as
+    column=value), the largest |weight| on the scaled features first."""
+    c = _client(ctx)
+    page = c.models.coefficient_page(model_id, class_=class_, limit=1)
+    items = list(c.models.coefficients(model_id, class_=class_, limit=limit))
+    if as_json:
+        output.emit_json(
+            {"class": page.class_, "intercept": page.intercept, "total": page.total, "items": items}
+        )
+        return
+    label = "" if page.class_ is None else f", class {page.class_}"
+    title = f"model {model_id}{label}: {page.total} non-zero weights, intercept {page.intercept:.6g}"
+    output.table(items, COEFFICIENT_COLUMNS, title=title)
 
 
 @models.command("rm")

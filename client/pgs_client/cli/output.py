@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 stdout = Console(soft_wrap=True)
@@ -60,9 +61,30 @@ def record(item: Any, title: str | None = None) -> None:
     out.add_column("field")
     out.add_column("value", overflow="fold")
     for key, value in plain(item).items():
-        if key != "table":
+        if key == "coefficients" and value:
+            out.add_row(key, top_weights(value))
+        elif key != "table":
             out.add_row(key, _cell(value))
     stdout.print(out)
+
+
+def top_weights(summary: dict[str, Any], each_side: int = 3) -> str:
+    """A job's or a model's coefficients in a line per class: the few largest positive and
+    most negative weights by name (``pgs models coefficients`` lists them all)."""
+    lines = []
+    for out in summary["outputs"]:
+        picked = out["positive"][:each_side] + out["negative"][:each_side]
+        weights = ", ".join(f"{e['name']} {e['weight']:+.4g}" for e in picked)
+        label = "" if out.get("class_") is None else f"{out['class_']}: "
+        lines.append(f"{label}{weights or 'none'} ({out['nonzero']} non-zero)")
+    return "\n".join(lines)
+
+
+def fit_warnings(obj: Any) -> None:
+    """A job's or a model's warnings for a degenerate fit, on stderr in bold (also with --json,
+    whose stdout stays the JSON)."""
+    for warning in getattr(obj, "warnings", None) or []:
+        stderr.print(f"[bold yellow]warning ({warning.code}):[/] {escape(warning.message)}")
 
 
 def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None, title: str | None = None) -> None:
@@ -73,6 +95,8 @@ def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None, title: s
         table(obj, columns or [], title)
     else:
         record(obj, title)
+    if not isinstance(obj, list):
+        fit_warnings(obj)
 
 
 # The single-number metrics of a model's evaluation rows (metrics.test), in the order shown.

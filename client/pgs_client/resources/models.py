@@ -17,7 +17,7 @@ from pgs_client.convert import from_json
 from pgs_client.errors import PayloadTooLarge
 from pgs_client.resources import ident, labels, model_ref
 from pgs_client.resources.jobs import poll
-from pgs_client.schemas import BatchPredictionRead, DatasetRead, ModelRead
+from pgs_client.schemas import BatchPredictionRead, Coefficient, CoefficientPage, DatasetRead, ModelRead
 from pgs_client.transport import Transport
 
 ModelRef = int | str | ModelRead
@@ -81,6 +81,33 @@ class Models:
         tag of ``tag``, when given."""
         return self._t.pages(
             "/v1/models", lambda m: from_json(ModelRead, m), limit, page_size, name=name, tag=tag
+        )
+
+    def coefficients(
+        self, model: ModelRef, *, class_: Any = None, limit: int | None = None, page_size: int = 1000
+    ) -> Iterator[Coefficient]:
+        """The model's weights by name, per unit of the raw columns (``name`` is a column's name,
+        ``column=value`` for a category of a text column), the largest |weight| on the scaled
+        features first, fetched a page at a time; ``class_`` picks a class's weights (required
+        for a multiclass model). The intercept and the count are :meth:`coefficient_page`'s."""
+        offset = 0
+        while limit is None or offset < limit:
+            size = page_size if limit is None else min(page_size, limit - offset)
+            page = self.coefficient_page(model, class_=class_, offset=offset, limit=size)
+            yield from page.items
+            offset += len(page.items)
+            if not page.items or offset >= page.total:
+                return
+
+    def coefficient_page(
+        self, model: ModelRef, *, class_: Any = None, offset: int = 0, limit: int = 100
+    ) -> CoefficientPage:
+        """One page of :meth:`coefficients`, with the class's intercept and its non-zero count."""
+        params: dict[str, Any] = {"offset": offset, "limit": limit}
+        if class_ is not None:
+            params["class"] = str(class_)
+        return from_json(
+            CoefficientPage, self._t.get(f"/v1/models/{model_ref(model)}/coefficients", params=params)
         )
 
     def update(

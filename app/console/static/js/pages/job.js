@@ -1,10 +1,12 @@
 // One job: status, parameters, metrics, time to target, and its test score and objective against
 // solver seconds or samples seen, redrawn while it runs; with sigma "auto", the chosen sigma and
 // the regularisation path that chose it (the held-out score against sigma); once it has a model,
-// its test metrics, confusion matrix and ROC curve.
+// its test metrics, confusion matrix and ROC curve, its weights by name and the warnings for a
+// degenerate fit.
 
 import { get } from "../api.js";
 import { LineChart, X_AXES, chartControls, color } from "../charts.js";
+import { coefficientsSection, warningsView } from "../coefficients.js";
 import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, paramsTable, progressBar, setTitle, table } from "../dom.js";
 import { cancelButton, isActive, scoreName, traceOf } from "../jobs_common.js";
 import { every, POLL_MS } from "../poll.js";
@@ -36,6 +38,8 @@ export async function render(main, { params: [id], signal }) {
   let pathChart = null;
   // Filled once, when the finished job's metrics first carry them.
   const testSlot = h("div");
+  // Its model's weights by name, drawn once the job has them (they do not change after).
+  const learnedSlot = h("div");
   // The curves first: every job has them; the path only a job with sigma "auto".
   main.append(head, status, info,
     h("section", { "aria-labelledby": "charts-title" },
@@ -43,6 +47,7 @@ export async function render(main, { params: [id], signal }) {
       h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
     pathSection,
     testSlot,
+    learnedSlot,
     h("details", { class: "checkpoints" }, h("summary", {}, "Checkpoints (the data of the curves)"), checkpoints));
   const scoreTitle = h("figcaption");
   const objectiveTitle = h("figcaption", {}, "Training objective");
@@ -79,7 +84,11 @@ export async function render(main, { params: [id], signal }) {
           ? `iteration ${fmtNum(job.progress.iteration ?? 0)} of ${fmtNum(job.progress.n_iter)}, ${fmtNum(job.progress.samples_seen ?? 0)} samples seen`
           : job.status)),
       job.error ? alertBox(job.error, { title: "The job failed:" }) : null,
-      job.cancel_requested && isActive(job) ? alertBox("Cancel requested: the worker stops at its next check.", { kind: "info" }) : null);
+      job.cancel_requested && isActive(job) ? alertBox("Cancel requested: the worker stops at its next check.", { kind: "info" }) : null,
+      warningsView(job.warnings));
+    if (job.coefficients && job.model_id && !learnedSlot.firstChild) {
+      fill(learnedSlot, coefficientsSection(job.coefficients, job.model_id));
+    }
     info.replaceChildren(h("div", { class: "columns" },
       h("section", {}, h("h2", {}, "Run"), facts(runFacts(job))),
       h("section", {}, h("h2", {}, "Metrics"), metricsView(job, trace)),

@@ -1,7 +1,8 @@
 // Models: the list, and one model's metadata, weight sparsity, test metrics (with its confusion
-// matrix and ROC curve) and a predict box.
+// matrix and ROC curve), what it learned (its weights by name, its warnings) and a predict box.
 
 import { del, get, listAll, request } from "../api.js";
+import { coefficientsSection, warningsView } from "../coefficients.js";
 import { confirmInline } from "../confirm.js";
 import { facts, fmtBytes, fmtNum, fmtPercent, fmtTime, h, link, paramsTable, setTitle, table } from "../dom.js";
 import { FieldError, field, fieldset, onSubmit, problemSlot } from "../forms.js";
@@ -50,6 +51,7 @@ export async function detail(main, { params: [id], signal }) {
         run: async () => { await del(`/v1/models/${model.id}`); location.hash = "#/models"; },
       }) }, "Delete…")),
     deleteBox,
+    warningsView(model.warnings),
     h("div", { class: "columns" },
       h("section", {}, h("h2", {}, "Model"), facts([
         ["Solver", model.solver], ["Task", model.task],
@@ -65,6 +67,7 @@ export async function detail(main, { params: [id], signal }) {
         .map(([k, v]) => [k.replaceAll("_", " "), typeof v === "number" ? fmtNum(v) : String(v)]))),
       h("section", {}, h("h2", {}, "Parameters"), paramsTable(model.params))),
     tested,
+    coefficientsSection(model.coefficients, model.id),
     predictBox(model));
   tested?.drawCharts();
 }
