@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._sparse import DataStats, KernelData, prepare
-from ..losses import LOSSES, mean_loss
+from ..losses import LOSSES, UNWEIGHTED, Loss, max_weight, mean_loss
 from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
@@ -130,6 +130,9 @@ class LinearModelBase(FittedModel):
     # intercept last) when set: sigma="auto" warm-starts each fit of its path from the previous one.
     warm_starts: ClassVar[bool] = False
     _initial_weights: ClassVar[np.ndarray | None] = None
+    # The rows' weights c_i in the loss term (1/m) sum_i c_i l(z_i; y_i) of the fit under way,
+    # scaled to mean 1 (``solver.weights.fit_weights``); empty: unweighted. Every engine reads it.
+    _sample_weight: ClassVar[np.ndarray] = UNWEIGHTED
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
@@ -167,14 +170,25 @@ class LinearModelBase(FittedModel):
         data, stats = prepare(X)
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
 
+        sample_weight = self._sample_weight
+
         @functools.cache
         def objective_rows():  # at the first checkpoint: an untraced fit takes no sample
             sample = even_rows(X.shape[0], self.objective_rows)
-            return (X, targets) if sample is None else (X[sample], targets[:, sample])
+            if sample is None:
+                return X, targets, sample_weight
+            return (
+                X[sample],
+                targets[:, sample],
+                sample_weight[sample] if sample_weight.size else sample_weight,
+            )
 
         def objective(weights):
-            X_obj, targets_obj = objective_rows()
-            return sum(self._objective(X_obj, y, w, data) for y, w in zip(targets_obj, weights, strict=True))
+            X_obj, targets_obj, weights_obj = objective_rows()
+            return sum(
+                self._objective(X_obj, y, w, data, weights_obj)
+                for y, w in zip(targets_obj, weights, strict=True)
+            )
 
         return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data)
 
@@ -290,13 +304,26 @@ class LinearModelBase(FittedModel):
         """
         return _margins(X, weights, self.fit_intercept)
 
-    def _objective(self, X, y: np.ndarray, w: np.ndarray, data: KernelData | None = None) -> float:
-        """The training objective at engine weights ``w``: penalty + mean loss on (X, y)."""
+    def _objective(
+        self,
+        X,
+        y: np.ndarray,
+        w: np.ndarray,
+        data: KernelData | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
+    ) -> float:
+        """The training objective at engine weights ``w``: penalty + mean (weighted) loss on (X, y)."""
         z = self._scores(X, w[None, :], data)[:, 0]
-        return float(self._penalty(w) + self._mean_loss(z, y))
+        return float(self._penalty(w) + self._mean_loss(z, y, sample_weight))
 
-    def _mean_loss(self, z: np.ndarray, y: np.ndarray) -> float:
-        return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon)))
+    def _stepping_loss(self) -> Loss:
+        """The loss as the step-size rules see it: a row of weight c scales its loss, and the
+        loss's curvature with it, by c, so the rules take the largest weight's curvature."""
+        loss = LOSSES[self.loss]
+        return replace(loss, curvature=loss.curvature * max_weight(self._sample_weight))
+
+    def _mean_loss(self, z: np.ndarray, y: np.ndarray, sample_weight: np.ndarray = UNWEIGHTED) -> float:
+        return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon), sample_weight))
 
     def _finish_fit(self, engine: Engine, data: KernelData | None) -> None:
         """The fitted model from the engine that ran the iterations."""

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -13,28 +15,49 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, validate_data
 
+from ..parameters import ClassWeights, param
 from ..shards import ShardedMatrix
+from ..weights import fit_weights
 from .base import Evaluation
+from .constraints import choice
 from .sigma_search import fit_with_sigma_search
 
 
-class LinearClassifierMixin(ClassifierMixin):
+@dataclasses.dataclass(eq=False, repr=False, kw_only=True)
+class _ClassWeighted:
+    """The parameter every classifier declares besides its family's (a dataclass, so that
+    ``solver.parameters.declare_parameters`` finds it among the classifier's bases)."""
+
+    class_weight: Any = param(
+        default=None,
+        allowed=[choice(["balanced"])[0], ClassWeights(), None],
+        doc='Weights of the classes in the loss: "balanced" (n_samples / (n_classes * '
+        "n_samples of the class)), a mapping from label to weight (1 for a label it omits), or "
+        "None (all 1).",
+        details="They multiply fit's sample_weight; solver.weights says how the weights enter the objective.",
+    )
+
+
+class LinearClassifierMixin(_ClassWeighted, ClassifierMixin):
     """Binary (labels of any two values) and one-vs-rest multiclass classification."""
 
     classes_: np.ndarray
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callback=None, trace=None):
         """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
 
-        ``eval_set=(X_test, y_test)`` records test accuracy at each checkpoint in ``trace_``
-        (``trace=True`` records the objective alone). ``callback(progress)`` is called after every
-        chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
-        leaving a fitted model.
+        ``sample_weight`` (shape (n_samples,), finite, >= 0) weighs each row in the loss, times
+        ``class_weight`` (``solver.weights``). ``eval_set=(X_test, y_test)`` records test accuracy
+        at each checkpoint in ``trace_`` (``trace=True`` records the objective alone).
+        ``callback(progress)`` is called after every chunk of iterations (about 0.1 s of solver
+        time apart); returning False stops the fit, leaving a fitted model.
         """
         self.validate_params()
         if self.sigma == "auto":
+            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
         if isinstance(X, ShardedMatrix):
+            _check_unweighted_shards(self, sample_weight)
             self._check_streams(X)
             self.n_features_in_ = X.n_features
             self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
@@ -55,6 +78,11 @@ class LinearClassifierMixin(ClassifierMixin):
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
         if isinstance(X, ShardedMatrix):
+            if self.class_weight is not None:
+                raise ValueError(
+                    f"The 'class_weight' parameter of {type(self).__name__} weighs rows, which "
+                    "needs them in memory: it cannot train from shards."
+                )
             classes = self.classes_
             return self._fit_shards(
                 X,
@@ -64,6 +92,7 @@ class LinearClassifierMixin(ClassifierMixin):
                 callback,
                 trace,
             )
+        self._sample_weight = fit_weights(y, sample_weight, self.class_weight, self.classes_)
         return self._fit_targets(X, _one_vs_rest(y, self.classes_), evaluation, callback, trace)
 
     def _accuracy_on(self, eval_data) -> Evaluation | None:
@@ -133,15 +162,17 @@ class LinearRegressorMixin(RegressorMixin):
     coef_: np.ndarray
     intercept_: float
 
-    def fit(self, X, y, eval_set=None, callback=None, trace=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callback=None, trace=None):
         """Fit on X (dense or sparse) and real targets y; see ``LinearClassifierMixin.fit``.
 
         ``target_score`` is an RMSE here: the fit stops once the test RMSE falls to it.
         """
         self.validate_params()
         if self.sigma == "auto":
+            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(self, X, y, eval_set, callback, trace)
         if isinstance(X, ShardedMatrix):
+            _check_unweighted_shards(self, sample_weight)
             self._check_streams(X)
             self.n_features_in_ = X.n_features
         else:
@@ -163,6 +194,7 @@ class LinearRegressorMixin(RegressorMixin):
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
         if isinstance(X, ShardedMatrix):
             return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
+        self._sample_weight = fit_weights(y, sample_weight)
         return self._fit_targets(X, y[None, :], evaluation, callback, trace)
 
     @staticmethod
@@ -187,6 +219,23 @@ class LinearRegressorMixin(RegressorMixin):
 
     def predict(self, X):
         return self._decision_scores(X)[:, 0]
+
+
+def _check_unweighted_search(estimator: Any, sample_weight: Any) -> None:
+    """sigma="auto" splits the rows into folds of its own: refuse weights it would not split."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", whose path does not "
+            "take sample_weight; give a numeric sigma to fit weighted rows."
+        )
+
+
+def _check_unweighted_shards(estimator: Any, sample_weight: Any) -> None:
+    """Shards carry rows and labels only: weights need the rows in memory."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"{type(estimator).__name__} weighs rows in memory; sample_weight cannot go with a ShardedMatrix."
+        )
 
 
 def _classes_of(y: np.ndarray) -> np.ndarray:
