@@ -226,6 +226,9 @@ class Job(Base):
     # Migration 0013: with params.sigma "auto", the request's selection options with their
     # defaults (app/services/jobs/selection.py); null otherwise.
     selection_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0014: the data set column whose values weigh the rows (its header name); null:
+    # every row weighs 1 (app/services/jobs/weights.py).
+    weight_column: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
     @property
     def selection(self) -> dict[str, Any] | None:

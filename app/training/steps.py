@@ -37,6 +37,7 @@ from app.services.jobs.limits import data_bytes
 from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.jobs.selection import estimator_params as selection_params
+from app.services.jobs.weights import with_class_codes
 from app.services.model_registry.artifacts import save_model_files
 from app.services.solvers.estimators import EstimatorSpec
 from app.services.studies.phases import select_sigma, subsample_rows
@@ -68,6 +69,8 @@ class DataSpec:
     # the data set's text columns (their values are stored beside X).
     preprocessing: dict[str, Any] | None = None
     text_columns: list[int] = field(default_factory=list)
+    # The column whose values weigh the rows (app/services/jobs/weights.py), None: unweighted.
+    weight_column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,11 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 preprocessing=job.preprocessing,
                 text_columns=list(train.text_columns or []),
                 data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
+                weight_column=(
+                    None
+                    if job.weight_column is None
+                    else (train.feature_names or []).index(job.weight_column)
+                ),
             ),
             targets=list(job.targets),
             sigma_search=search,
@@ -157,6 +165,10 @@ class TrainingData:
     classes: np.ndarray | None
     # The fitted preprocessing X and X_eval went through (None: raw features).
     preprocessor: Any = None
+    # The rows' weights from the job's weight column (None: unweighted), for the fit and the
+    # evaluation rows' scores.
+    sample_weight: np.ndarray | None = None
+    eval_sample_weight: np.ndarray | None = None
 
     @property
     def eval_set(self) -> Any:
@@ -174,6 +186,7 @@ def streams(job: TrainingJob, memory_bytes: int) -> bool:
         job.data.data_bytes > memory_bytes
         and SOLVERS[job.estimator.solver].streams
         and job.sigma_search is None
+        and job.data.weight_column is None  # shards carry no weights (the request checked the size)
     )
 
 
@@ -222,14 +235,23 @@ def load_data(
     if window is not None:
         return _streamed(spec, train, evaluation, encode, classes, window, preprocessor)
     X, y = train.in_memory()
+    weights = _row_weights(spec, X)
     with clock.part("preprocessing"):
         X = _preprocess(spec, preprocessor, X, train.text())
     if evaluation is None:
-        return TrainingData(X, encode(y), None, None, classes, preprocessor)
+        return TrainingData(X, encode(y), None, None, classes, preprocessor, weights)
     X_eval, y_eval = evaluation.in_memory()
+    eval_weights = _row_weights(spec, X_eval)
     with clock.part("preprocessing"):
         X_eval = _preprocess(spec, preprocessor, X_eval, evaluation.text())
-    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
+    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor, weights, eval_weights)
+
+
+def _row_weights(spec: DataSpec, X: Any) -> np.ndarray | None:
+    """The job's weight column of the raw rows X (before the preprocessing, which ignores it)."""
+    if spec.weight_column is None:
+        return None
+    return np.asarray(X[:, spec.weight_column].toarray(), dtype=np.float64).ravel()
 
 
 def _streamed(
@@ -324,10 +346,17 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
 
 def fit(job: TrainingJob, data: TrainingData, reporter: Reporter) -> Any:
     """The fitted estimator; unfitted when the reporter stopped the run before the fit began."""
-    estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
+    estimator = with_class_codes(job.estimator.build(sigma=choose_sigma(job, data, reporter)), data.classes)
     reporter.start_fit()
     if not reporter.stopped():
-        estimator.fit(data.X, data.y, eval_set=data.eval_set, callback=reporter, trace=True)
+        estimator.fit(
+            data.X,
+            data.y,
+            sample_weight=data.sample_weight,
+            eval_set=data.eval_set,
+            callback=reporter,
+            trace=True,
+        )
     return estimator
 
 
@@ -383,7 +412,7 @@ def final_metrics(
             if isinstance(data.X_eval, ShardedMatrix)
             else ShardedMatrix.from_arrays(data.X_eval, data.y_eval, [data.X_eval.shape[0]])
         )
-        score = evaluate(estimator.predict, eval_rows, classification)
+        score = evaluate(estimator.predict, eval_rows, classification, data.eval_sample_weight)
         metrics["test_accuracy" if classification else "test_rmse"] = score
     selection = getattr(estimator, "selection_", None)
     if selection is not None:

@@ -852,6 +852,10 @@ class PGSParams:
     """
     output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -908,6 +912,10 @@ class SCDParams:
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -963,6 +971,10 @@ class GCDParams:
     beta: Literal["column", "uniform"] | None = "column"
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1024,6 +1036,10 @@ class SMIDASParams:
     """
     Samples per iteration; their sub-gradients are averaged (the paper uses 1).
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1083,6 +1099,10 @@ class TruncGradParams:
     batch_size: int | None = 1
     """
     Samples per iteration; their sub-gradients are averaged (the paper uses 1).
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1144,6 +1164,10 @@ class LBFGSParams:
     """
     scipy's gtol (largest gradient component) and ftol (relative decrease per iteration).
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1203,6 +1227,10 @@ class GDParams:
     eta: float | Literal["auto"] | None = "auto"
     """
     The step; eta * sigma must be at most 1.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1268,6 +1296,10 @@ class SGDParams:
     """
     k, the samples per iteration.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1331,6 +1363,10 @@ class OGDParams:
     batch_size: int | None = 1
     """
     k, the samples per iteration.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1415,6 +1451,10 @@ class KernelPGSParams:
     cache_size: float | None = 200.0
     """
     Megabytes of the kernel-row cache (solver.kernel_pgs); 0 recomputes every row.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1602,6 +1642,10 @@ class JobCreate:
     """
     Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
     """
+    weight_column: str | None = None
+    """
+    A numeric column of the CSV/Parquet data set (its header name) whose values weigh each row in the loss and in the test score; finite, >= 0, none missing. It is not a feature: preprocessing ignores it. Needs a numeric sigma (not "auto")
+    """
     name: str | None = None
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
@@ -1647,6 +1691,10 @@ class JobRead:
     selection_options: dict[str, Any] | None = None
     """
     The request's selection with its defaults filled in (params.sigma "auto" only)
+    """
+    weight_column: str | None = None
+    """
+    The column whose values weigh the rows; null: every row weighs 1
     """
     selection: SelectionResult | None = None
     """

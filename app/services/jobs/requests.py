@@ -26,6 +26,7 @@ from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import selection
 from app.services.jobs import state as jobs
+from app.services.jobs import weights as job_weights
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
 from app.services.ownership import referenced_or_422
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
@@ -65,6 +66,7 @@ def check_job_request(
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
     selection.check_request(body, task, n_train, len(train.classes or []))
+    weight_column = job_weights.check_request(body, task, datasets, settings, in_memory)
     params = body.params | selection.estimator_params(selection.stored_options(body))
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
@@ -75,7 +77,10 @@ def check_job_request(
         check_test_scores(
             [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
         )
-    return JobPlan(task, n_train, estimator, resolve_preprocessing(body.preprocessing, train))
+    preprocessing = job_weights.with_weight_column_ignored(
+        resolve_preprocessing(body.preprocessing, train), weight_column, train
+    )
+    return JobPlan(task, n_train, estimator, preprocessing)
 
 
 def _check_test_dataset(train: Dataset, test: Dataset) -> None:
@@ -181,6 +186,7 @@ def create_job(
         description=body.description,
         tags=body.tags,
         model_name=body.model_name,
+        weight_column=body.weight_column,
     )
     with job_limits.queue_lock:
         job_limits.check_queue_room(
