@@ -296,15 +296,28 @@ def jobs_create(
         typer.Option(help="sigma auto: stop after this many sigmas without a better score; null: never"),
     ] = None,
     metric: Annotated[str | None, typer.Option(help="sigma auto: accuracy, rmse or auto")] = None,
+    class_weight: Annotated[
+        str | None,
+        typer.Option(
+            metavar='balanced|{"LABEL": W}',
+            help='Weigh the classes: "balanced", or a JSON object of label to weight',
+        ),
+    ] = None,
+    weight_column: Annotated[
+        str | None, typer.Option(help="The CSV/Parquet column whose values weigh the rows")
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
-    shaped by --folds, --grid, ... (the service's defaults for those not given)."""
+    shaped by --folds, --grid, ... (the service's defaults for those not given). --class-weight
+    and --weight-column weigh the rows in the loss and the test score."""
     c = _client(ctx)
     params = dict(map(_param, param or []))
     if sigma is not None:
         params["sigma"] = _param(f"sigma={sigma}")[1]
+    if class_weight is not None:
+        params["class_weight"] = _param(f"class_weight={class_weight}")[1]
     options = {
         "folds": folds,
         "validation_fraction": validation_fraction,
@@ -325,6 +338,7 @@ def jobs_create(
         test_fraction=test_fraction,
         targets=target or [],
         time_budget_s=time_budget,
+        weight_column=weight_column,
     )
     if wait:
         _wait_job(c, job.id, as_json)

@@ -63,6 +63,7 @@ class Jobs:
         description: str | None = None,
         tags: Sequence[str] | None = None,
         model_name: str | None = None,
+        weight_column: str | None = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
         """Queue a training job. ``params`` is a dict, or the solver's typed parameters
@@ -72,7 +73,10 @@ class Jobs:
         Pass your own key to make a retry from another process safe too. ``model_name``:
         the model is registered as the next version of that name. ``selection``: with
         ``params`` sigma "auto", how the regularisation path chooses sigma, a dict or
-        ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults)."""
+        ``pgs_client.schemas.Selection(folds=3, grid=[1e-3, 1e-4])`` (None: the defaults).
+        ``weight_column``: a numeric column of a CSV/Parquet data set (its header name) whose
+        values weigh the rows in the loss and the test score; classes are weighted by the
+        classifier's ``class_weight`` parameter (``"balanced"`` or ``{label: weight}``)."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
@@ -89,6 +93,8 @@ class Jobs:
             body["time_budget_s"] = time_budget_s
         if selection is not None:
             body["selection"] = params_json(selection)
+        if weight_column is not None:
+            body["weight_column"] = weight_column
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())
