@@ -537,9 +537,9 @@ class SolverParamRange:
 @dataclass(kw_only=True)
 class SolverParamRead:
     name: str
-    type: Literal["number", "integer", "boolean", "string", "array"]
+    type: Literal["number", "integer", "boolean", "string", "array", "object"]
     """
-    JSON type of its values (besides null and the choices)
+    JSON type of its values (besides null and the choices); object: a mapping (class_weight: label to weight)
     """
     nullable: bool
     """
