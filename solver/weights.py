@@ -43,7 +43,7 @@ def fit_weights(
     """
     if sample_weight is None and class_weight is None:
         return UNWEIGHTED
-    weights = np.ones(y.shape[0]) if sample_weight is None else _checked_sample_weight(sample_weight, y)
+    weights = np.ones(y.shape[0]) if sample_weight is None else checked_sample_weight(sample_weight, y)
     if class_weight is not None:
         if classes is None:
             raise ValueError("class_weight is for classifiers; a regressor weighs rows by sample_weight")
@@ -80,14 +80,16 @@ def class_weights(class_weight: Any, classes: np.ndarray, y: np.ndarray) -> np.n
     return weights
 
 
-def _checked_sample_weight(sample_weight: Any, y: np.ndarray) -> np.ndarray:
+def checked_sample_weight(sample_weight: Any, y: np.ndarray, name: str = "sample_weight") -> np.ndarray:
+    """``sample_weight`` as float64, one finite weight >= 0 per label of ``y``; else ValueError
+    naming it (``name``)."""
     weights = check_array(
-        sample_weight, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="sample_weight"
+        sample_weight, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name=name
     )
     if weights.shape != y.shape:
-        raise ValueError(f"sample_weight has shape {weights.shape}, but y has {y.shape}")
+        raise ValueError(f"{name} has shape {weights.shape}, but y has {y.shape}")
     if not np.isfinite(weights).all():
-        raise ValueError("sample_weight has values that are missing (NaN) or not finite")
+        raise ValueError(f"{name} has values that are missing (NaN) or not finite")
     if (weights < 0.0).any():
-        raise ValueError("sample_weight has negative values; a weight must be >= 0")
+        raise ValueError(f"{name} has negative values; a weight must be >= 0")
     return weights

@@ -174,7 +174,10 @@ class TrainingData:
     def eval_set(self) -> Any:
         if isinstance(self.X_eval, ShardedMatrix):
             return self.X_eval
-        return None if self.X_eval is None or self.y_eval is None else (self.X_eval, self.y_eval)
+        if self.X_eval is None or self.y_eval is None:
+            return None
+        # The evaluation rows' weights weigh the trace's test score as they weigh the final one.
+        return (self.X_eval, self.y_eval, self.eval_sample_weight)
 
 
 def streams(job: TrainingJob, memory_bytes: int) -> bool:
@@ -328,7 +331,7 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     assert data.y is not None
     reporter.extra = {"phase": "select_sigma"}
     selection = select_sigma(
-        job.estimator.build,
+        lambda sigma: with_class_codes(job.estimator.build(sigma), data.classes),
         data.X,
         data.y,
         classification=job.estimator.classification,

@@ -29,6 +29,7 @@ from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, drive
+from ..weights import checked_sample_weight
 from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
 from .persistence import FittedModel
 from .sigma_search import (
@@ -342,16 +343,20 @@ class LinearModelBase(FittedModel):
         return _margins(self._validated(X), np.atleast_2d(self.coef_), False) + self.intercept_
 
     def _check_eval_set(self, eval_set):
-        """``eval_set`` as ``(X_test, y_test)`` checked, or a ShardedMatrix as it is (its shards
-        are checked as they are read)."""
+        """``eval_set`` as ``(X_test, y_test)`` or ``(X_test, y_test, sample_weight)`` checked (the
+        test score is then weighted), or a ShardedMatrix as it is (its shards are checked as they
+        are read)."""
         if eval_set is None:
             return None
+        weights = []
         if isinstance(eval_set, ShardedMatrix):
             X_test = eval_set
-        elif not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
-            raise ValueError("eval_set must be a pair (X_test, y_test) or a ShardedMatrix")
+        elif not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+            raise ValueError(
+                "eval_set must be (X_test, y_test), (X_test, y_test, sample_weight) or a ShardedMatrix"
+            )
         else:
-            X_test, y_test = eval_set
+            X_test, y_test, *weights = eval_set
             try:
                 X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
             except ValueError as exc:
@@ -366,6 +371,8 @@ class LinearModelBase(FittedModel):
         y_test = np.asarray(y_test)
         if y_test.shape != (X_test.shape[0],):
             raise ValueError(f"eval_set y must have shape ({X_test.shape[0]},), got {y_test.shape}")
+        if weights and weights[0] is not None:
+            return X_test, y_test, checked_sample_weight(weights[0], y_test, "eval_set sample_weight")
         return X_test, y_test
 
     def _validated(self, X):
@@ -382,7 +389,8 @@ class LinearModelBase(FittedModel):
 class Evaluation:
     """The test set of a fit: the test score is ``finish`` of the mean of ``per_row(scores, y)``
     over its rows, read block by block (one block in memory, one shard at a time for a
-    ShardedMatrix): accuracy, or RMSE."""
+    ShardedMatrix): accuracy, or RMSE. In memory, ``data`` may carry the rows' weights third:
+    the mean is then weighted."""
 
     data: Any  # (X_test, y_test) or a ShardedMatrix
     per_row: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -400,17 +408,21 @@ class Evaluation:
             return self
         if isinstance(self.data, ShardedMatrix):
             return replace(self, data=self.data.rows_at(rows))
-        X, y = self.data
-        return replace(self, data=(X[rows], y[rows]))
+        return replace(self, data=tuple(part[rows] for part in self.data))
 
     def score(self, scores_of: Callable[[Any], np.ndarray]) -> float:
         """The test score given ``scores_of(X)``, the scores of rows X (n_samples, n_outputs)."""
         blocks = self.data.shards() if isinstance(self.data, ShardedMatrix) else [self.data]
-        total, count = 0.0, 0
-        for X, y in blocks:
-            total += float(np.sum(self.per_row(scores_of(X), y)))
-            count += y.shape[0]
-        return self.finish(total / max(count, 1))
+        total, count = 0.0, 0.0
+        for X, y, *weights in blocks:
+            per_row = self.per_row(scores_of(X), y)
+            if weights:
+                total += float(np.dot(weights[0], per_row))
+                count += float(np.sum(weights[0]))
+            else:
+                total += float(np.sum(per_row))
+                count += y.shape[0]
+        return self.finish(total / count if count > 0 else 0.0)
 
 
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:

@@ -48,7 +48,8 @@ class LinearClassifierMixin(_ClassWeighted, ClassifierMixin):
 
         ``sample_weight`` (shape (n_samples,), finite, >= 0) weighs each row in the loss, times
         ``class_weight`` (``solver.weights``). ``eval_set=(X_test, y_test)`` records test accuracy
-        at each checkpoint in ``trace_`` (``trace=True`` records the objective alone).
+        at each checkpoint in ``trace_`` (``(X_test, y_test, sample_weight)``: weighted by the test
+        rows' weights; ``trace=True`` records the objective alone).
         ``callback(progress)`` is called after every chunk of iterations (about 0.1 s of solver
         time apart); returning False stops the fit, leaving a fitted model.
         """
@@ -202,10 +203,11 @@ class LinearRegressorMixin(RegressorMixin):
         if eval_data is None:
             return None
         if not isinstance(eval_data, ShardedMatrix):
-            X_test, y_test = eval_data
+            X_test, y_test, *weights = eval_data
             eval_data = (
                 X_test,
                 check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y"),
+                *weights,
             )
         return Evaluation(
             eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt, "rmse", higher_is_better=False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score
 from sklearn.utils.class_weight import compute_class_weight
 
 from solver import SOLVERS
@@ -167,3 +168,16 @@ def test_bad_class_weight_values_fail_parameter_validation(class_weight):
 def test_regressors_have_no_class_weight():
     assert "class_weight" not in SOLVERS["pgs"].regressor().get_params()
     assert "class_weight" in SOLVERS["pgs"].classifier().get_params()
+
+
+def test_a_weighted_eval_set_weighs_the_traced_test_score():
+    weights = np.where(NOISY, 0.0, 2.0)
+    est = SOLVERS["lbfgs"].classifier(sigma=1e-2).fit(X, Y_CLASS, eval_set=(X, Y_CLASS, weights))
+    expected = accuracy_score(Y_CLASS, est.predict(X), sample_weight=weights)
+    assert est.trace_[-1].test_score == pytest.approx(expected)
+    assert expected != pytest.approx(accuracy_score(Y_CLASS, est.predict(X)))
+    rmse = SOLVERS["gd"].regressor(sigma=1e-2).fit(X, Y_REG, eval_set=(X, Y_REG, weights))
+    expected_rmse = np.sqrt(np.average((rmse.predict(X) - Y_REG) ** 2, weights=weights))
+    assert rmse.trace_[-1].test_score == pytest.approx(expected_rmse)
+    with pytest.raises(ValueError, match="eval_set sample_weight has negative"):
+        SOLVERS["gd"].regressor().fit(X, Y_REG, eval_set=(X, Y_REG, -weights))
