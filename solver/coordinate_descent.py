@@ -47,7 +47,7 @@ from numba import njit
 
 from ._sparse import KernelData, as_kernel_data, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative
+from .losses import UNWEIGHTED, Loss, loss_derivative, max_weight, row_weight
 from .penalties import soft_threshold
 from .step_sizes import column_mean_squares
 
@@ -61,14 +61,15 @@ BETA_RULES = ("column", "uniform")
 
 
 @njit(cache=True, inline="always")
-def _column_gradient(C, j, z, y, code, eps):
-    """(sum_i L'(z_i; y_i) x_ij, nnz of column j): the sum behind g_j, read from the column view C."""
+def _column_gradient(C, j, z, y, sample_weight, code, eps):
+    """(sum_i c_i L'(z_i; y_i) x_ij, nnz of column j): the sum behind g_j, read from the column
+    view C (c_i = ``row_weight``: 1 for an unweighted fit)."""
     data, indices = C[0], C[1]
     start, end, base = row_extent(C, j)
     g = 0.0
     for pos in range(start, end):
         i = indices[pos - base]
-        g += loss_derivative(code, z[i], y[i], eps) * data[pos]
+        g += row_weight(sample_weight, i) * loss_derivative(code, z[i], y[i], eps) * data[pos]
     return g, end - start
 
 
@@ -95,7 +96,7 @@ def _guaranteed_decrease(w_j, new, g, beta, lam):
 
 
 @njit(cache=True)
-def scd_chunk(C, y, coords, w, z, coef, code, eps):
+def scd_chunk(C, y, sample_weight, coords, w, z, coef, code, eps):
     """Algorithm 2 for the coordinates ``coords`` in turn; returns the data accesses made.
 
     ``C`` is the column view (``C[j]`` = column j of [X, 1]), ``coef[:, BETA]`` and ``coef[:, LAM]``
@@ -108,7 +109,7 @@ def scd_chunk(C, y, coords, w, z, coef, code, eps):
         beta = coef[j, BETA]
         if beta == 0.0:
             continue  # an all-zero column: its weight stays 0 and reading it costs nothing
-        g, nnz = _column_gradient(C, j, z, y, code, eps)
+        g, nnz = _column_gradient(C, j, z, y, sample_weight, code, eps)
         accesses += nnz
         new = _coordinate_step(w[j], g * inv_m, beta, coef[j, LAM])
         delta = new - w[j]
@@ -121,19 +122,19 @@ def scd_chunk(C, y, coords, w, z, coef, code, eps):
 
 
 @njit(cache=True)
-def gcd_refresh(C, y, z, grad, code, eps):
+def gcd_refresh(C, y, sample_weight, z, grad, code, eps):
     """The exact gradient g = (1/m) [X, 1]^T L'(z) into ``grad``; returns the data accesses made."""
     inv_m = 1.0 / y.shape[0]
     accesses = 0
     for j in range(grad.shape[0]):
-        g, nnz = _column_gradient(C, j, z, y, code, eps)
+        g, nnz = _column_gradient(C, j, z, y, sample_weight, code, eps)
         grad[j] = g * inv_m
         accesses += nnz
     return accesses
 
 
 @njit(cache=True)
-def gcd_chunk(C, R, y, n, w, z, grad, coef, code, eps):
+def gcd_chunk(C, R, y, sample_weight, n, w, z, grad, coef, code, eps):
     """Up to ``n`` greedy steps. Returns (iterations done, data accesses, converged).
 
     ``R`` is the row view of [X, 1] (CSR); ``grad`` the maintained gradient. Converged means no
@@ -166,7 +167,7 @@ def gcd_chunk(C, R, y, n, w, z, grad, coef, code, eps):
             i = cindices[pos - base]
             before = loss_derivative(code, z[i], y[i], eps)
             z[i] += delta * cdata[pos]
-            change = (loss_derivative(code, z[i], y[i], eps) - before) * inv_m
+            change = (loss_derivative(code, z[i], y[i], eps) - before) * row_weight(sample_weight, i) * inv_m
             if change != 0.0:
                 rstart, rend, rbase = row_extent(R, i)
                 accesses += rend - rstart
@@ -234,6 +235,7 @@ class CoordinateEngine:
         beta: str = "column",
         rows: bool = False,
         initial: np.ndarray | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ):
         """``initial``: the weights to start from, one row per output, the intercept last (a
         warm start); None: 0."""
@@ -241,11 +243,14 @@ class CoordinateEngine:
         m = targets.shape[1]
         n_weights = self.cols.indptr.shape[0] - 1
         self.coef = np.empty((n_weights, 2))
-        column_sq = column_mean_squares(self.cols, m)
+        self.sample_weight = sample_weight
+        # The bound (9) on the weighted loss: beta_j from (1/m) sum_i c_i x_ij^2.
+        column_sq = column_mean_squares(self.cols, m, sample_weight)
         if beta == "uniform":
             # The paper's beta = sup L'' for x in [-1, 1]^d (eq. (7)), scaled by the largest x_ij^2
-            # so that condition (9) holds on any data; all-zero columns keep beta 0 (never updated).
-            largest = float(np.max(np.abs(self.cols.data), initial=0.0)) ** 2
+            # (and row weight) so that condition (9) holds on any data; all-zero columns keep
+            # beta 0 (never updated).
+            largest = float(np.max(np.abs(self.cols.data), initial=0.0)) ** 2 * max_weight(sample_weight)
             self.coef[:, BETA] = np.where(column_sq > 0.0, loss.curvature * largest, 0.0)
         else:
             self.coef[:, BETA] = loss.curvature * column_sq
@@ -293,12 +298,24 @@ class StochasticCoordinateEngine(CoordinateEngine):
 
     def compile(self) -> None:
         for y, w, z in zip(self.targets, self.w, self.z, strict=True):
-            compile_for(scd_chunk, self.cols, y, np.empty(0, dtype=np.int64), w, z, self.coef, *self.loss)
+            compile_for(
+                scd_chunk,
+                self.cols,
+                y,
+                self.sample_weight,
+                np.empty(0, dtype=np.int64),
+                w,
+                z,
+                self.coef,
+                *self.loss,
+            )
 
     def _advance(self, n: int) -> None:
         coords = self.rng.integers(0, self.coef.shape[0], size=n)
         for y, w, z in zip(self.targets, self.w, self.z, strict=True):
-            self.data_accesses += scd_chunk(self.cols, y, coords, w, z, self.coef, *self.loss)
+            self.data_accesses += scd_chunk(
+                self.cols, y, self.sample_weight, coords, w, z, self.coef, *self.loss
+            )
         self.t += n
 
 
@@ -322,6 +339,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
         rng=None,
         beta: str = "column",
         initial: np.ndarray | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ):
         super().__init__(
             data,
@@ -334,6 +352,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
             beta=beta,
             rows=True,
             initial=initial,
+            sample_weight=sample_weight,
         )
         self.grad = [np.zeros(self.coef.shape[0]) for _ in self.targets]
         self.done = [False] * len(self.targets)
@@ -341,8 +360,10 @@ class GreedyCoordinateEngine(CoordinateEngine):
 
     def compile(self) -> None:
         for y, w, z, grad in zip(self.targets, self.w, self.z, self.grad, strict=True):
-            compile_for(gcd_refresh, self.cols, y, z, grad, *self.loss)
-            compile_for(gcd_chunk, self.cols, self.rows, y, 0, w, z, grad, self.coef, *self.loss)
+            compile_for(gcd_refresh, self.cols, y, self.sample_weight, z, grad, *self.loss)
+            compile_for(
+                gcd_chunk, self.cols, self.rows, y, self.sample_weight, 0, w, z, grad, self.coef, *self.loss
+            )
 
     def _advance(self, n: int) -> None:
         n_weights = self.coef.shape[0]
@@ -355,7 +376,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
                 if self.done[k]:
                     continue
                 done, accesses, converged = gcd_chunk(
-                    self.cols, self.rows, y, step, w, z, grad, self.coef, *self.loss
+                    self.cols, self.rows, y, self.sample_weight, step, w, z, grad, self.coef, *self.loss
                 )
                 self.data_accesses += accesses
                 self.done[k] = converged
@@ -369,7 +390,7 @@ class GreedyCoordinateEngine(CoordinateEngine):
         """The exact gradients, recomputed every n_weights steps (removes floating-point drift)."""
         for k, (y, z, grad) in enumerate(zip(self.targets, self.z, self.grad, strict=True)):
             if not self.done[k]:
-                self.data_accesses += gcd_refresh(self.cols, y, z, grad, *self.loss)
+                self.data_accesses += gcd_refresh(self.cols, y, self.sample_weight, z, grad, *self.loss)
         self._since_refresh = 0
 
 

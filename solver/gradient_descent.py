@@ -55,7 +55,7 @@ from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative
+from .losses import UNWEIGHTED, Loss, loss_derivative, row_weight
 from .sampling import Sampler
 
 # Columns of the per-coordinate state ``w`` (shape (n_weights, 2)): v, and U of the running sum.
@@ -128,7 +128,7 @@ def _move_row(X, i, step, bias_value, w, prefix, average):
 
 
 @njit(cache=True)
-def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
+def sgd_chunk(X, y, sample_weight, batches, n_steps, hyp, w, scal):
     """Run ``n_steps`` iterations from the state in ``w``/``scal`` (see the module docstring).
 
     Iteration ``it`` uses the samples ``batches[o:o + k]`` with ``o = (it * k) % len(batches)``:
@@ -159,7 +159,11 @@ def sgd_chunk(X, y, batches, n_steps, hyp, w, scal):
         total = 0.0
         for b in range(k):
             i = batches[offset + b]
-            g = loss_derivative(code, a * _row_dot(X, i, w, bias_value), y[i], eps) / k
+            g = (
+                row_weight(sample_weight, i)
+                * loss_derivative(code, a * _row_dot(X, i, w, bias_value), y[i], eps)
+                / k
+            )
             grad[b] = g
             total += abs(g)
         if average:
@@ -213,6 +217,8 @@ class SGDState:
     mean_nnz : float or None
         The mean non-zeros per row of the whole training data (None: those of ``X``; see
         ``solver.pgs.PGSState``).
+    sample_weight : ndarray of shape (m,) or empty
+        The weights of ``X``'s rows in the loss (empty: unweighted).
     """
 
     def __init__(
@@ -230,9 +236,11 @@ class SGDState:
         epsilon: float,
         average: bool,
         mean_nnz: float | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ):
         self.X = X
         self.y = y
+        self.sample_weight = sample_weight
         n_weights = X.n_features + int(fit_intercept)
         # Every field converted to its declared type: another type would compile another kernel.
         self.hyp = SGDHyperParameters(
@@ -268,16 +276,25 @@ class SGDState:
 
     def compile(self) -> None:
         """Load or compile ``sgd_chunk`` for this run's argument types (tracing.Engine.compile)."""
-        compile_for(sgd_chunk, self.X, self.y, np.empty(0, dtype=np.int64), 0, self.hyp, self.w, self.scal)
+        compile_for(
+            sgd_chunk, self.X, self.y, UNWEIGHTED, np.empty(0, dtype=np.int64), 0, self.hyp, self.w, self.scal
+        )
 
     def run(
-        self, batches: np.ndarray, n_steps: int, X: KernelData | None = None, y: np.ndarray | None = None
+        self,
+        batches: np.ndarray,
+        n_steps: int,
+        X: KernelData | None = None,
+        y: np.ndarray | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ) -> None:
-        """``n_steps`` iterations on ``batches``, sample indices into the rows of ``X``, ``y`` (by
-        default the state's own; another block of rows, a shard, when training streams)."""
+        """``n_steps`` iterations on ``batches``, sample indices into the rows of ``X``, ``y`` and
+        ``sample_weight`` (by default the state's own; another block of rows, a shard, when
+        training streams)."""
         sgd_chunk(
             self.X if X is None else X,
             self.y if y is None else y,
+            self.sample_weight if X is None else sample_weight,
             batches,
             n_steps,
             self.hyp,
@@ -339,7 +356,7 @@ class SGDEngine:
             for segment in self.sampler.draw(n * self.batch_size):
                 steps = segment.rows.shape[0] // self.batch_size
                 for state, y in zip(self.states, segment.targets, strict=True):
-                    state.run(segment.rows, steps, segment.data, y)
+                    state.run(segment.rows, steps, segment.data, y, segment.sample_weight)
         self.t += n
 
     def output_weights(self) -> np.ndarray:

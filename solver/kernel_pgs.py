@@ -59,7 +59,7 @@ from numba import njit
 
 from ._sparse import KernelData, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative
+from .losses import UNWEIGHTED, Loss, loss_derivative, row_weight
 
 KERNELS = ("linear", "rbf", "poly")
 LINEAR, RBF, POLY = range(3)
@@ -158,15 +158,15 @@ def _fill_row(X, i, sq_i, block, buf, row, first, n_sv, hyp):
 
 
 @njit(cache=True, inline="always")
-def _derivatives(grad, b, beta, row, n_sv, c_prev, Y, i, hyp):
-    """grad[b, c] = l'(<w_{t-1}, phi(x_i)>; y_ic) / k for every output c (Figure 1, line 6);
-    whether any is non-zero."""
+def _derivatives(grad, b, beta, row, n_sv, c_prev, Y, c_i, i, hyp):
+    """grad[b, c] = c_i l'(<w_{t-1}, phi(x_i)>; y_ic) / k for every output c (Figure 1, line 6),
+    with c_i the row's weight; whether any is non-zero."""
     nonzero = False
     for c in range(beta.shape[1]):
         acc = 0.0
         for p in range(n_sv):
             acc += beta[p, c] * row[p]
-        grad[b, c] = loss_derivative(hyp.loss, c_prev * acc, Y[i, c], hyp.epsilon) / hyp.k
+        grad[b, c] = c_i * loss_derivative(hyp.loss, c_prev * acc, Y[i, c], hyp.epsilon) / hyp.k
         nonzero = nonzero or grad[b, c] != 0.0
     return nonzero
 
@@ -208,10 +208,11 @@ def _step_coefficients(state, p, grad, b, prefix, average):
 
 
 @njit(cache=True)
-def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
+def kernel_pgs_chunk(X, sq, Y, sample_weight, batches, hyp, state, block, cache, scal):
     """Run ``len(batches) // k`` iterations of kernel PGS from the given state.
 
-    X : kernel-data tuple of the training set; sq : ||x_i||^2 (m,); Y : targets (m, n_out).
+    X : kernel-data tuple of the training set; sq : ||x_i||^2 (m,); Y : targets (m, n_out);
+    sample_weight : the rows' weights in the loss (empty: unweighted, ``row_weight``).
     state = (beta, avg, mark, sv, pos, buf). The support vectors are numbered p = 0, 1, ... in order
     of entry (the first ``scal[S_NSV]``): sv[p] is the sample, pos[i] the number of sample i (-1:
     none), and beta, avg (m, n_out) and mark (m,) are indexed by p, so that the sum over the support
@@ -248,7 +249,9 @@ def kernel_pgs_chunk(X, sq, Y, batches, hyp, state, block, cache, scal):
             if first < n_sv:
                 _fill_row(X, i, sq[i], block, buf, row, first, n_sv, hyp)
                 evals += n_sv - first
-            touched[b] = _derivatives(grad, b, beta, row, n_sv, c_prev, Y, i, hyp)
+            touched[b] = _derivatives(
+                grad, b, beta, row, n_sv, c_prev, Y, row_weight(sample_weight, i), i, hyp
+            )
         # Line 7: lambda <- lambda - lambda_t, i.e. beta_i -= l'_i / k.
         for b in range(k):
             if not touched[b]:
@@ -300,8 +303,10 @@ class KernelPGSEngine:
         coef0: float,
         cache_bytes: float,
         rng,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ):
         m = X.indptr.shape[0] - 1
+        self.sample_weight = sample_weight
         n_out = targets.shape[0]
         self.X = X
         self.m = m
@@ -373,6 +378,7 @@ class KernelPGSEngine:
             self.X,
             self.sq,
             self.Y,
+            self.sample_weight,
             np.empty(0, dtype=np.int64),
             self.hyp,
             self.state,
@@ -386,7 +392,16 @@ class KernelPGSEngine:
             return
         batches = self.rng.integers(0, self.m, size=n * self.batch_size)
         kernel_pgs_chunk(
-            self.X, self.sq, self.Y, batches, self.hyp, self.state, self.block, self.cache, self.scal
+            self.X,
+            self.sq,
+            self.Y,
+            self.sample_weight,
+            batches,
+            self.hyp,
+            self.state,
+            self.block,
+            self.cache,
+            self.scal,
         )
         self.t += n
         if not np.isfinite(self.state[0][: self.n_support]).all():

@@ -31,13 +31,14 @@ from numba import njit
 
 from ._sparse import KernelData, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative, loss_value
+from .losses import UNWEIGHTED, Loss, loss_derivative, loss_value, row_weight
 from .penalties import pnorm_penalty
 
 
 @njit(cache=True)
-def smooth_loss_gradient(X, y, w, code, eps, bias_value, grad):
-    """(1/m) sum_i l(z_i; y_i) for z = Xw (+ bias_value * w[-1]), and its gradient into ``grad``."""
+def smooth_loss_gradient(X, y, sample_weight, w, code, eps, bias_value, grad):
+    """(1/m) sum_i c_i l(z_i; y_i) for z = Xw (+ bias_value * w[-1]), and its gradient into
+    ``grad`` (c_i = ``row_weight``: 1 for an unweighted fit)."""
     data, indices = X[0], X[1]
     m = y.shape[0]
     bias_j = w.shape[0] - 1
@@ -50,8 +51,9 @@ def smooth_loss_gradient(X, y, w, code, eps, bias_value, grad):
             z += data[pos] * w[indices[pos - base]]
         if bias_value != 0.0:
             z += bias_value * w[bias_j]
-        total += loss_value(code, z, y[i], eps)
-        d = loss_derivative(code, z, y[i], eps)
+        c = row_weight(sample_weight, i)
+        total += c * loss_value(code, z, y[i], eps)
+        d = c * loss_derivative(code, z, y[i], eps)
         if d != 0.0:
             for pos in range(start, end):
                 grad[indices[pos - base]] += d * data[pos]
@@ -66,13 +68,13 @@ class _Counter:
         self.evaluations = 0
 
 
-def _objective(data: KernelData, y, *, code, eps, bias_value, p, sigma, counter: _Counter):
+def _objective(data: KernelData, y, sample_weight, *, code, eps, bias_value, p, sigma, counter: _Counter):
     """F and grad F for scipy; knows nothing of the engine (so the engine can be collected)."""
     buffer = np.empty(data.n_features + int(bias_value != 0.0))
 
     def fun(w):
         counter.evaluations += 1
-        loss = smooth_loss_gradient(data, y, w, code, eps, bias_value, buffer)
+        loss = smooth_loss_gradient(data, y, sample_weight, w, code, eps, bias_value, buffer)
         reg, reg_grad = pnorm_penalty(w, p, sigma)
         value, grad = loss + reg, buffer + reg_grad
         if not (np.isfinite(value) and np.isfinite(grad).all()):
@@ -181,8 +183,10 @@ class LBFGSEngine:
         tol: float,
         max_iter: int,
         initial: np.ndarray | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
     ):
-        """``initial``: the weights to start from, one row per output (a warm start); None: 0."""
+        """``initial``: the weights to start from, one row per output (a warm start); None: 0.
+        ``sample_weight``: the rows' weights in the loss (empty: unweighted)."""
         m = targets.shape[1]
         n_weights = data.n_features + int(fit_intercept)
         self._counter = _Counter()
@@ -192,6 +196,7 @@ class LBFGSEngine:
                 _objective(
                     data,
                     np.ascontiguousarray(y, dtype=np.float64),
+                    sample_weight,
                     code=loss.code,
                     eps=epsilon,
                     bias_value=1.0 if fit_intercept else 0.0,
@@ -209,6 +214,7 @@ class LBFGSEngine:
         self._kernel_args = (
             data,
             np.ascontiguousarray(targets[0], dtype=np.float64),
+            UNWEIGHTED,
             np.zeros(n_weights),
             loss.code,
             float(epsilon),

@@ -164,6 +164,24 @@ def loss_derivative(code, z, y, eps):
     return math.nan  # not a code of LOSSES (see the module docstring)
 
 
+# The sample weights of an unweighted fit: every kernel takes a weight array and reads it through
+# ``row_weight``, whose test of the length is constant over a run (predicted, so no slower).
+UNWEIGHTED = np.empty(0)
+
+
+@njit(cache=True, inline="always")
+def row_weight(sample_weight, i):
+    """c_i, the weight of row i in the loss term (1/m) sum_i c_i l(z_i; y_i): 1 when
+    ``sample_weight`` is empty (UNWEIGHTED)."""
+    return sample_weight[i] if sample_weight.shape[0] else 1.0
+
+
+def max_weight(sample_weight: np.ndarray) -> float:
+    """The largest row weight (1 for an unweighted fit): a weight c scales its row's
+    sub-gradient by c, so step-size bounds on |l'| x divide by it."""
+    return float(np.max(sample_weight)) if sample_weight.shape[0] else 1.0
+
+
 @njit(cache=True)
 def derivatives_at_zero(code, y, eps):
     """l'(0; y_i) for every target: the sub-gradients of the first steps, taken at w = 0."""
@@ -174,11 +192,11 @@ def derivatives_at_zero(code, y, eps):
 
 
 @njit(cache=True)
-def mean_loss(code, z, y, eps):
-    """Mean of l(z_i; y_i) over arrays ``z`` and ``y``."""
+def mean_loss(code, z, y, eps, sample_weight=UNWEIGHTED):
+    """Mean of c_i l(z_i; y_i) over arrays ``z`` and ``y`` (c_i = 1 unless ``sample_weight``)."""
     total = 0.0
     for i in range(z.shape[0]):
-        total += loss_value(code, z[i], y[i], eps)
+        total += row_weight(sample_weight, i) * loss_value(code, z[i], y[i], eps)
     return total / z.shape[0]
 
 
@@ -253,10 +271,14 @@ SMOOTH_CLASSIFICATION_LOSSES = tuple(name for name in CLASSIFICATION_LOSSES if L
 SMOOTH_REGRESSION_LOSSES = tuple(name for name in REGRESSION_LOSSES if LOSSES[name].smooth)
 
 
-def loss_at_zero(name: str, y: np.ndarray, epsilon: float = 1.0) -> float:
-    """Mean loss of the zero predictor, F(0) of eq. (7): the bound behind ``radius="auto"``."""
+def loss_at_zero(
+    name: str, y: np.ndarray, epsilon: float = 1.0, sample_weight: np.ndarray = UNWEIGHTED
+) -> float:
+    """Mean (weighted) loss of the zero predictor, F(0) of eq. (7): the bound behind ``radius="auto"``."""
     y = np.ascontiguousarray(y, dtype=np.float64)
     code = LOSSES[name].code
+    if sample_weight.shape[0]:
+        return float(mean_loss(code, np.zeros_like(y), y, epsilon, sample_weight))
     positive = int(np.count_nonzero(y == 1.0))
     negative = int(np.count_nonzero(y == -1.0))
     if positive + negative == y.shape[0]:

@@ -48,7 +48,7 @@ from numba import njit
 
 from ._sparse import KernelData, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative
+from .losses import UNWEIGHTED, Loss, loss_derivative, row_weight
 from .penalties import integer_power, soft_threshold
 from .sampling import InMemorySampler, Sampler
 
@@ -170,7 +170,7 @@ def _margin(X, i, state, t, tau, coef, identity, bias_j, bias_value):
 
 
 @njit(cache=True)
-def mirror_chunk(X, y, batches, hyp, state, members, scal):
+def mirror_chunk(X, y, sample_weight, batches, hyp, state, members, scal):
     """Run ``len(batches) // k`` iterations of Algorithm 3 (identity link when p = 2).
 
     Returns the data accesses made; sets ``scal[S_STATUS]`` to 1 if the iterate stopped being
@@ -200,7 +200,7 @@ def mirror_chunk(X, y, batches, hyp, state, members, scal):
             i = batches[it * k + b]
             dot, nnz = _margin(X, i, state, t, tau, coef, identity, bias_j, bias_value)
             accesses += nnz
-            step[b] = eta * loss_derivative(code, dot, y[i], eps) / k
+            step[b] = eta * row_weight(sample_weight, i) * loss_derivative(code, dot, y[i], eps) / k
             finite = finite and math.isfinite(step[b])
         # theta~ = theta - eta v, on the minibatch's coordinates only.
         for b in range(k):
@@ -315,7 +315,9 @@ class MirrorEngine:
     def compile(self) -> None:
         data, y = self._types
         for state, members, scal in zip(self.states, self.members, self.scals, strict=True):
-            compile_for(mirror_chunk, data, y, np.empty(0, dtype=np.int64), self.hyp, state, members, scal)
+            compile_for(
+                mirror_chunk, data, y, UNWEIGHTED, np.empty(0, dtype=np.int64), self.hyp, state, members, scal
+            )
         self.sampler.compile()
 
     def run(self, n: int) -> None:
@@ -324,7 +326,7 @@ class MirrorEngine:
                 segment.targets, self.states, self.members, self.scals, strict=True
             ):
                 self.data_accesses += mirror_chunk(
-                    segment.data, y, segment.rows, self.hyp, state, members, scal
+                    segment.data, y, segment.sample_weight, segment.rows, self.hyp, state, members, scal
                 )
                 if scal[S_STATUS]:
                     raise FloatingPointError(

@@ -82,6 +82,30 @@ class OnlyFalse(Options):
         return f"False ({self.reason})"
 
 
+def is_weight(value: Any) -> bool:
+    """Whether ``value`` is a weight: a finite number >= 0 (not a bool)."""
+    return (
+        isinstance(value, (Real, np.floating, np.integer))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and float(value) >= 0.0
+    )
+
+
+class ClassWeights(Options):
+    """A mapping from class label to weight (a finite number >= 0): ``class_weight``'s explicit
+    form. Whether each label is one of the data's is checked by the fit, which knows them."""
+
+    def __init__(self) -> None:
+        super().__init__(dict, set())
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, Mapping) and all(is_weight(v) for v in val.values())
+
+    def __str__(self) -> str:
+        return "a mapping from label to a finite weight >= 0"
+
+
 @dataclasses.dataclass(frozen=True)
 class ParameterSpec:
     allowed: tuple  # scikit-learn constraints, any of which a value may satisfy
@@ -204,6 +228,8 @@ def _text(constraint) -> str:
         return "list of float in (0, inf)"
     if isinstance(constraint, OnlyFalse):
         return str(constraint)
+    if isinstance(constraint, ClassWeights):
+        return "dict of label to float in [0, inf)"
     if isinstance(constraint, StrOptions):
         options = ", ".join(f'"{option}"' for option in sorted(constraint.options))
         return options if len(constraint.options) == 1 else "{" + options + "}"
@@ -232,6 +258,8 @@ def _schema(constraint) -> dict[str, Any]:
         return {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "minItems": 1}
     if isinstance(constraint, OnlyFalse):
         return {"type": "boolean", "const": False}
+    if isinstance(constraint, ClassWeights):
+        return {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}
     if isinstance(constraint, StrOptions):
         return {"type": "string", "enum": sorted(constraint.options)}
     if isinstance(constraint, Interval):

@@ -56,7 +56,7 @@ from numba import njit
 
 from ._sparse import KernelData, mean_row_nnz, row_extent
 from .compiling import compile_for
-from .losses import Loss, loss_derivative
+from .losses import UNWEIGHTED, Loss, loss_derivative, row_weight
 from .penalties import conjugate_exponent, link_power, link_quarters
 from .sampling import Sampler
 
@@ -335,7 +335,7 @@ def _finish_iteration(hyp, weights, scal, t, sumq, ref, prefix, peak, wsum):
 
 
 @njit(cache=True)
-def pgs_chunk(X, y, batches, hyp, weights, scal):
+def pgs_chunk(X, y, sample_weight, batches, hyp, weights, scal):
     """Run ``len(batches) // k`` iterations of Figure 1, continuing from the state in ``weights``/``scal``.
 
     ``batches`` holds the sample indices of A_t for each iteration, k at a time. On return ``scal``
@@ -367,7 +367,7 @@ def pgs_chunk(X, y, batches, hyp, weights, scal):
                 dot, row_sq = _row_dot(X, i, weights, bias_value, False)
             else:
                 dot, row_sq = _row_dot(X, i, weights, bias_value, True)
-            grad[b] = loss_derivative(code, coef * dot, y[i], eps) / k
+            grad[b] = row_weight(sample_weight, i) * loss_derivative(code, coef * dot, y[i], eps) / k
         # Line 7: lambda <- lambda - lambda_t, touching only the minibatch's coordinates.
         for b in range(k):
             g = grad[b]
@@ -505,15 +505,27 @@ class PGSState:
 
     def compile(self) -> None:
         """Load or compile ``pgs_chunk`` for this run's argument types (tracing.Engine.compile)."""
-        compile_for(pgs_chunk, self.X, self.y, _NO_ROWS, self.hyp, self.weights, self.scal)
+        compile_for(pgs_chunk, self.X, self.y, UNWEIGHTED, _NO_ROWS, self.hyp, self.weights, self.scal)
 
-    def run(self, batches: np.ndarray, X: KernelData | None = None, y: np.ndarray | None = None) -> None:
+    def run(
+        self,
+        batches: np.ndarray,
+        X: KernelData | None = None,
+        y: np.ndarray | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
+    ) -> None:
         """Advance by ``len(batches) // batch_size`` iterations (``batches``: sample indices into
-        the rows of ``X``, ``y``; by default the state's own)."""
+        the rows of ``X``, ``y`` and ``sample_weight``; by default the state's own, unweighted)."""
         # Unsigned, like the data's index arrays (solver/_sparse.py): no sign tests in the kernel.
         rows = np.ascontiguousarray(batches, dtype=np.int64).view(np.uint64)
         pgs_chunk(
-            self.X if X is None else X, self.y if y is None else y, rows, self.hyp, self.weights, self.scal
+            self.X if X is None else X,
+            self.y if y is None else y,
+            sample_weight,
+            rows,
+            self.hyp,
+            self.weights,
+            self.scal,
         )
         if self.scal[S_STATUS]:
             raise FloatingPointError(
@@ -575,7 +587,7 @@ class PGSEngine:
             stop = min(target, self._next_pick) if self.output == "random" else target
             for segment in self.sampler.draw((stop - self.t) * self.batch_size):
                 for state, y in zip(self.states, segment.targets, strict=True):
-                    state.run(segment.rows, segment.data, y)
+                    state.run(segment.rows, segment.data, y, segment.sample_weight)
             self.t = stop
             if self.output == "random" and self.t == self._next_pick:
                 self._picked = np.stack([state.current() for state in self.states])

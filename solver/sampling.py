@@ -39,6 +39,7 @@ from numba import njit
 
 from ._sparse import DataStats, KernelData, mean_row_nnz, prepare
 from .compiling import compile_for
+from .losses import UNWEIGHTED
 from .shards import ShardedMatrix
 
 # Rows per chunk of an InterleavingSampler: the copy into one block and the draws around it cost
@@ -53,6 +54,8 @@ class Segment(NamedTuple):
     data: KernelData
     targets: np.ndarray
     rows: np.ndarray
+    # The weights of ``data``'s rows in the loss (``solver.losses.row_weight``): empty, unweighted.
+    sample_weight: np.ndarray = UNWEIGHTED
 
 
 class Sampler(Protocol):
@@ -129,9 +132,17 @@ class InMemorySampler:
     permutation per epoch, continued across chunks (the iterates are the same however the run is
     chunked)."""
 
-    def __init__(self, data: KernelData, targets: np.ndarray, sampling: str, rng: np.random.Generator):
+    def __init__(
+        self,
+        data: KernelData,
+        targets: np.ndarray,
+        sampling: str,
+        rng: np.random.Generator,
+        sample_weight: np.ndarray = UNWEIGHTED,
+    ):
         self.data = data
         self.targets = targets
+        self.sample_weight = sample_weight
         self.order = _RowOrder(data.indptr.shape[0] - 1, sampling, rng)
 
     def compile(self) -> None:
@@ -139,15 +150,18 @@ class InMemorySampler:
             compile_for(shuffle_step, self.order.perm, 0, np.empty(0))
 
     def draw(self, count: int) -> Iterator[Segment]:
-        yield Segment(self.data, self.targets, self.order.take(count))
+        yield Segment(self.data, self.targets, self.order.take(count), self.sample_weight)
 
 
 class InMemoryRows:
     """Training data that is resident: one block of every row (the estimators' ordinary fit)."""
 
-    def __init__(self, data: KernelData, stats: DataStats, targets: np.ndarray):
+    def __init__(
+        self, data: KernelData, stats: DataStats, targets: np.ndarray, sample_weight: np.ndarray = UNWEIGHTED
+    ):
         self.data = data
         self.targets = targets
+        self.sample_weight = sample_weight
         self.stats = stats
         self.m = stats.m
         self.n_features = data.n_features
@@ -169,7 +183,7 @@ class InMemoryRows:
         return self.data, self.targets
 
     def sampler(self, batch_size: int, sampling: str, rng: np.random.Generator) -> Sampler:
-        return InMemorySampler(self.data, self.targets, sampling, rng)
+        return InMemorySampler(self.data, self.targets, sampling, rng, self.sample_weight)
 
 
 class TrainingShards:
@@ -187,6 +201,7 @@ class TrainingShards:
         self.n_outputs = n_outputs
         self.m = X.n_samples
         self.n_features = X.n_features
+        self.sample_weight = UNWEIGHTED  # streamed rows are unweighted (the estimators refuse both)
         self.shard_ids = [i for i in range(X.n_shards) if X.shard_rows[i]]
         sum_sq, n_values, nnz, dtype = 0.0, 0, 0, None
         for i in self.shard_ids:

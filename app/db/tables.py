@@ -240,6 +240,10 @@ class Job(Base):
         """A binary classifier's decision threshold, as the run recorded it in its metrics."""
         return (self.metrics or {}).get("threshold")
 
+    # Migration 0014: the data set column whose values weigh the rows (its header name); null:
+    # every row weighs 1 (app/services/jobs/weights.py).
+    weight_column: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
     @property
     def selection(self) -> dict[str, Any] | None:
         """What sigma "auto" chose, as the run recorded it in its metrics (schemas.SelectionResult)."""

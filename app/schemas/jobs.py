@@ -209,6 +209,14 @@ class JobCreate(BaseModel):
         description="Scaling, imputation, one-hot encoding of text columns and ignored columns, "
         "fitted on the training rows; null: the raw features as they are",
     )
+    weight_column: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="A numeric column of the CSV/Parquet data set (its header name) whose values "
+        "weigh each row in the loss and in the test score; finite, >= 0, none missing. It is "
+        'not a feature: preprocessing ignores it. Needs a numeric sigma (not "auto")',
+    )
     name: PrintableName | None = None
     description: Description | None = None
     tags: Tags = []
@@ -336,6 +344,9 @@ class JobRead(BaseModel):
     selection_options: dict[str, Any] | None = Field(
         default=None,
         description='The request\'s selection with its defaults filled in (params.sigma "auto" only)',
+    )
+    weight_column: str | None = Field(
+        default=None, description="The column whose values weigh the rows; null: every row weighs 1"
     )
     selection: SelectionResult | None = Field(
         default=None,

@@ -22,8 +22,9 @@ class SolverParamRange(BaseModel):
 
 class SolverParamRead(BaseModel):
     name: str
-    type: Literal["number", "integer", "boolean", "string", "array"] = Field(
-        description="JSON type of its values (besides null and the choices)"
+    type: Literal["number", "integer", "boolean", "string", "array", "object"] = Field(
+        description="JSON type of its values (besides null and the choices); object: a mapping "
+        "(class_weight: label to weight)"
     )
     nullable: bool = Field(description="Whether null is accepted (the description says what it means)")
     default: Any = Field(description="The value when params leaves it out")

@@ -40,6 +40,7 @@ from app.services.jobs.preprocessing import raw_matrix
 from app.services.jobs.rows import RowSelection, codes_of, distinct_labels, evaluate, split
 from app.services.jobs.selection import estimator_params as selection_params
 from app.services.jobs.threshold import needs_validation_fit
+from app.services.jobs.weights import with_class_codes
 from app.services.metrics import names as metric_names
 from app.services.metrics import threshold as thresholds
 from app.services.metrics.evaluation import has_proba, model_metrics
@@ -77,6 +78,8 @@ class DataSpec:
     # the data set's text columns (their values are stored beside X).
     preprocessing: dict[str, Any] | None = None
     text_columns: list[int] = field(default_factory=list)
+    # The column whose values weigh the rows (app/services/jobs/weights.py), None: unweighted.
+    weight_column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,11 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
                 preprocessing=job.preprocessing,
                 text_columns=list(train.text_columns or []),
                 data_bytes=sum(data_bytes(d) for d in (train, test) if d is not None),
+                weight_column=(
+                    None
+                    if job.weight_column is None
+                    else (train.feature_names or []).index(job.weight_column)
+                ),
             ),
             targets=list(job.targets),
             sigma_search=search,
@@ -188,12 +196,19 @@ class TrainingData:
     classes: np.ndarray | None
     # The fitted preprocessing X and X_eval went through (None: raw features).
     preprocessor: Any = None
+    # The rows' weights from the job's weight column (None: unweighted), for the fit and the
+    # evaluation rows' scores.
+    sample_weight: np.ndarray | None = None
+    eval_sample_weight: np.ndarray | None = None
 
     @property
     def eval_set(self) -> Any:
         if isinstance(self.X_eval, ShardedMatrix):
             return self.X_eval
-        return None if self.X_eval is None or self.y_eval is None else (self.X_eval, self.y_eval)
+        if self.X_eval is None or self.y_eval is None:
+            return None
+        # The evaluation rows' weights weigh the trace's test score as they weigh the final one.
+        return (self.X_eval, self.y_eval, self.eval_sample_weight)
 
 
 def streams(job: TrainingJob, memory_bytes: int) -> bool:
@@ -208,6 +223,7 @@ def streams(job: TrainingJob, memory_bytes: int) -> bool:
         and job.sigma_search is None
         and not job.estimator.params.get("early_stopping", False)
         and not needs_validation_fit(job.threshold_options)
+        and job.data.weight_column is None  # shards carry no weights (the request checked the size)
     )
 
 
@@ -258,14 +274,23 @@ def load_data(
     if window is not None:
         return _streamed(spec, train, evaluation, encode, classes, window, preprocessor)
     X, y = train.in_memory()
+    weights = _row_weights(spec, X)
     with clock.part("preprocessing"):
         X = _preprocess(spec, preprocessor, X, train.text())
     if evaluation is None:
-        return TrainingData(X, encode(y), None, None, classes, preprocessor)
+        return TrainingData(X, encode(y), None, None, classes, preprocessor, weights)
     X_eval, y_eval = evaluation.in_memory()
+    eval_weights = _row_weights(spec, X_eval)
     with clock.part("preprocessing"):
         X_eval = _preprocess(spec, preprocessor, X_eval, evaluation.text())
-    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor)
+    return TrainingData(X, encode(y), X_eval, encode(y_eval), classes, preprocessor, weights, eval_weights)
+
+
+def _row_weights(spec: DataSpec, X: Any) -> np.ndarray | None:
+    """The job's weight column of the raw rows X (before the preprocessing, which ignores it)."""
+    if spec.weight_column is None:
+        return None
+    return np.asarray(X[:, spec.weight_column].toarray(), dtype=np.float64).ravel()
 
 
 def _streamed(
@@ -342,7 +367,7 @@ def choose_sigma(job: TrainingJob, data: TrainingData, reporter: Reporter) -> fl
     assert data.y is not None
     reporter.extra = {"phase": "select_sigma"}
     selection = select_sigma(
-        job.estimator.build,
+        lambda sigma: with_class_codes(job.estimator.build(sigma), data.classes),
         data.X,
         data.y,
         classification=job.estimator.classification,
@@ -370,7 +395,7 @@ def decision_threshold(
     classes = data.classes
     if classes is None or len(classes) != 2:
         return None
-    estimator = job.estimator.build()
+    estimator = with_class_codes(job.estimator.build(), classes)
     proba = has_proba(estimator)
     options = job.threshold_options
     if options is None:
@@ -391,7 +416,8 @@ def decision_threshold(
     )
     if reporter is not None:
         reporter.extra = {"phase": "choose_threshold"}
-    estimator.fit(data.X[fit_rows], data.y[fit_rows], callback=reporter, trace=False)
+    weights = None if data.sample_weight is None else data.sample_weight[fit_rows]
+    estimator.fit(data.X[fit_rows], data.y[fit_rows], sample_weight=weights, callback=reporter, trace=False)
     if reporter is not None:
         reporter.extra = {}
     scores = estimator.decision_function(data.X[validation_rows])
@@ -408,7 +434,7 @@ def fit(
     """The fitted estimator, started from ``start``'s weights when given; unfitted when the
     reporter stopped the run before the fit began. Its trace scores the metric the job's targets
     name, at ``threshold``."""
-    estimator = job.estimator.build(sigma=choose_sigma(job, data, reporter))
+    estimator = with_class_codes(job.estimator.build(sigma=choose_sigma(job, data, reporter)), data.classes)
     reporter.start_fit()
     if start is not None:
         start.check_classes(data.classes)
@@ -420,6 +446,7 @@ def fit(
         estimator.fit(
             data.X,
             data.y,
+            sample_weight=data.sample_weight,
             eval_set=data.eval_set,
             callback=reporter,
             trace=True,
@@ -499,9 +526,11 @@ def final_metrics(
             def predict(X: Any) -> np.ndarray:
                 return estimator.classes_[threshold.predict(estimator.decision_function(X))]
 
-        score = evaluate(predict, eval_rows, classification)
+        score = evaluate(predict, eval_rows, classification, data.eval_sample_weight)
         metrics["test_accuracy" if classification else "test_rmse"] = score
-        metrics["test"] = model_metrics(estimator, eval_rows, package.service["classes"], threshold)
+        metrics["test"] = model_metrics(
+            estimator, eval_rows, package.service["classes"], threshold, data.eval_sample_weight
+        )
         if job.target_metric is not None:  # the named metric on every evaluation row
             metrics[f"test_{job.target_metric}"] = metrics["test"].get(job.target_metric)
     if threshold is not None:

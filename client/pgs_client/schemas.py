@@ -581,9 +581,9 @@ class SolverParamRange:
 @dataclass(kw_only=True)
 class SolverParamRead:
     name: str
-    type: Literal["number", "integer", "boolean", "string", "array"]
+    type: Literal["number", "integer", "boolean", "string", "array", "object"]
     """
-    JSON type of its values (besides null and the choices)
+    JSON type of its values (besides null and the choices); object: a mapping (class_weight: label to weight)
     """
     nullable: bool
     """
@@ -949,6 +949,10 @@ class PGSParams:
     """
     output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1021,6 +1025,10 @@ class SCDParams:
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1092,6 +1100,10 @@ class GCDParams:
     beta: Literal["column", "uniform"] | None = "column"
     """
     The curvature bound behind the step 1 / beta: per coordinate, or one for all.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1169,6 +1181,10 @@ class SMIDASParams:
     """
     Samples per iteration; their sub-gradients are averaged (the paper uses 1).
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1245,6 +1261,10 @@ class TruncGradParams:
     """
     Samples per iteration; their sub-gradients are averaged (the paper uses 1).
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1316,6 +1336,10 @@ class LBFGSParams:
     p: float | None = 2.0
     """
     The norm of the regulariser, as for PGS.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1392,6 +1416,10 @@ class GDParams:
     eta: float | Literal["auto"] | None = "auto"
     """
     The step; eta * sigma must be at most 1.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1473,6 +1501,10 @@ class SGDParams:
     """
     k, the samples per iteration.
     """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
 
 
 @dataclass(kw_only=True)
@@ -1552,6 +1584,10 @@ class OGDParams:
     batch_size: int | None = 1
     """
     k, the samples per iteration.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1652,6 +1688,10 @@ class KernelPGSParams:
     cache_size: float | None = 200.0
     """
     Megabytes of the kernel-row cache (solver.kernel_pgs); 0 recomputes every row.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
     """
 
 
@@ -1859,6 +1899,10 @@ class JobCreate:
     """
     Scaling, imputation, one-hot encoding of text columns and ignored columns, fitted on the training rows; null: the raw features as they are
     """
+    weight_column: str | None = None
+    """
+    A numeric column of the CSV/Parquet data set (its header name) whose values weigh each row in the loss and in the test score; finite, >= 0, none missing. It is not a feature: preprocessing ignores it. Needs a numeric sigma (not "auto")
+    """
     name: str | None = None
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
@@ -1912,6 +1956,10 @@ class JobRead:
     selection_options: dict[str, Any] | None = None
     """
     The request's selection with its defaults filled in (params.sigma "auto" only)
+    """
+    weight_column: str | None = None
+    """
+    The column whose values weigh the rows; null: every row weighs 1
     """
     selection: SelectionResult | None = None
     """

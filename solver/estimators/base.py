@@ -26,11 +26,12 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._sparse import DataStats, KernelData, prepare
-from ..losses import LOSSES, mean_loss
+from ..losses import LOSSES, UNWEIGHTED, Loss, max_weight, mean_loss
 from ..parameters import check_parameters, declare_parameters, param
 from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, NoImprovement, drive
+from ..weights import checked_sample_weight
 from .constraints import AT_LEAST_ONE, FINITE, POSITIVE, choice
 from .early_stopping import DEFAULT_LENGTH_FACTOR, EARLY_STOPPING, N_ITER_NO_CHANGE, TOL
 from .persistence import FittedModel
@@ -143,6 +144,9 @@ class LinearModelBase(FittedModel):
     # Set on each fit of sigma="auto"'s path (solver.selection): a model that only scores its
     # sigma, which a family may fit more cheaply than the model a fit returns.
     _on_path: ClassVar[bool] = False
+    # The rows' weights c_i in the loss term (1/m) sum_i c_i l(z_i; y_i) of the fit under way,
+    # scaled to mean 1 (``solver.weights.fit_weights``); empty: unweighted. Every engine reads it.
+    _sample_weight: ClassVar[np.ndarray] = UNWEIGHTED
 
     # -- hooks for a solver family ----------------------------------------------------------------
 
@@ -217,14 +221,25 @@ class LinearModelBase(FittedModel):
         data, stats = prepare(X)
         engine = self._make_engine(data, stats, targets, _generator(self.random_state))
 
+        sample_weight = self._sample_weight
+
         @functools.cache
         def objective_rows():  # at the first checkpoint: an untraced fit takes no sample
             sample = even_rows(X.shape[0], self.objective_rows)
-            return (X, targets) if sample is None else (X[sample], targets[:, sample])
+            if sample is None:
+                return X, targets, sample_weight
+            return (
+                X[sample],
+                targets[:, sample],
+                sample_weight[sample] if sample_weight.size else sample_weight,
+            )
 
         def objective(weights):
-            X_obj, targets_obj = objective_rows()
-            return sum(self._objective(X_obj, y, w, data) for y, w in zip(targets_obj, weights, strict=True))
+            X_obj, targets_obj, weights_obj = objective_rows()
+            return sum(
+                self._objective(X_obj, y, w, data, weights_obj)
+                for y, w in zip(targets_obj, weights, strict=True)
+            )
 
         return self._drive(engine, X.shape[0], objective, evaluation, callback, trace, data, validation)
 
@@ -354,13 +369,26 @@ class LinearModelBase(FittedModel):
         """
         return _margins(X, weights, self.fit_intercept)
 
-    def _objective(self, X, y: np.ndarray, w: np.ndarray, data: KernelData | None = None) -> float:
-        """The training objective at engine weights ``w``: penalty + mean loss on (X, y)."""
+    def _objective(
+        self,
+        X,
+        y: np.ndarray,
+        w: np.ndarray,
+        data: KernelData | None = None,
+        sample_weight: np.ndarray = UNWEIGHTED,
+    ) -> float:
+        """The training objective at engine weights ``w``: penalty + mean (weighted) loss on (X, y)."""
         z = self._scores(X, w[None, :], data)[:, 0]
-        return float(self._penalty(w) + self._mean_loss(z, y))
+        return float(self._penalty(w) + self._mean_loss(z, y, sample_weight))
 
-    def _mean_loss(self, z: np.ndarray, y: np.ndarray) -> float:
-        return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon)))
+    def _stepping_loss(self) -> Loss:
+        """The loss as the step-size rules see it: a row of weight c scales its loss, and the
+        loss's curvature with it, by c, so the rules take the largest weight's curvature."""
+        loss = LOSSES[self.loss]
+        return replace(loss, curvature=loss.curvature * max_weight(self._sample_weight))
+
+    def _mean_loss(self, z: np.ndarray, y: np.ndarray, sample_weight: np.ndarray = UNWEIGHTED) -> float:
+        return float(mean_loss(LOSSES[self.loss].code, z, y, float(self.epsilon), sample_weight))
 
     def _finish_fit(self, engine: Engine, data: KernelData | None) -> None:
         """The fitted model from the engine that ran the iterations."""
@@ -379,16 +407,20 @@ class LinearModelBase(FittedModel):
         return _margins(self._validated(X), np.atleast_2d(self.coef_), False) + self.intercept_
 
     def _check_eval_set(self, eval_set):
-        """``eval_set`` as ``(X_test, y_test)`` checked, or a ShardedMatrix as it is (its shards
-        are checked as they are read)."""
+        """``eval_set`` as ``(X_test, y_test)`` or ``(X_test, y_test, sample_weight)`` checked (the
+        test score is then weighted), or a ShardedMatrix as it is (its shards are checked as they
+        are read)."""
         if eval_set is None:
             return None
+        weights = []
         if isinstance(eval_set, ShardedMatrix):
             X_test = eval_set
-        elif not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
-            raise ValueError("eval_set must be a pair (X_test, y_test) or a ShardedMatrix")
+        elif not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+            raise ValueError(
+                "eval_set must be (X_test, y_test), (X_test, y_test, sample_weight) or a ShardedMatrix"
+            )
         else:
-            X_test, y_test = eval_set
+            X_test, y_test, *weights = eval_set
             try:
                 X_test = check_array(X_test, accept_sparse="csr", dtype=[np.float64, np.float32])
             except ValueError as exc:
@@ -403,6 +435,8 @@ class LinearModelBase(FittedModel):
         y_test = np.asarray(y_test)
         if y_test.shape != (X_test.shape[0],):
             raise ValueError(f"eval_set y must have shape ({X_test.shape[0]},), got {y_test.shape}")
+        if weights and weights[0] is not None:
+            return X_test, y_test, checked_sample_weight(weights[0], y_test, "eval_set sample_weight")
         return X_test, y_test
 
     def _validated(self, X):
@@ -419,10 +453,11 @@ class LinearModelBase(FittedModel):
 class EvalMetric:
     """A test score of the trace other than accuracy or RMSE (``fit``'s ``eval_metric``):
     ``score(scores, y)`` of every evaluation row's scores (rows x outputs) and labels (as
-    ``fit``'s y), whatever it needs of them all (an F1, a ROC AUC)."""
+    ``fit``'s y), whatever it needs of them all (an F1, a ROC AUC); ``score(scores, y, weights)``
+    for an evaluation set with row weights."""
 
     name: str
-    score: Callable[[np.ndarray, np.ndarray], float]
+    score: Callable[..., float]
     higher_is_better: bool
 
 
@@ -431,7 +466,8 @@ class Evaluation:
     """The test set of a fit: the test score is ``finish`` of the mean of ``per_row(scores, y)``
     over its rows, read block by block (one block in memory, one shard at a time for a
     ShardedMatrix): accuracy, or RMSE; or, with ``metric``, that metric of the rows' scores and
-    labels gathered from the blocks."""
+    labels gathered from the blocks. In memory, ``data`` may carry the rows' weights third: the
+    mean (or the metric) is then weighted."""
 
     data: Any  # (X_test, y_test) or a ShardedMatrix
     per_row: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -456,22 +492,33 @@ class Evaluation:
             return self
         if isinstance(self.data, ShardedMatrix):
             return replace(self, data=self.data.rows_at(rows))
-        X, y = self.data
-        return replace(self, data=(X[rows], y[rows]))
+        return replace(self, data=tuple(part[rows] for part in self.data))
 
     def score(self, scores_of: Callable[[Any], np.ndarray]) -> float:
         """The test score given ``scores_of(X)``, the scores of rows X (n_samples, n_outputs)."""
         blocks = self.data.shards() if isinstance(self.data, ShardedMatrix) else [self.data]
         if self.metric is not None:
-            pairs = [(scores_of(X), y) for X, y in blocks]
-            return float(
-                self.metric.score(np.vstack([s for s, _ in pairs]), np.concatenate([y for _, y in pairs]))
-            )
-        total, count = 0.0, 0
-        for X, y in blocks:
-            total += float(np.sum(self.per_row(scores_of(X), y)))
-            count += y.shape[0]
-        return self.finish(total / max(count, 1))
+            scores: list[np.ndarray] = []
+            labels: list[np.ndarray] = []
+            row_weights: list[np.ndarray] = []
+            for X, y, *weights in blocks:
+                scores.append(scores_of(X))
+                labels.append(y)
+                row_weights += weights
+            arguments = [np.vstack(scores), np.concatenate(labels)]
+            if row_weights:
+                arguments.append(np.concatenate(row_weights))
+            return float(self.metric.score(*arguments))
+        total, count = 0.0, 0.0
+        for X, y, *weights in blocks:
+            per_row = self.per_row(scores_of(X), y)
+            if weights:
+                total += float(np.dot(weights[0], per_row))
+                count += float(np.sum(weights[0]))
+            else:
+                total += float(np.sum(per_row))
+                count += y.shape[0]
+        return self.finish(total / count if count > 0 else 0.0)
 
 
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:

@@ -61,10 +61,13 @@ def no_early_stopping(reason: str) -> Any:
     )
 
 
-def validation_split(estimator: Any, X, y: np.ndarray) -> tuple[Any, np.ndarray, tuple[Any, np.ndarray]]:
-    """(X_fit, y_fit, (X_validation, y_validation)): ``validation_fraction`` of the rows set
-    apart (stratified for classifiers) by ``solver.selection.make_splits`` with
-    ``random_state``, the split sigma="auto" draws. ValueError naming ``validation_fraction``
+def validation_split(
+    estimator: Any, X, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> tuple[Any, np.ndarray, np.ndarray | None, tuple[Any, ...]]:
+    """(X_fit, y_fit, sample_weight_fit, (X_validation, y_validation[, sample_weight_validation])):
+    ``validation_fraction`` of the rows (and of their weights, when given) set apart
+    (stratified for classifiers) by ``solver.selection.make_splits`` with ``random_state``, the
+    split sigma="auto" draws. ValueError naming ``validation_fraction``
     when a class is too small to be split, or naming ``early_stopping`` for rows in shards."""
     if isinstance(X, ShardedMatrix):
         raise ValueError(
@@ -78,4 +81,7 @@ def validation_split(estimator: Any, X, y: np.ndarray) -> tuple[Any, np.ndarray,
         validation_fraction=float(estimator.validation_fraction),
         seed=estimator.random_state,
     )
-    return X[train], y[train], (X[held], y[held])
+    if sample_weight is None:
+        return X[train], y[train], None, (X[held], y[held])
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    return X[train], y[train], weights[train], (X[held], y[held], weights[held])

@@ -87,7 +87,7 @@ class _GradientDescentBase(LinearModelBase):
         return math.ceil(5 * m / self._batch())  # 5 epochs
 
     def _make_engine(self, data, stats, targets, rng):
-        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+        return self._engine_over(InMemoryRows(data, stats, targets, self._sample_weight), rng)
 
     def _engine_over(self, rows: TrainingRows, rng) -> SGDEngine:
         schedule, eta, t0 = self._schedule(rows.first_block()[0], rows.stats)
@@ -107,6 +107,7 @@ class _GradientDescentBase(LinearModelBase):
                 epsilon=float(self.epsilon),
                 average=self.output == "average",
                 mean_nnz=rows.mean_row_nnz,
+                sample_weight=rows.sample_weight,
             )
             for y in targets
         ]
@@ -148,7 +149,7 @@ class _GDBase(_GradientDescentBase):
             return "constant", float(self.eta), 0.0
         return (
             "constant",
-            gradient_descent_step(LOSSES[self.loss], data, bool(self.fit_intercept), float(self.sigma)),
+            gradient_descent_step(self._stepping_loss(), data, bool(self.fit_intercept), float(self.sigma)),
             0.0,
         )
 
@@ -175,7 +176,7 @@ class _SGDBase(_GradientDescentBase):
             return "constant", float(self.eta), 0.0
         return (
             "constant",
-            constant_sgd_step(LOSSES[self.loss], stats, bool(self.fit_intercept), float(self.sigma)),
+            constant_sgd_step(self._stepping_loss(), stats, bool(self.fit_intercept), float(self.sigma)),
             0.0,
         )
 
@@ -201,7 +202,7 @@ class _OGDBase(_GradientDescentBase):
         if self.t0 != "auto":
             return "inverse_time", 0.0, float(self.t0)
         sq = stats.mean_sq + float(self.fit_intercept)
-        return "inverse_time", 0.0, first_step_t0(LOSSES[self.loss].curvature, sq, float(self.sigma))
+        return "inverse_time", 0.0, first_step_t0(self._stepping_loss().curvature, sq, float(self.sigma))
 
 
 @declare_parameters

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sparse import DataStats, KernelData
 from ..kernel_pgs import KERNELS, KernelPGSEngine, kernel_scores, row_norms, rows_of
-from ..losses import LOSSES
+from ..losses import LOSSES, UNWEIGHTED
 from ..parameters import declare_parameters, param
 from ..step_sizes import first_step_t0
 from .base import LinearModelBase
@@ -126,7 +126,9 @@ class _KernelPGSBase(LinearModelBase):
     def _make_engine(self, data, stats, targets, rng):
         self.gamma_ = self._gamma_for(data)
         if self.t0 == "auto":
-            t0 = first_step_t0(LOSSES[self.loss].curvature, self._mean_diag(data, stats), float(self.sigma))
+            t0 = first_step_t0(
+                self._stepping_loss().curvature, self._mean_diag(data, stats), float(self.sigma)
+            )
         else:
             t0 = float(self.t0)
         return KernelPGSEngine(
@@ -145,6 +147,7 @@ class _KernelPGSBase(LinearModelBase):
             coef0=float(self.coef0),
             cache_bytes=float(self.cache_size) * 1e6,
             rng=rng,
+            sample_weight=self._sample_weight,
         )
 
     def _finish_fit(self, engine, data):
@@ -163,7 +166,7 @@ class _KernelPGSBase(LinearModelBase):
             scores += coef.sum(axis=1)
         return scores
 
-    def _objective(self, X, y, w, data=None):
+    def _objective(self, X, y, w, data=None, sample_weight=UNWEIGHTED):
         """Eq. (7) of the lecture: sigma/2 alpha^T K alpha + mean loss on (X, y)."""
         z = self._scores(X, w[None, :], data)[:, 0]
         # ||w||^2 = sum_j alpha_j <w, phi(x_j)>: when X is the training set, its own scores give
@@ -175,7 +178,7 @@ class _KernelPGSBase(LinearModelBase):
             support = _support(w[None, :])
             z_support = self._scores(rows_of(data, support), w[None, :], data)[:, 0]
             norm_sq = float(np.dot(w[support], z_support))
-        return 0.5 * float(self.sigma) * norm_sq + self._mean_loss(z, y)
+        return 0.5 * float(self.sigma) * norm_sq + self._mean_loss(z, y, sample_weight)
 
     def _set_weights(self, weights, data):
         support = _support(weights)

@@ -112,6 +112,7 @@ class _CoordinateDescentBase(_L1Base):
             rng=rng,
             beta=str(self.beta),
             initial=self._initial_weights,
+            sample_weight=self._sample_weight,
         )
 
 
@@ -263,10 +264,10 @@ class _MirrorDescentBase(_L1Base):
         return math.ceil(5 * m / self.batch_size)  # 5 epochs, as PGS
 
     def _make_engine(self, data, stats, targets, rng):
-        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+        return self._engine_over(InMemoryRows(data, stats, targets, self._sample_weight), rng)
 
     def _engine_over(self, rows: TrainingRows, rng) -> MirrorEngine:
-        loss = LOSSES[self.loss]
+        loss = self._stepping_loss()
         p = self._link_exponent(rows.n_features)
         if self.eta == "auto":
             # Proposition 4 bounds ||x_i||_p over every row: the smallest step over the blocks.

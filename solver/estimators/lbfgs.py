@@ -67,6 +67,7 @@ class _LBFGSBase(LinearModelBase):
             tol=float(self.tol),
             max_iter=int(n_iter),
             initial=self._initial_weights,
+            sample_weight=self._sample_weight,
         )
 
     def _penalty(self, w):

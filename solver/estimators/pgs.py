@@ -122,7 +122,7 @@ class _PGSBase(LinearModelBase):
         return math.ceil(epochs * m / self.batch_size)
 
     def _make_engine(self, data, stats, targets, rng):
-        return self._engine_over(InMemoryRows(data, stats, targets), rng)
+        return self._engine_over(InMemoryRows(data, stats, targets, self._sample_weight), rng)
 
     def _engine_over(self, rows: TrainingRows, rng) -> PGSEngine:
         # E||x||^2 over the data's own features, from prepare's one pass, gives s and (p = 2) t0
@@ -185,7 +185,7 @@ class _PGSBase(LinearModelBase):
         rows (one at a time when training streams)."""
         means, sizes = [], []
         for targets in rows.target_blocks():
-            means.append([loss_at_zero(self.loss, y, self.epsilon) for y in targets])
+            means.append([loss_at_zero(self.loss, y, self.epsilon, rows.sample_weight) for y in targets])
             sizes.append(targets.shape[1])
         if len(means) == 1:
             return means[0]
@@ -215,13 +215,13 @@ class _PGSBase(LinearModelBase):
         gain = pnorm_margin_gain(
             data,
             targets,
-            LOSSES[self.loss],
+            self._stepping_loss(),
             float(self.p),
             float(self.epsilon),
             self.intercept_scaling_,
             dual_sq,
         )
-        return first_step_t0(LOSSES[self.loss].curvature, gain, float(self.sigma))
+        return first_step_t0(self._stepping_loss().curvature, gain, float(self.sigma))
 
 
 @declare_parameters

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -13,13 +15,31 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, validate_data
 
+from ..parameters import ClassWeights, param
 from ..shards import ShardedMatrix
+from ..weights import fit_weights
 from .base import Evaluation
+from .constraints import choice
 from .early_stopping import validation_split
 from .sigma_search import fit_with_sigma_search
 
 
-class LinearClassifierMixin(ClassifierMixin):
+@dataclasses.dataclass(eq=False, repr=False, kw_only=True)
+class _ClassWeighted:
+    """The parameter every classifier declares besides its family's (a dataclass, so that
+    ``solver.parameters.declare_parameters`` finds it among the classifier's bases)."""
+
+    class_weight: Any = param(
+        default=None,
+        allowed=[choice(["balanced"])[0], ClassWeights(), None],
+        doc='Weights of the classes in the loss: "balanced" (n_samples / (n_classes * '
+        "n_samples of the class)), a mapping from label to weight (1 for a label it omits), or "
+        "None (all 1).",
+        details="They multiply fit's sample_weight; solver.weights says how the weights enter the objective.",
+    )
+
+
+class LinearClassifierMixin(_ClassWeighted, ClassifierMixin):
     """Binary (labels of any two values) and one-vs-rest multiclass classification."""
 
     classes_: np.ndarray
@@ -28,6 +48,7 @@ class LinearClassifierMixin(ClassifierMixin):
         self,
         X,
         y,
+        sample_weight=None,
         eval_set=None,
         callback=None,
         trace=None,
@@ -37,11 +58,13 @@ class LinearClassifierMixin(ClassifierMixin):
     ):
         """Fit on X (dense or sparse, float32/float64) and labels y of two or more classes.
 
-        ``eval_set=(X_test, y_test)`` records test accuracy (or ``eval_metric``, an
-        ``EvalMetric``) at each checkpoint in ``trace_`` (``trace=True`` records the objective
-        alone). ``callback(progress)`` is called after every
-        chunk of iterations (about 0.1 s of solver time apart); returning False stops the fit,
-        leaving a fitted model.
+        ``sample_weight`` (shape (n_samples,), finite, >= 0) weighs each row in the loss, times
+        ``class_weight`` (``solver.weights``). ``eval_set=(X_test, y_test)`` records test accuracy
+        (or ``eval_metric``, an ``EvalMetric``) at each checkpoint in ``trace_``
+        (``(X_test, y_test, sample_weight)``: weighted by the test rows' weights; ``trace=True``
+        records the objective alone). ``callback(progress)`` is called after every chunk of
+        iterations (about 0.1 s of solver time apart); returning False stops the fit, leaving a
+        fitted model.
 
         ``coef_init`` and ``intercept_init`` (shaped as ``coef_`` and ``intercept_``, for the
         same classes; None: zeros) start the fit from those weights instead of 0, as for
@@ -50,10 +73,12 @@ class LinearClassifierMixin(ClassifierMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
+            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(
                 self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
             )
         if isinstance(X, ShardedMatrix):
+            _check_unweighted_shards(self, sample_weight)
             self._check_streams(X)
             self.n_features_in_ = X.n_features
             self.classes_ = np.unique(np.concatenate([_classes_of(y) for y in X.labels()]))
@@ -74,17 +99,23 @@ class LinearClassifierMixin(ClassifierMixin):
             )
         evaluation = self._accuracy_on(self._check_eval_set(eval_set))
         evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
-        validation = None
-        if self.early_stopping:
-            X, y, held = validation_split(self, X, y)
-            validation = self._accuracy_on(held)
         classes = self.classes_
         n_outputs = 1 if classes.shape[0] == 2 else classes.shape[0]
+        if isinstance(X, ShardedMatrix) and self.class_weight is not None:
+            raise ValueError(
+                f"The 'class_weight' parameter of {type(self).__name__} weighs rows, which "
+                "needs them in memory: it cannot train from shards."
+            )
+        validation = None
+        if self.early_stopping:  # refuses a ShardedMatrix: it sets rows apart in memory
+            X, y, sample_weight, held = validation_split(self, X, y, sample_weight)
+            validation = self._accuracy_on(held)
         with self._starting_from(coef_init, intercept_init, n_outputs):
             if isinstance(X, ShardedMatrix):
                 return self._fit_shards(
                     X, lambda y: _one_vs_rest(y, classes), n_outputs, evaluation, callback, trace
                 )
+            self._sample_weight = fit_weights(y, sample_weight, self.class_weight, classes)
             return self._fit_targets(X, _one_vs_rest(y, classes), evaluation, callback, trace, validation)
 
     def _accuracy_on(self, eval_data) -> Evaluation | None:
@@ -158,6 +189,7 @@ class LinearRegressorMixin(RegressorMixin):
         self,
         X,
         y,
+        sample_weight=None,
         eval_set=None,
         callback=None,
         trace=None,
@@ -172,10 +204,12 @@ class LinearRegressorMixin(RegressorMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
+            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(
                 self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
             )
         if isinstance(X, ShardedMatrix):
+            _check_unweighted_shards(self, sample_weight)
             self._check_streams(X)
             self.n_features_in_ = X.n_features
         else:
@@ -197,12 +231,13 @@ class LinearRegressorMixin(RegressorMixin):
         evaluation = self._rmse_on(self._check_eval_set(eval_set))
         evaluation = None if evaluation is None else evaluation.with_metric(eval_metric)
         validation = None
-        if self.early_stopping:
-            X, y, held = validation_split(self, X, y)
+        if self.early_stopping:  # refuses a ShardedMatrix: it sets rows apart in memory
+            X, y, sample_weight, held = validation_split(self, X, y, sample_weight)
             validation = self._rmse_on(held)
         with self._starting_from(coef_init, intercept_init, 1):
             if isinstance(X, ShardedMatrix):
                 return self._fit_shards(X, _regression_targets, 1, evaluation, callback, trace)
+            self._sample_weight = fit_weights(y, sample_weight)
             return self._fit_targets(X, y[None, :], evaluation, callback, trace, validation)
 
     @staticmethod
@@ -210,10 +245,11 @@ class LinearRegressorMixin(RegressorMixin):
         if eval_data is None:
             return None
         if not isinstance(eval_data, ShardedMatrix):
-            X_test, y_test = eval_data
+            X_test, y_test, *weights = eval_data
             eval_data = (
                 X_test,
                 check_array(y_test, ensure_2d=False, dtype=np.float64, input_name="eval_set y"),
+                *weights,
             )
         return Evaluation(
             eval_data, lambda scores, y: (scores[:, 0] - y) ** 2, math.sqrt, "rmse", higher_is_better=False
@@ -227,6 +263,23 @@ class LinearRegressorMixin(RegressorMixin):
 
     def predict(self, X):
         return self._decision_scores(X)[:, 0]
+
+
+def _check_unweighted_search(estimator: Any, sample_weight: Any) -> None:
+    """sigma="auto" splits the rows into folds of its own: refuse weights it would not split."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", whose path does not "
+            "take sample_weight; give a numeric sigma to fit weighted rows."
+        )
+
+
+def _check_unweighted_shards(estimator: Any, sample_weight: Any) -> None:
+    """Shards carry rows and labels only: weights need the rows in memory."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"{type(estimator).__name__} weighs rows in memory; sample_weight cannot go with a ShardedMatrix."
+        )
 
 
 def _classes_of(y: np.ndarray) -> np.ndarray:

@@ -191,6 +191,30 @@ def test_threshold_target_metric_and_the_test_metrics_from_the_command_line(serv
     assert given.returncode != 0 and "threshold.value" in given.stderr
 
 
+def test_class_and_row_weights_from_the_command_line(service: ApiServer, tmp_path: Path):
+    url = service.base
+    data = tmp_path / "weighted.csv"
+    rows = [f"{i % 7 - 3},{(i * 5) % 11 - 5},{1 + i % 3},{'a' if i % 7 > 3 else 'b'}" for i in range(120)]
+    data.write_text("x1,x2,w,label\n" + "\n".join(rows) + "\n")
+    ds = _json(run_pgs("datasets", "upload", str(data), "--json", url=url))
+    args = [
+        "--sigma",
+        "1e-3",
+        "--class-weight",
+        "balanced",
+        "--weight-column",
+        "w",
+        "--test-fraction",
+        "0.25",
+    ]
+    job = _json(run_pgs("jobs", "create", "--dataset", str(ds["id"]), *args, "--wait", "--json", url=url))
+    assert job["status"] == "succeeded" and job["weight_column"] == "w"
+    assert job["params"]["class_weight"] == "balanced" and 2 in job["preprocessing"]["ignore"]
+    mapping = ["--class-weight", '{"a": 3}', "--weight-column", "label"]
+    refused = run_pgs("jobs", "create", "--dataset", str(ds["id"]), *mapping, url=url)
+    assert refused.returncode != 0 and "weight_column" in refused.stderr
+
+
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
     progress and its current test accuracy; the job stops at its 3 s time budget."""

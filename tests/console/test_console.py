@@ -284,6 +284,29 @@ def test_a_refused_request_shows_its_errors_next_to_the_fields(
     expect()(page.locator('[data-field^="params"] > .field-error').first).to_be_hidden()
 
 
+def test_the_job_form_weighs_classes_and_names_a_refused_weight_column(
+    console: Console, service: ApiServer, datasets: dict[str, int]
+) -> None:
+    console.allow(422, "POST", "/v1/jobs")
+    page = console.page
+    console.goto("#/jobs/new")
+    page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
+    fill_solver(page, {"loss": "logistic", "class_weight": {"1": 3}, "random_state": 0})
+    page.get_by_label("Weight column").fill("w")
+    page.get_by_role("button", name="Start job").click()
+    error = page.locator('[data-field="weight_column"] > .field-error')
+    expect()(error).to_contain_text("svmlight")  # an svmlight file has no named columns
+
+    page.get_by_label("Weight column").fill("")
+    page.get_by_role("button", name="Start job").click()
+    queued = page.locator(".alert-success").filter(has_text="queued").last
+    expect()(queued).to_be_visible()
+    job_id = int(queued.locator("a").first.inner_text().lstrip("#"))
+    with api(service) as client:
+        job = poll_job(client, job_id, timeout=WAIT_MS / 1000)
+    assert job["status"] == "succeeded" and job["params"]["class_weight"] == {"1": 3}
+
+
 def test_the_job_form_follows_the_solver_catalog(
     console: Console, service: ApiServer, data_dir: Path, datasets: dict[str, int]
 ) -> None:

@@ -26,6 +26,7 @@ from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import selection, threshold, warm_start
 from app.services.jobs import state as jobs
+from app.services.jobs import weights as job_weights
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
 from app.services.metrics import names as metric_names
 from app.services.metrics.evaluation import has_proba
@@ -73,6 +74,7 @@ def check_job_request(
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
     selection.check_request(body, train, n_train, settings.store)
+    weight_column = job_weights.check_request(body, task, datasets, settings, in_memory)
     params = body.params | selection.estimator_params(selection.stored_options(body))
     estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
     check_batch_fits(estimator, n_train, "training rows")
@@ -97,7 +99,9 @@ def check_job_request(
         check_test_scores(
             [target_score], "params.target_score", task, has_test, ["body", "params", "target_score"]
         )
-    preprocessing = resolve_preprocessing(body.preprocessing, train)
+    preprocessing = job_weights.with_weight_column_ignored(
+        resolve_preprocessing(body.preprocessing, train), weight_column, train
+    )
     init_model_id = None
     if body.init_model is not None:
         start = warm_start.referenced_model(session, body.init_model, caller)
@@ -232,6 +236,7 @@ def create_job(
         tags=body.tags,
         model_name=body.model_name,
         init_model_id=plan.init_model_id,
+        weight_column=body.weight_column,
     )
     with job_limits.queue_lock:
         job_limits.check_queue_room(

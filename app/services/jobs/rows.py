@@ -171,16 +171,27 @@ def codes_of(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def evaluate(
-    predict: Callable[[sp.csr_matrix], np.ndarray], rows: ShardedMatrix, classification: bool
+    predict: Callable[[sp.csr_matrix], np.ndarray],
+    rows: ShardedMatrix,
+    classification: bool,
+    sample_weight: np.ndarray | None = None,
 ) -> float:
     """Accuracy (classification: the labels are class codes) or RMSE of ``predict`` on the
-    rows, a shard at a time."""
-    total, n = 0.0, 0
+    rows, a shard at a time; weighted by ``sample_weight`` (the rows' weights, in order) if given."""
+    total, n = 0.0, 0.0
+    start = 0
     for X, y in rows.shards():
         if X.shape[0] == 0:
             continue
         predicted = predict(X)
-        total += float(np.sum(predicted == y)) if classification else float(np.sum((predicted - y) ** 2))
-        n += X.shape[0]
+        per_row = (predicted == y).astype(np.float64) if classification else (predicted - y) ** 2
+        if sample_weight is None:
+            total += float(np.sum(per_row))
+            n += X.shape[0]
+        else:
+            weights = sample_weight[start : start + X.shape[0]]
+            total += float(np.dot(weights, per_row))
+            n += float(np.sum(weights))
+        start += X.shape[0]
     mean = total / n if n else float("nan")
     return mean if classification else float(np.sqrt(mean))

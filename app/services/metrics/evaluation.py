@@ -19,19 +19,27 @@ def has_proba(estimator: Any) -> bool:
 
 
 def model_metrics(
-    estimator: Any, rows: ShardedMatrix, classes: list[Any] | None, threshold: Threshold | None = None
+    estimator: Any,
+    rows: ShardedMatrix,
+    classes: list[Any] | None,
+    threshold: Threshold | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The metrics of ``estimator`` on ``rows`` (``classes``: the labels of its class codes,
-    None for a regressor); ``threshold``: a binary classifier's (None: the default)."""
-    if classes is None:
-        regression = RegressionMetrics()
-        for X, y in rows.shards():
-            if X.shape[0]:
-                regression.add(y, estimator.predict(X))
-        return regression.result()
+    None for a regressor); ``threshold``: a binary classifier's (None: the default);
+    ``sample_weight``: the rows' weights, in the shards' order (None: every row weighs 1)."""
     proba = has_proba(estimator)
-    metrics = ClassificationMetrics(classes, proba, threshold or Threshold.default(proba))
+    metrics: RegressionMetrics | ClassificationMetrics = (
+        RegressionMetrics()
+        if classes is None
+        else ClassificationMetrics(classes, proba, threshold or Threshold.default(proba))
+    )
+    start = 0
     for X, y in rows.shards():
-        if X.shape[0]:
-            metrics.add(np.asarray(y), estimator.decision_function(X))
+        n = X.shape[0]
+        weights = None if sample_weight is None else sample_weight[start : start + n]
+        start += n
+        if n:
+            scores = estimator.predict(X) if classes is None else estimator.decision_function(X)
+            metrics.add(np.asarray(y), scores, weights)
     return metrics.result()

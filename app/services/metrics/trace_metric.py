@@ -21,16 +21,16 @@ def eval_metric(name: str, n_classes: int | None, has_proba: bool, threshold: Th
     is NaN there, which reaches no target."""
     from solver.estimators.base import EvalMetric
 
-    def score(scores: np.ndarray, y: np.ndarray) -> float:
+    def score(scores: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         if n_classes is None:
             regression = RegressionMetrics()
-            regression.add(y, scores[:, 0])
+            regression.add(y, scores[:, 0], sample_weight)
             value = regression.result()[name]
         else:
             metrics = ClassificationMetrics(
                 list(range(n_classes)), has_proba, threshold or Threshold.default(has_proba)
             )
-            metrics.add(y, scores[:, 0] if n_classes == 2 else scores)
+            metrics.add(y, scores[:, 0] if n_classes == 2 else scores, sample_weight)
             value = metrics.result().get(name)
         return math.nan if value is None else float(value)
 

@@ -325,13 +325,24 @@ def jobs_create(
             "it on validation rows",
         ),
     ] = None,
+    class_weight: Annotated[
+        str | None,
+        typer.Option(
+            metavar='balanced|{"LABEL": W}',
+            help='Weigh the classes: "balanced", or a JSON object of label to weight',
+        ),
+    ] = None,
+    weight_column: Annotated[
+        str | None, typer.Option(help="The CSV/Parquet column whose values weigh the rows")
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
     """Queue a training job. --sigma auto chooses sigma by a cross-validated regularisation path,
     shaped by --folds, --grid, ... (the service's defaults for those not given). --early-stopping
     stops it once the score on --validation-fraction of its rows stops improving. --init-model
-    starts the fit from a stored model's weights and preprocessing (a refresh on new rows)."""
+    starts the fit from a stored model's weights and preprocessing (a refresh on new rows).
+    --class-weight and --weight-column weigh the rows in the loss and the test score."""
     c = _client(ctx)
     params = dict(map(_param, param or []))
     if sigma is not None:
@@ -342,6 +353,8 @@ def jobs_create(
         if params.get("sigma") != "auto" and validation_fraction is not None:
             # Without sigma auto the split is early stopping's own, a param (with it: the selection's).
             params["validation_fraction"], validation_fraction = validation_fraction, None
+    if class_weight is not None:
+        params["class_weight"] = _param(f"class_weight={class_weight}")[1]
     options = {
         "folds": folds,
         "validation_fraction": validation_fraction,
@@ -365,6 +378,7 @@ def jobs_create(
         threshold=None if threshold is None else _threshold(threshold),
         time_budget_s=time_budget,
         init_model=init_model,
+        weight_column=weight_column,
     )
     if wait:
         _wait_job(c, job.id, as_json)

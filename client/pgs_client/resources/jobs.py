@@ -66,6 +66,7 @@ class Jobs:
         tags: Sequence[str] | None = None,
         model_name: str | None = None,
         init_model: int | str | ModelRead | None = None,
+        weight_column: str | None = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
         """Queue a training job. ``params`` is a dict, or the solver's typed parameters
@@ -80,7 +81,10 @@ class Jobs:
         to refresh it on new rows; the job reuses its fitted preprocessing.
         ``target_metric``: the metric ``targets`` are values of (None: accuracy or RMSE).
         ``threshold``: a binary classifier's decision threshold, a number, or a dict
-        (``{"metric": "f1"}`` chooses it on validation rows)."""
+        (``{"metric": "f1"}`` chooses it on validation rows).
+        ``weight_column``: a numeric column of a CSV/Parquet data set (its header name) whose
+        values weigh the rows in the loss and the test score; classes are weighted by the
+        classifier's ``class_weight`` parameter (``"balanced"`` or ``{label: weight}``)."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
@@ -105,6 +109,8 @@ class Jobs:
             body["threshold"] = (
                 {"value": threshold} if isinstance(threshold, (int, float)) else params_json(threshold)
             )
+        if weight_column is not None:
+            body["weight_column"] = weight_column
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())

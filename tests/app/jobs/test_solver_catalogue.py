@@ -78,7 +78,20 @@ def test_the_listing(app_client: TestClient):
             loss = next(p for p in t["params"] if p["name"] == "loss")
             assert loss["choices"] == t["losses"] and loss["default"] in t["losses"]
             for p in t["params"]:
-                assert p["description"] and p["type"] in ("number", "integer", "boolean", "string", "array")
+                assert p["description"] and p["type"] in (
+                    "number",
+                    "integer",
+                    "boolean",
+                    "string",
+                    "array",
+                    "object",
+                )
+            # Every classifier weighs its classes (a label-to-weight mapping, or "balanced").
+            class_weight = [p for p in t["params"] if p["name"] == "class_weight"]
+            if t["task"] == "classification":
+                assert class_weight[0]["type"] == "object" and class_weight[0]["choices"] == ["balanced"]
+            else:
+                assert not class_weight
     # The L1 paper's coordinate descent needs a smooth loss; the regressors take theirs only.
     gcd = c.get("/v1/solvers/gcd").json()["tasks"]
     assert "hinge" not in gcd[0]["losses"] and gcd[1]["losses"] == ["huber", "squared"]

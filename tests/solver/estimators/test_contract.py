@@ -45,7 +45,30 @@ VARIANTS = [
 ]
 
 
-@parametrize_with_checks([cls() for cls in ESTIMATORS] + VARIANTS)
+# Row weights (solver.weights) reach every kernel, but two of scikit-learn's checks ask for more
+# than a sampled or step-size-ruled solver promises. check_sample_weight_equivalence wants the
+# model of integer weights to be the one of repeated rows: the deterministic solvers (gcd, scd,
+# lbfgs) give it (tests/solver/test_weights.py), the stochastic ones draw other samples from the
+# repeated rows, and gd's eta="auto" reads the rows' statistics, which repetition changes.
+# check_class_weight_classifiers caps the fit at n_iter=100 on unscaled blobs (std 20): too few
+# iterations for these solvers to cross their classes (5,000 reach it for gd and ogd).
+EQUIVALENT_TO_REPEATED_ROWS = {"gcd", "scd", "lbfgs"}
+FEW_ITERATIONS = {"gd", "sgd", "ogd", "smidas", "truncgrad"}
+
+
+def expected_failures(estimator) -> dict[str, str]:
+    name = estimator.solver_name
+    failures = {}
+    if name not in EQUIVALENT_TO_REPEATED_ROWS:
+        reason = "the same objective as repeated rows, not the same iterates"
+        failures["check_sample_weight_equivalence_on_dense_data"] = reason
+        failures["check_sample_weight_equivalence_on_sparse_data"] = reason
+    if name in FEW_ITERATIONS:
+        failures["check_class_weight_classifiers"] = "n_iter=100 is too few on unscaled data"
+    return failures
+
+
+@parametrize_with_checks([cls() for cls in ESTIMATORS] + VARIANTS, expected_failed_checks=expected_failures)
 def test_sklearn_conformance(estimator, check):
     check(estimator)
 

@@ -89,11 +89,11 @@ function paramHint(p) {
   return bits.join("; ");
 }
 
-const shown = (v) => (v === null ? "none" : String(v));
+const shown = (v) => (v === null ? "none" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
 // One parameter's input, its hint and how to read it (undefined: leave it to the default).
 function paramControl(p, initial) {
-  const hint = paramHint(p);
+  const hint = p.type === "object" ? `${paramHint(p)}; or a JSON object, e.g. {"label": 2}` : paramHint(p);
   if (p.type === "boolean" || (p.type === "string" && p.choices)) {
     const values = p.type === "boolean" ? [true, false] : p.choices;
     const el = h("select", {}, h("option", { value: "" }, `default (${shown(p.default)})`),
@@ -114,6 +114,11 @@ function paramControl(p, initial) {
     const text = el.value.trim();
     if (text === "") return undefined;
     if (text === "none" && p.nullable) return null;
+    // A mapping (class_weight: label to weight) is typed as a JSON object; one that does not
+    // parse goes as typed, and the API names it.
+    if (p.type === "object" && text.startsWith("{")) {
+      try { return JSON.parse(text); } catch { return text; }
+    }
     // Anything else that is not a number goes as typed: the API names what it refuses.
     return p.choices?.includes(text) || !Number.isFinite(Number(text)) ? text : Number(text);
   };

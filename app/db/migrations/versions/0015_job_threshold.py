@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0015_job_threshold"
-down_revision: str | Sequence[str] | None = "0013_job_selection"
+down_revision: str | Sequence[str] | None = "0014_job_weight_column"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

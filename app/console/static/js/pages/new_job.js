@@ -25,12 +25,15 @@ export async function render(main, { query, signal }) {
   const initModel = initModelField(schema.init_model, query.get("init_model"));
   const targets = h("input", { type: "text", inputmode: "decimal", placeholder: "e.g. 0.8, 0.84", autocomplete: "off" });
   const budget = h("input", { type: "number", step: "any", min: "0", inputmode: "decimal", placeholder: "none" });
+  const weightColumn = h("input", { type: "text", name: "weight_column", placeholder: "none: every row weighs 1", autocomplete: "off", spellcheck: "false" });
   const submit = h("button", { type: "submit", class: "primary" }, "Start job");
   const result = h("div", { role: "status" });
   let idempotencyKey = newIdempotencyKey();
 
   const form = h("form", { class: "panel form", novalidate: true, "aria-label": "New job" },
     h("h2", {}, "Data"), data.element,
+    h("div", { class: "form-grid" },
+      field("weight_column", "Weight column", weightColumn, schema.weight_column?.description ?? "")),
     h("h2", {}, "Solver"), solver.element,
     h("h2", {}, "Sigma"), selection.element,
     h("h2", {}, "Warm start"), initModel.element,
@@ -45,6 +48,7 @@ export async function render(main, { query, signal }) {
     const body = initModel.apply(selection.apply({
       ...data.value(), ...solver.value(),
       targets: numberList(targets.value), time_budget_s: numberOrUndefined(budget),
+      weight_column: weightColumn.value.trim() || undefined,
     }));
     const job = await post("/v1/jobs", body, { headers: { "Idempotency-Key": idempotencyKey } });
     idempotencyKey = newIdempotencyKey(); // the next submit is a new job
