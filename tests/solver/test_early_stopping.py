@@ -82,6 +82,21 @@ def test_the_validation_rows_are_not_trained_on(data):
     np.testing.assert_allclose(est.intercept_, alone.intercept_)
 
 
+def test_the_rows_weights_are_split_with_the_rows(data):
+    # Weighted, the fit on the training part uses the training rows' weights, and the validation
+    # score is the held rows' weighted accuracy.
+    X, y = data
+    weights = np.random.default_rng(3).integers(0, 4, size=y.shape[0]).astype(np.float64)
+    est = PGSClassifier(sigma=1e-3, early_stopping=True, validation_fraction=0.25, random_state=4)
+    est.fit(X, y, sample_weight=weights)
+    [(train, held)], _ = make_splits(y, classification=True, folds=None, validation_fraction=0.25, seed=4)
+    alone = PGSClassifier(sigma=1e-3, n_iter=est.n_iter_, random_state=4)
+    alone.fit(X[train], y[train], sample_weight=weights[train])
+    np.testing.assert_allclose(est.coef_, alone.coef_)
+    held_accuracy = np.average(est.predict(X[held]) == y[held], weights=weights[held])
+    assert est.validation_scores_[-1] == pytest.approx(held_accuracy, abs=1e-12)
+
+
 def test_early_stopping_reaches_scikit_learns_accuracy(data):
     X, y = data
     X_fit, y_fit, X_test, y_test = X[:5000], y[:5000], X[5000:], y[5000:]

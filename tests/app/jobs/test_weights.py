@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score
+from sklearn.metrics import accuracy_score, balanced_accuracy_score
 
 from app.main import create_app
-from app.services.datasets.splits import split_indices
+from app.services.datasets.splits import ShardSplit
 from tests.helpers import assert_problem, create_job, make_settings, upload, wait_for
 
 RNG = np.random.default_rng(3)
@@ -59,7 +59,9 @@ def test_weight_column_weighs_the_fit_and_the_test_score_as_scikit_learn(client,
     job = _train(client, weight_column="w", preprocessing={"scaling": "none"}, **body)
     assert job["weight_column"] == "w"
     assert 3 in job["preprocessing"]["ignore"]  # the weights are not a feature
-    train, test = split_indices(M, 0.25, 1)
+    # The job's seeded split (one shard: the file is small).
+    held = ShardSplit([M], 0.25, 1).held_out_mask(0)
+    train, test = np.flatnonzero(~held), np.flatnonzero(held)
     features = X  # the columns a, b, c
     reference = LogisticRegression(C=1.0 / (1e-3 * WEIGHTS[train].sum()), fit_intercept=False, tol=1e-10)
     reference.fit(features[train], LABELS[train], sample_weight=WEIGHTS[train])
@@ -74,6 +76,18 @@ def test_weight_column_weighs_the_fit_and_the_test_score_as_scikit_learn(client,
     r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": rows.tolist()})
     assert r.status_code == 200, r.text
     assert r.json()["predictions"] == reference.predict(features[test[:50]]).tolist()
+    # The test metrics weigh the test rows too, as sklearn.metrics does with sample_weight (on
+    # the rows as the file wrote them, to 6 decimals).
+    every = np.column_stack([np.round(X[test], 6), np.full(len(test), 123.0)])
+    r = client.post(f"/v1/models/{job['model_id']}/predict", json={"instances": every.tolist()})
+    predicted = np.asarray(r.json()["predictions"])
+    metrics = job["metrics"]["test"]
+    assert metrics["accuracy"] == pytest.approx(
+        accuracy_score(LABELS[test], predicted, sample_weight=WEIGHTS[test]), abs=1e-9
+    )
+    assert metrics["balanced_accuracy"] == pytest.approx(
+        balanced_accuracy_score(LABELS[test], predicted, sample_weight=WEIGHTS[test]), abs=1e-9
+    )
 
 
 def test_balanced_class_weight_trains_and_is_kept_with_the_job(client, weighted):
