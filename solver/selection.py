@@ -201,19 +201,32 @@ def regularisation_path(
     warm_start: bool = True,
     callback: Callable[[Any], bool | None] | None = None,
     stopped: Callable[[], bool] = lambda: False,
+    sample_weight: np.ndarray | None = None,
 ) -> Selection | None:
     """Fit ``build(sigma)`` on the train rows of every split for each sigma of ``grid``, largest
     first, and score it on the held-out rows (module docstring). ``y`` holds the labels the
-    estimators are fitted with. ``callback`` goes to every fit; ``None`` when ``stopped()`` turned
-    true (cancel, shutdown) after one of them before any point was complete, else the best sigma of
-    the complete points, with stop_reason ``"stopped"``."""
+    estimators are fitted with; ``sample_weight`` (None: every row weighs 1) the rows' weights,
+    which weigh both the fits and the held-out scores. ``callback`` goes to every fit; ``None``
+    when ``stopped()`` turned true (cancel, shutdown) after one of them before any point was
+    complete, else the best sigma of the complete points, with stop_reason ``"stopped"``."""
     if metric not in METRICS:
         raise ValueError(f"The 'metric' parameter must be one of {sorted(METRICS)}. Got {metric!r} instead.")
     if patience is not None and patience < 1:
         raise ValueError(f"The 'patience' parameter must be at least 1 or None. Got {patience!r} instead.")
     higher_is_better = METRICS[metric]
     sigmas = check_grid(grid)
-    parts = [(X[train], y[train], X[held], y[held]) for train, held in splits]
+    weights = np.ones(y.shape[0]) if sample_weight is None else sample_weight
+    parts = [
+        (
+            X[train],
+            y[train],
+            None if sample_weight is None else weights[train],
+            X[held],
+            y[held],
+            weights[held],
+        )
+        for train, held in splits
+    ]
     # Each fold's last model, (coef_, intercept_ or None): the next sigma's fit starts from it.
     previous: list[tuple[np.ndarray, np.ndarray | None] | None] = [None] * len(parts)
     path: list[PathPoint] = []
@@ -223,7 +236,7 @@ def regularisation_path(
         start = time.perf_counter()
         scores: list[float | None] = []
         solver_seconds = 0.0
-        for fold, (X_fit, y_fit, X_held, y_held) in enumerate(parts):
+        for fold, (X_fit, y_fit, w_fit, X_held, y_held, w_held) in enumerate(parts):
             estimator = build(float(sigma))
             estimator._on_path = True
             last = previous[fold] if warm_start and getattr(estimator, "warm_starts", False) else None
@@ -231,6 +244,7 @@ def regularisation_path(
                 estimator.fit(
                     X_fit,
                     y_fit,
+                    sample_weight=w_fit,
                     callback=callback,
                     trace=False,
                     coef_init=None if last is None else last[0],
@@ -243,7 +257,7 @@ def regularisation_path(
             if stopped():  # the point being fitted is incomplete: the best of those before it
                 return _stopped_at(best, metric, splits_name, path)
             solver_seconds += float(estimator.solver_seconds_)
-            scores.append(_score(metric, estimator.predict(X_held), y_held))
+            scores.append(_score(metric, estimator.predict(X_held), y_held, w_held))
             previous[fold] = (estimator.coef_, estimator.intercept_ if estimator.fit_intercept else None)
         finite = [s for s in scores if s is not None]
         mean = float(np.mean(finite)) if len(finite) == len(scores) else None
@@ -293,8 +307,11 @@ class _Patience:
         return key > self.mark + MIN_IMPROVEMENT * abs(self.mark)
 
 
-def _score(metric: str, predicted: np.ndarray, y: np.ndarray) -> float | None:
+def _score(metric: str, predicted: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float | None:
+    """The held-out rows' weighted accuracy or RMSE; None when their weights are all 0."""
+    if not weights.sum() > 0:
+        return None
     if metric == "accuracy":
-        return float(np.mean(predicted == y))
-    rmse = float(np.sqrt(np.mean((predicted - y) ** 2)))
+        return float(np.average(predicted == y, weights=weights))
+    rmse = float(np.sqrt(np.average((predicted - y) ** 2, weights=weights)))
     return rmse if math.isfinite(rmse) else None

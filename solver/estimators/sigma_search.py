@@ -23,6 +23,7 @@ from ..selection import (
     regularisation_path,
 )
 from ..shards import ShardedMatrix
+from ..weights import checked_sample_weight
 from .constraints import POSITIVE
 
 AUTO = StrOptions({"auto"})
@@ -86,7 +87,16 @@ METRIC: Any = param(
 
 
 def fit_with_sigma_search(
-    estimator: Any, X, y, eval_set, callback, trace, coef_init=None, intercept_init=None, eval_metric=None
+    estimator: Any,
+    X,
+    y,
+    eval_set,
+    callback,
+    trace,
+    coef_init=None,
+    intercept_init=None,
+    eval_metric=None,
+    sample_weight=None,
 ) -> Any:
     """Fit ``estimator`` (whose sigma is "auto") at the sigma its regularisation path chooses:
     sets ``sigma_`` (the chosen sigma) and ``selection_`` (``solver.selection.Selection``), and
@@ -94,7 +104,8 @@ def fit_with_sigma_search(
     ``intercept_init`` when given (the path's own fits warm-start from each other). A callback
     returning False ends the path at once, at the best sigma of the points complete by then (the
     largest sigma when none is); the refit then stops at its first chunk, leaving a fitted
-    model, as for any fit."""
+    model, as for any fit. ``sample_weight`` weighs the rows of every fit and score of the path
+    and of the refit."""
     if isinstance(X, ShardedMatrix):
         raise ValueError(
             f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", which fits many "
@@ -104,6 +115,7 @@ def fit_with_sigma_search(
     classification = is_classifier(estimator)
     metric = _metric(estimator, classification)
     X_fit, y_fit = _rows(estimator, X, y)
+    weights = None if sample_weight is None else checked_sample_weight(sample_weight, y_fit)
     grid = (
         check_grid(estimator.sigma_grid)
         if estimator.sigma_grid is not None
@@ -141,6 +153,7 @@ def fit_with_sigma_search(
         patience=estimator.patience,
         callback=reporting,
         stopped=lambda: interrupted,
+        sample_weight=weights,
     )
     chosen = selection.sigma if selection is not None else float(grid[0])
     estimator.sigma = chosen
@@ -149,6 +162,7 @@ def fit_with_sigma_search(
             estimator,
             X,
             y,
+            sample_weight=sample_weight,
             eval_set=eval_set,
             callback=callback,
             trace=trace,

@@ -73,9 +73,8 @@ class LinearClassifierMixin(_ClassWeighted, ClassifierMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
-            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(
-                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
+                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric, sample_weight
             )
         if isinstance(X, ShardedMatrix):
             _check_unweighted_shards(self, sample_weight)
@@ -204,9 +203,8 @@ class LinearRegressorMixin(RegressorMixin):
         """
         self.validate_params()
         if self.sigma == "auto":
-            _check_unweighted_search(self, sample_weight)
             return fit_with_sigma_search(
-                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric
+                self, X, y, eval_set, callback, trace, coef_init, intercept_init, eval_metric, sample_weight
             )
         if isinstance(X, ShardedMatrix):
             _check_unweighted_shards(self, sample_weight)
@@ -263,15 +261,6 @@ class LinearRegressorMixin(RegressorMixin):
 
     def predict(self, X):
         return self._decision_scores(X)[:, 0]
-
-
-def _check_unweighted_search(estimator: Any, sample_weight: Any) -> None:
-    """sigma="auto" splits the rows into folds of its own: refuse weights it would not split."""
-    if sample_weight is not None:
-        raise ValueError(
-            f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", whose path does not "
-            "take sample_weight; give a numeric sigma to fit weighted rows."
-        )
 
 
 def _check_unweighted_shards(estimator: Any, sample_weight: Any) -> None:

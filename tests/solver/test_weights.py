@@ -181,3 +181,29 @@ def test_a_weighted_eval_set_weighs_the_traced_test_score():
     assert rmse.trace_[-1].test_score == pytest.approx(expected_rmse)
     with pytest.raises(ValueError, match="eval_set sample_weight has negative"):
         SOLVERS["gd"].regressor().fit(X, Y_REG, eval_set=(X, Y_REG, -weights))
+
+
+def test_sigma_auto_weighs_its_path_as_if_weight_0_rows_were_absent():
+    # Rows of weight 0 appended to the data leave every fit and held-out score of the path as
+    # on the data without them, split the same way.
+    from solver.selection import make_splits, regularisation_path
+
+    noise = RNG.normal(size=(120, N))
+    X_all = np.vstack([X, noise])
+    y_all = np.concatenate([Y_REG, 50.0 * RNG.normal(size=120)])
+    weights = np.concatenate([np.ones(M), np.zeros(120)])
+    splits, name = make_splits(y_all, classification=False, folds=3, validation_fraction=0.2, seed=0)
+    clean = [(train[train < M], held[held < M]) for train, held in splits]
+
+    def build(sigma: float):
+        return SOLVERS["lbfgs"].regressor(sigma=sigma, tol=1e-12)
+
+    grid = [1e-1, 1e-2, 1e-3]
+    common = {"grid": grid, "splits_name": name, "metric": "rmse", "warm_start": False}
+    weighted = regularisation_path(build, X_all, y_all, splits=splits, sample_weight=weights, **common)
+    alone = regularisation_path(build, X, Y_REG, splits=clean, **common)
+    assert weighted is not None and alone is not None
+    for a, b in zip(weighted.path, alone.path, strict=True):
+        assert a.scores == pytest.approx(b.scores, rel=1e-6)
+    unweighted = regularisation_path(build, X_all, y_all, splits=splits, **common)
+    assert unweighted is not None and unweighted.path[0].mean > 5 * alone.path[0].mean

@@ -37,8 +37,6 @@ def check_request(
     _check_class_weight(body.params.get("class_weight"), task, datasets[0])
     if body.weight_column is None:
         return None
-    if body.params.get("sigma") == "auto":
-        _refuse(COLUMN_LOC, 'weight_column needs a numeric params.sigma: sigma "auto" does not weigh rows')
     j = column_index(body.weight_column, datasets[0])
     for dataset in datasets:
         _check_weight_values(settings, dataset, j, body.weight_column)

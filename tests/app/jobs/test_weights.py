@@ -155,10 +155,20 @@ def test_weight_column_on_svmlight_data_is_422(client):
     assert "svmlight" in body["detail"]
 
 
-def test_weight_column_with_sigma_auto_is_422(client, weighted):
-    params = {"loss": "logistic", "sigma": "auto"}
-    r = create_job(client, dataset_id=weighted["id"], weight_column="w", solver="lbfgs", params=params)
-    assert_problem(r, 422, "body.weight_column")
+def test_sigma_auto_weighs_the_rows_of_its_path(client, weighted):
+    # The weight-0 rows have flipped labels: weighted, the path's held-out scores ignore them.
+    params = {"loss": "logistic", "sigma": "auto", "fit_intercept": False}
+    body = {
+        "dataset_id": weighted["id"],
+        "solver": "lbfgs",
+        "params": params,
+        "preprocessing": {"scaling": "none"},
+    }
+    weighted_job = _train(client, weight_column="w", selection={"folds": 3}, **body)
+    plain_job = _train(client, selection={"folds": 3}, **body)
+    best = max(p["mean"] for p in weighted_job["selection"]["path"])
+    assert best > 0.95  # only the clean rows count
+    assert max(p["mean"] for p in plain_job["selection"]["path"]) < 0.8  # the flipped third counts
 
 
 def test_class_weight_on_a_regression_data_set_is_422(client):
