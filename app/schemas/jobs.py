@@ -215,7 +215,7 @@ class JobCreate(BaseModel):
         max_length=255,
         description="A numeric column of the CSV/Parquet data set (its header name) whose values "
         "weigh each row in the loss and in the test score; finite, >= 0, none missing. It is "
-        'not a feature: preprocessing ignores it. Needs a numeric sigma (not "auto")',
+        "not a feature: preprocessing ignores it",
     )
     name: PrintableName | None = None
     description: Description | None = None

@@ -1901,7 +1901,7 @@ class JobCreate:
     """
     weight_column: str | None = None
     """
-    A numeric column of the CSV/Parquet data set (its header name) whose values weigh each row in the loss and in the test score; finite, >= 0, none missing. It is not a feature: preprocessing ignores it. Needs a numeric sigma (not "auto")
+    A numeric column of the CSV/Parquet data set (its header name) whose values weigh each row in the loss and in the test score; finite, >= 0, none missing. It is not a feature: preprocessing ignores it
     """
     name: str | None = None
     description: str | None = None
