@@ -56,5 +56,6 @@ def test_the_command_line_lists_weights_and_prints_warnings(service: ApiServer, 
         run_pgs("models", "coefficients", str(job["model_id"]), "--limit", "5", "--json", url=url).stdout
     )
     assert page["total"] == 13 and len(page["items"]) == 5 and page["class"] == 1
-    shown = run_pgs("models", "show", str(job["model_id"]), url=url)
+    # A wide terminal: how a record's cells wrap depends on its other cells' widths.
+    shown = run_pgs("models", "show", str(job["model_id"]), url=url, COLUMNS="200")
     assert shown.returncode == 0 and "13 non-zero" in shown.stdout
