@@ -192,8 +192,11 @@ def derivatives_at_zero(code, y, eps):
 
 
 @njit(cache=True)
-def mean_loss(code, z, y, eps, sample_weight=UNWEIGHTED):
-    """Mean of c_i l(z_i; y_i) over arrays ``z`` and ``y`` (c_i = 1 unless ``sample_weight``)."""
+def mean_loss(code, z, y, eps, sample_weight):
+    """Mean of c_i l(z_i; y_i) over arrays ``z`` and ``y`` (c_i = 1 for an empty
+    ``sample_weight``, UNWEIGHTED). No default: Numba types an omitted array argument by the
+    default object itself, a key the on-disk cache of another process never matches, so every
+    worker would compile it again."""
     total = 0.0
     for i in range(z.shape[0]):
         total += row_weight(sample_weight, i) * loss_value(code, z[i], y[i], eps)
@@ -284,7 +287,7 @@ def loss_at_zero(
     if positive + negative == y.shape[0]:
         # Classification targets: l(0; y) takes two values, so two evaluations instead of m (the
         # logistic loss's exp and log cost 30 ms at m = 500k).
-        at_one = mean_loss(code, np.zeros(1), np.ones(1), epsilon)
-        at_minus_one = mean_loss(code, np.zeros(1), -np.ones(1), epsilon)
+        at_one = mean_loss(code, np.zeros(1), np.ones(1), epsilon, UNWEIGHTED)
+        at_minus_one = mean_loss(code, np.zeros(1), -np.ones(1), epsilon, UNWEIGHTED)
         return float((positive * at_one + negative * at_minus_one) / y.shape[0])
-    return float(mean_loss(code, np.zeros_like(y), y, epsilon))
+    return float(mean_loss(code, np.zeros_like(y), y, epsilon, UNWEIGHTED))

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sparse import DataStats, KernelData, row_extent
-from .losses import UNWEIGHTED, Loss, derivatives_at_zero, row_weight
+from .losses import Loss, derivatives_at_zero, row_weight
 from .penalties import integer_power
 
 # sgd's eta="auto" as a fraction of the largest stable step (see constant_sgd_step).
@@ -206,7 +206,7 @@ def max_row_norm_sq(X, p, bias_value):
 
 
 @njit(cache=True)
-def column_mean_squares(C, m, sample_weight=UNWEIGHTED):
+def column_mean_squares(C, m, sample_weight):
     """(1/m) sum_i c_i x_ij^2 for every column j of the column view C (``C[j]`` = column j; c_i =
     ``row_weight``, 1 for an unweighted fit)."""
     data, rows = C[0], C[1]

@@ -29,7 +29,7 @@ from solver import (
     tracing,
 )
 from solver._sparse import prepare
-from solver.losses import LOSSES, mean_loss
+from solver.losses import LOSSES, UNWEIGHTED, mean_loss
 from solver.tracing import FIRST_CHECKPOINT_SAMPLES, CheckpointSchedule, drive, time_to_target
 
 from .problems import binary_problem
@@ -261,7 +261,7 @@ def test_the_trace_objective_of_a_large_set_is_that_of_an_even_sample_of_its_row
     loss = LOSSES["squared"].code
 
     def mean(z, y):
-        return mean_loss(loss, z, y, 1.0)
+        return mean_loss(loss, z, y, 1.0, UNWEIGHTED)
 
     assert sampled.trace_[-1].objective - full.trace_[-1].objective == pytest.approx(
         mean(z[rows], y[rows]) - mean(z, y), rel=1e-9
