@@ -152,7 +152,24 @@ class Upload(Base):
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
-class Job(Base):
+class LearnedFacts:
+    """What a fit learned, as its run recorded it in the row's ``metrics`` (a job's and its
+    model's alike): the named top weights and the warnings for a degenerate model."""
+
+    metrics: Any
+
+    @property
+    def coefficients(self) -> dict[str, Any] | None:
+        """The named top weights (schemas.CoefficientSummary; None for older or imported models)."""
+        return (self.metrics or {}).get("coefficients")
+
+    @property
+    def warnings(self) -> list[dict[str, str]] | None:
+        """Warnings for a degenerate model found at the end of its fit (schemas.FitWarning)."""
+        return (self.metrics or {}).get("warnings")
+
+
+class Job(LearnedFacts, Base):
     __tablename__ = "jobs"
     __table_args__ = (
         Index("ix_jobs_status", "status"),
@@ -250,16 +267,6 @@ class Job(Base):
         return (self.metrics or {}).get("selection")
 
     @property
-    def coefficients(self) -> dict[str, Any] | None:
-        """The model's named top weights, as the run recorded them (schemas.CoefficientSummary)."""
-        return (self.metrics or {}).get("coefficients")
-
-    @property
-    def warnings(self) -> list[dict[str, str]] | None:
-        """Warnings for a degenerate model, as the run recorded them (schemas.FitWarning)."""
-        return (self.metrics or {}).get("warnings")
-
-    @property
     def progress(self) -> dict[str, Any]:
         """The run's progress as the API reads it (schemas.JobProgress)."""
         fraction = None
@@ -292,7 +299,7 @@ class TracePoint(Base):
     data_accesses: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
-class Model(Base):
+class Model(LearnedFacts, Base):
     __tablename__ = "models"
     __table_args__ = (
         # Names are per owner: two owners may each have a model "churn".
@@ -351,16 +358,6 @@ class Model(Base):
     def nnz_weights(self) -> int | None:
         """Non-zero weights of the stored predictor (from its metrics; None for older models)."""
         return (self.metrics or {}).get("nnz_weights")
-
-    @property
-    def coefficients(self) -> dict[str, Any] | None:
-        """Its named top weights (schemas.CoefficientSummary; None for older or imported models)."""
-        return (self.metrics or {}).get("coefficients")
-
-    @property
-    def warnings(self) -> list[dict[str, str]] | None:
-        """Warnings for a degenerate model found at the end of its fit (schemas.FitWarning)."""
-        return (self.metrics or {}).get("warnings")
 
 
 class IdempotencyKey(Base):

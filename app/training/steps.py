@@ -53,6 +53,7 @@ from app.training.reporter import KEEPS_MODEL, Reporter, Stop, running_metrics
 from app.training.starting_point import InitModel, StartingPoint, load_start
 from app.training.timing import JobClock
 from solver import SOLVERS, ShardedMatrix
+from solver.selection import make_splits
 
 log = logging.getLogger(__name__)
 
@@ -403,8 +404,6 @@ def decision_threshold(
     if options.get("value") is not None:
         default = thresholds.Threshold.default(proba)
         return thresholds.Threshold(float(options["value"]), default.applies_to, "given")
-    from solver.selection import make_splits
-
     # needs_validation_fit keeps such a job's rows in memory (see streams()).
     assert data.y is not None
     [(fit_rows, validation_rows)], _ = make_splits(
