@@ -322,8 +322,13 @@ def _dense_rows(
     if arr is None or arr.ndim != 2 or arr.dtype.kind not in "iuf":
         for i, r in enumerate(rows):
             if _numeric(r) is None:
+                # null is a missing value: only a model trained on CSV or Parquet columns takes one.
+                msg = "is missing (null), which this model cannot take" if None in r else "is not a number"
                 errors.append(
-                    field_error(["body", "instances", offset + i], "a dense instance is a list of numbers")
+                    field_error(
+                        ["body", "instances", offset + i],
+                        f"a dense instance is a list of numbers: a value {msg}",
+                    )
                 )
         return None
     arr = arr.astype(np.float64, copy=False)
