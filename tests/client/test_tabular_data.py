@@ -3,7 +3,8 @@ export of german_credit (a header, a text label column by name, 13 text columns,
 the first data row) as a pandas DataFrame and as a file, to a named model with an alias, to
 ``pgs predict name@alias file.csv`` equal to the service's batch predictions; DataFrames of every
 column kind, dicts keyed by feature name and object arrays; a file with its columns reordered;
-stdin; and the inputs predict refuses, each with a one-line error."""
+stdin; the inputs predict refuses, each with a one-line error; ``--extra-features`` and the
+upload flags ``--n-features``, ``--header``, ``--description``."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from pgs_client import Client, Dataset
+from pgs_client import Client, Dataset, Job
 
 from tests.client.conftest import PGS, run_pgs
 from tests.cluster.harness import ApiServer
@@ -210,3 +211,29 @@ def test_predict_refuses_what_it_cannot_send_in_one_line(
     bad_column.write_text("colour,age\nred,3\n")
     refused = run_pgs("predict", ref, str(bad_column), url=service.base)
     assert refused.returncode == 3 and "unknown column(s) 'colour'" in refused.stderr
+
+
+def test_pgs_predict_extra_features_and_upload_width_header_and_description(
+    service: ApiServer, heart: Path, heart_job: tuple[Dataset, Job], tmp_path: Path
+):
+    _, job = heart_job
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1:0.5 3:1 20:7\n2:1\n")  # feature 20 is past the model's 13
+    refused = run_pgs("predict", str(job.model_id), str(wide), url=service.base)
+    assert refused.returncode == 3 and "extra_features=ignore" in refused.stderr
+    kept = run_pgs("predict", str(job.model_id), str(wide), "--extra-features", "ignore", url=service.base)
+    assert kept.returncode == 0, kept.stderr
+    assert len(list(csv.DictReader(kept.stdout.splitlines()))) == 2
+
+    done = run_pgs(
+        "datasets", "upload", str(heart), "--n-features", "20", "--description", "heart, wider",
+        "--json", url=service.base,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ds = json.loads(done.stdout)
+    assert (ds["n_features"], ds["description"]) == (20, "heart, wider")
+    no_header = tmp_path / "no-header.csv"
+    no_header.write_text("a,1,x\nb,2,y\n")  # text in the first row, yet no header
+    done = run_pgs("datasets", "upload", str(no_header), "--header", "false", "--json", url=service.base)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n_samples"] == 2
