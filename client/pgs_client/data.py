@@ -42,8 +42,8 @@ def rows(X: Any) -> Iterator[Row]:
             a, b = csr.indptr[i], csr.indptr[i + 1]
             yield {"indices": csr.indices[a:b].tolist(), "values": csr.data[a:b].tolist()}
         return
-    if frames.is_frame(X) or hasattr(X, "__array__"):
-        yield from _array_rows(X.to_numpy() if frames.is_frame(X) else X)
+    if hasattr(X, "__array__"):
+        yield from _array_rows(X)
         return
     if isinstance(X, (str, bytes)) or not isinstance(X, Sequence):
         raise TypeError(
