@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 
@@ -551,8 +551,8 @@ def predict_cmd(
     """Predict every row of FILE, sent to the service as it is; CSV on stdout (prediction,
     scores, probabilities), the predictions in the labels of the training file."""
     c = _client(ctx)
-    source = sys.stdin.buffer if file == "-" else Path(file)
-    if file != "-" and not source.is_file():  # type: ignore[union-attr]
+    source: IO[bytes] | Path = sys.stdin.buffer if file == "-" else Path(file)
+    if isinstance(source, Path) and not source.is_file():
         raise typer.BadParameter(f"{file!r} is not a file", param_hint="FILE")
     try:
         pred = c.models.predict_file(model, source, format=format, extra_features=extra_features)
