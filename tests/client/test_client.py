@@ -50,7 +50,10 @@ def test_upload_arrays_in_every_form(client: Client, heart: Path, form: str):
     y_in = pd.Series(y) if form == "pandas" else y.tolist() if form == "lists" else y
     ds = client.datasets.upload((X_in, y_in), name=form)
     assert (ds.n_samples, ds.n_features, ds.nnz, ds.classes) == (270, 13, 3378, [-1, 1])
-    assert ds.format == "svmlight" and ds.compressed
+    # A DataFrame goes as CSV with its header (its columns' names), the rest as svmlight.
+    assert ds.format == ("csv" if form == "pandas" else "svmlight") and ds.compressed
+    if form == "pandas":
+        assert ds.feature_names == [str(j) for j in range(13)] and ds.label_name == "label"
 
 
 def test_columns_are_each_columns_statistics_a_page_at_a_time(client: Client, heart: Path):
@@ -189,8 +192,11 @@ def test_predict_refuses_what_is_not_a_matrix(client: Client, heart_job: tuple[D
     _, job = heart_job
     with pytest.raises(ValueError, match="2-D"):
         client.models.predict(job.model_id, np.ones(13))
-    with pytest.raises(ValueError, match="NaN"):
+    # NaN is sent as a missing value (null); this model (no preprocessing) does not impute.
+    with pytest.raises(ValidationError, match="missing"):
         client.models.predict(job.model_id, np.full((1, 13), np.nan))
+    with pytest.raises(ValueError, match="infinite"):
+        client.models.predict(job.model_id, np.full((1, 13), np.inf))
     with pytest.raises(ValueError, match="no rows"):
         client.models.predict(job.model_id, sp.csr_matrix((0, 13)))
 

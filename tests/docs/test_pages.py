@@ -30,6 +30,11 @@ def test_tutorial_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
 
 
 @pytest.mark.system
+def test_client_readme_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("client/README.md")
+
+
+@pytest.mark.system
 def test_auth_how_to_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
     run_docs_page(
         "docs/how-to/auth.md",

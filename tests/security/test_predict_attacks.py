@@ -117,15 +117,19 @@ def test_r1_wrong_or_missing_media_type_unknown_model_and_broken_json(served: di
 
 
 def test_r1_unknown_names_and_extra_features(served: dict[str, Any]):
-    """R1: features by names the model does not have, in JSON and CSV, are a 422; a row wider
-    than the model is a 422; sparse features beyond it are dropped only on request (200)."""
+    """R1: features by names the model does not have, in JSON and CSV, are a 422; so is an
+    infinite CSV cell (a nan cell is missing, as in an upload); a row wider than the model is a
+    422; sparse features beyond it are dropped only on request (200)."""
     c, mid, named = served["client"], served["logistic"]["id"], served["named"]["id"]
     assert_problem(_predict(c, mid, json={"instances": [{"x": 1.0}]}), 422)
     assert_problem(_predict(c, named, json={"instances": [{"x": 1.0, "zzz": 2.0}]}), 422)
     csv = {"content-type": "text/csv"}
     assert _predict(c, named, content=b"x,y\n1,2\n", headers=csv).status_code == 200
     assert_problem(_predict(c, named, content=b"x,zzz\n1,2\n", headers=csv), 422)
-    assert_problem(_predict(c, named, content=b"x,y\n1,nan\n", headers=csv), 422)
+    # nan is a missing-value marker, as in an upload: imputed like an empty cell; inf is no number.
+    as_missing = _predict(c, named, content=b"x,y\n1,nan\n", headers=csv)
+    assert as_missing.json() == _predict(c, named, content=b"x,y\n1,\n", headers=csv).json()
+    assert_problem(_predict(c, named, content=b"x,y\n1,inf\n", headers=csv), 422)
     assert_problem(_predict(c, mid, content=b"1:1 14:1\n", headers={"content-type": "text/plain"}), 422)
     assert_problem(_predict(c, mid, json={"instances": [ROW + [0.5]]}), 422)
     # Sparse and svmlight rows may carry features beyond the model's width, dropped on request.

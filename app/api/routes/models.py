@@ -464,14 +464,15 @@ _PREDICT_DOC: dict[str, Any] = {
                                         "items": {"type": ["number", "string", "null"]},
                                         "description": (
                                             "dense: n_features values (strings for text columns, "
-                                            "null for a missing value the model imputes)"
+                                            "null for a missing value: imputed, or a text "
+                                            "column's missing category)"
                                         ),
                                     },
                                     {
                                         "type": "object",
                                         "additionalProperties": {"type": ["number", "string", "null"]},
                                         "description": "named: keyed by the model's feature_names (an absent "
-                                        "feature is missing)",
+                                        "feature is missing, as null is)",
                                     },
                                     {
                                         "type": "object",
@@ -494,7 +495,7 @@ _PREDICT_DOC: dict[str, Any] = {
                 "schema": {"type": "string"},
                 "description": "A header row, then one row per instance: columns named "
                 "by the model's feature_names (the label column may be present and is "
-                "left out; empty cells are missing), or positional without names",
+                "left out; empty cells and NA, NaN, null, ... are missing), or positional without names",
                 "example": "fLength,fWidth,colour\n28.8,16.0,red\n",
             },
             "text/plain": {"schema": {"type": "string"}, "example": "1:0.5 3:1.25\n2:1 7:-0.5"},

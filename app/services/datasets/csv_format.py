@@ -37,6 +37,8 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # Arrow's reader holds about 10 KB a column whatever the rows: a wider file (a few rows of very
 # many columns) is read a row at a time here instead, in the memory of its rows.
 WIDE_COLUMNS = 2048
+# A column missing in the first data row is typed by its first value in at most this many rows.
+TYPING_ROWS = 1000
 
 
 def _csv_delimiter(first: str) -> str:
@@ -135,13 +137,43 @@ def _read_layout(fh: IO[bytes], options: ParseOptions, string_labels: bool | Non
     table = layout.table
     if not row.strip() or len(cells) != table.n_cols:
         cells = []  # a ragged first row is named by the parse
-    # The first data row types the columns: one holding text there is a text column.
-    text_cols = tuple(c for c in table.feature_cols if cells and _is_text(cells[c], options))
+    read = [row]
+    text_cols = _text_columns(fh, layout, cells, options, read)
     if string_labels is None:
         # A later label that is not a number reads the file again with string labels.
         string_labels = bool(cells) and not _is_number(cells[table.label_col])
     table = replace(table, text_cols=text_cols, string_labels=string_labels)
-    return replace(layout, table=table), row
+    return replace(layout, table=table), b"".join(read)
+
+
+def _text_columns(
+    fh: IO[bytes], layout: _CsvFile, cells: list[str], options: ParseOptions, read: list[bytes]
+) -> tuple[int, ...]:
+    """The text columns: those whose first value (the first cell that is not missing) is text.
+    A column missing in the first data row is typed by the rows after it, up to TYPING_ROWS
+    (appended to ``read``): R and pandas exports often start with an NA."""
+    if not cells:
+        return ()
+    table = layout.table
+    first_values = {c: cells[c] for c in table.feature_cols if not _is_missing(cells[c], options)}
+    line_no = layout.data_line
+    while len(first_values) < len(table.feature_cols) and len(read) < TYPING_ROWS:
+        line = fh.readline()
+        if not line:
+            break
+        read.append(line)
+        line_no += 1
+        row = _split_row(_decode(line, line_no), layout.delimiter, line_no) if line.strip() else []
+        if len(row) != table.n_cols:
+            continue  # blank, or ragged: named by the parse
+        for c in table.feature_cols:
+            if c not in first_values and not _is_missing(row[c], options):
+                first_values[c] = row[c]
+    return tuple(c for c in table.feature_cols if _is_text(first_values.get(c, ""), options))
+
+
+def _is_missing(cell: str, options: ParseOptions) -> bool:
+    return not cell or cell in options.na_values
 
 
 class _Prefixed(io.RawIOBase):
@@ -233,7 +265,7 @@ class _Lines:
                 raise _LabelsAreStrings
             return ParseError(
                 f"line {line_no}, {table.column(col)}: {cell[:40]!r} is not a number (the "
-                "column's first row is a number, so the column is numeric)"
+                "column's first value is a number, so the column is numeric)"
             )
         return None
 

@@ -14,10 +14,15 @@ from scipy.special import expit, softmax
 from sklearn.datasets import load_svmlight_file
 
 from app.core.errors import ProblemError, field_error, invalid
+from app.services.datasets.parse_base import DEFAULT_NA_VALUES
 from app.services.metrics.threshold import Threshold
 from app.services.model_registry.artifacts import LoadedModel
 
 MAX_REPORTED_ERRORS = 20
+# The category of a missing text cell: the one a data set's text column stores for it.
+MISSING_TEXT = ""
+# The CSV cells that are missing: an upload's defaults (a model does not keep its data set's own).
+CSV_MISSING = frozenset(DEFAULT_NA_VALUES)
 
 
 def _array(values: list[Any]) -> np.ndarray | None:
@@ -142,7 +147,8 @@ def _named_to_list(
             )
         )
         return None
-    unknown = sorted(set(row) - set(names))
+    # The label column is left out, as a CSV body's is (rows of the training file work as they are).
+    unknown = sorted(set(row) - set(names) - {model.label_name})
     if unknown:
         errors.append(
             field_error(
@@ -151,7 +157,8 @@ def _named_to_list(
             )
         )
         return None
-    # An absent feature is missing: imputed when the model imputes, refused otherwise.
+    # An absent feature is missing, as null is: a text column's empty category; a numeric one
+    # imputed when the model imputes, refused otherwise.
     return [row.get(name) for name in names]
 
 
@@ -161,6 +168,9 @@ def _cell(value: Any, j: int, kinds: dict[int, str], impute: bool) -> tuple[Any,
     if kind == "ignored":
         return 0.0, None
     if kind == "text":
+        if value is None:
+            # Missing text is the empty category, as a data set stores a missing text cell.
+            return MISSING_TEXT, None
         return (value, None) if isinstance(value, str) else (None, "must be a string (a text column)")
     if value is None:
         return (np.nan, None) if impute else (None, "is missing and this model does not impute")
@@ -172,7 +182,8 @@ def _cell(value: Any, j: int, kinds: dict[int, str], impute: bool) -> tuple[Any,
 def typed_rows(rows: list[Any], model: LoadedModel) -> np.ndarray:
     """Rows for a model whose preprocessing takes dense input: lists of n_features values,
     objects keyed by feature name, or {indices, values}; text columns take strings and numeric
-    ones numbers or null (missing, imputed). An object array when the model has text columns."""
+    ones numbers; null (or an absent name) is missing: a text column's empty category, a
+    numeric value imputed. An object array when the model has text columns."""
     prep = model.preprocessing or {"categorical": [], "ignore": [], "impute": False}
     kinds = {j: "text" for j in prep["categorical"]} | {j: "ignored" for j in prep["ignore"]}
     n = model.n_features
@@ -311,8 +322,13 @@ def _dense_rows(
     if arr is None or arr.ndim != 2 or arr.dtype.kind not in "iuf":
         for i, r in enumerate(rows):
             if _numeric(r) is None:
+                # null is a missing value: only a model trained on CSV or Parquet columns takes one.
+                msg = "is missing (null), which this model cannot take" if None in r else "is not a number"
                 errors.append(
-                    field_error(["body", "instances", offset + i], "a dense instance is a list of numbers")
+                    field_error(
+                        ["body", "instances", offset + i],
+                        f"a dense instance is a list of numbers: a value {msg}",
+                    )
                 )
         return None
     arr = arr.astype(np.float64, copy=False)
@@ -374,7 +390,8 @@ def svmlight_to_matrix(
 def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
     """A text/csv body (a header, then one row per instance) as the JSON payload it stands for:
     rows keyed by the header when the model knows its feature names (the label column, if
-    present, is left out), else positional rows of n_features values. Empty cells are missing."""
+    present, is left out), else positional rows of n_features values. Empty cells and an upload's
+    default missing markers (``NA``, ``NaN``, ``null``, ...) are missing."""
     try:
         lines = list(csv.reader(io.StringIO(body.decode("utf-8"))))
     except (UnicodeDecodeError, csv.Error) as exc:
@@ -409,10 +426,10 @@ def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
 
 def _csv_cell(cell: str, is_text: bool) -> Any:
     value = cell.strip()
+    if value in CSV_MISSING:
+        return None
     if is_text:
         return value
-    if not value:
-        return None
     try:
         return float(value)
     except ValueError:

@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 
@@ -163,6 +163,12 @@ def datasets_upload(
             "NA,N/A,NaN,nan,null,NULL,None; an empty cell always is)"
         ),
     ] = None,
+    header: Annotated[str, typer.Option(help="CSV: auto | true | false (a header line of names)")] = "auto",
+    n_features: Annotated[
+        int | None, typer.Option(help="The width to store (a test set's: its training set's)")
+    ] = None,
+    tags: Annotated[str | None, typer.Option(metavar="T1,T2,...", help="Tags, comma-separated")] = None,
+    description: Annotated[str | None, typer.Option(help="A description")] = None,
     compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
     resumable: Annotated[
         bool | None,
@@ -181,6 +187,10 @@ def datasets_upload(
         label_column=label_column,
         task=task,
         na_values=None if na_values is None else na_values.split(","),
+        header=header,
+        n_features=n_features,
+        tags=None if tags is None else [t.strip() for t in tags.split(",") if t.strip()],
+        description=description,
         compress=compress,
         resumable=resumable,
     )
@@ -505,14 +515,6 @@ def models_rm(ctx: typer.Context, model_id: int) -> None:
     output.stderr.print(f"deleted model {model_id}")
 
 
-def _csv_rows(lines: list[str]) -> list[list[float]]:
-    rows = [r for r in csv.reader(lines) if r]
-    try:
-        return [[float(v) for v in r] for r in rows]
-    except ValueError:
-        return [[float(v) for v in r] for r in rows[1:]]  # a header line
-
-
 def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
     names = classes or []
     scores = pred.scores.tolist() if hasattr(pred.scores, "tolist") else pred.scores
@@ -530,24 +532,36 @@ def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
 @app.command("predict")
 def predict_cmd(
     ctx: typer.Context,
-    model_id: Annotated[int, typer.Argument(metavar="MODEL")],
+    model: Annotated[str, typer.Argument(metavar="MODEL", help="A model id or name@alias")],
     file: Annotated[
-        str, typer.Argument(help="svmlight lines (labels ignored) or a CSV of feature columns; - reads stdin")
+        str,
+        typer.Argument(
+            help="A CSV with a header (columns by name, in any order; a label column is left out) "
+            "or svmlight lines (labels ignored), plain or gzip; - reads stdin"
+        ),
     ],
-    format: Annotated[str, typer.Option(help="auto (by extension) | svmlight | csv")] = "auto",
+    format: Annotated[
+        str, typer.Option(help="auto (by extension, else the first line) | csv | svmlight")
+    ] = "auto",
+    extra_features: Annotated[
+        str, typer.Option(help="fail | ignore: leave out features beyond the model's width")
+    ] = "fail",
     as_json: Json = False,
 ) -> None:
-    """Predict every row of FILE; CSV on stdout (prediction, scores, probabilities)."""
+    """Predict every row of FILE, sent to the service as it is; CSV on stdout (prediction,
+    scores, probabilities), the predictions in the labels of the training file."""
     c = _client(ctx)
-    lines = (sys.stdin.read() if file == "-" else Path(file).read_text()).splitlines()
-    if format == "csv" or (format == "auto" and file.endswith(".csv")):
-        pred = c.models.predict(model_id, _csv_rows(lines))
-    else:
-        pred = c.models.predict_svmlight(model_id, lines)
+    source: IO[bytes] | Path = sys.stdin.buffer if file == "-" else Path(file)
+    if isinstance(source, Path) and not source.is_file():
+        raise typer.BadParameter(f"{file!r} is not a file", param_hint="FILE")
+    try:
+        pred = c.models.predict_file(model, source, format=format, extra_features=extra_features)
+    except ValueError as exc:  # a format the service's predict does not read, an empty file
+        raise typer.BadParameter(str(exc), param_hint="FILE") from exc
     if as_json:
         output.emit_json({k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in vars(pred).items()})
     else:
-        _write_predictions(pred, c.models.get(model_id).classes)
+        _write_predictions(pred, c.models.get(model).classes)
 
 
 # -- studies -------------------------------------------------------------------------------------

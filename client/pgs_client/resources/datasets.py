@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -10,7 +9,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pgs_client import data
+from pgs_client import data, frames
 from pgs_client.convert import from_json
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
@@ -43,13 +42,28 @@ class _Reading:
         return self._file.fileno()
 
 
+def _file_of(source: Any, compress: bool, directory: Path) -> tuple[Path, str, dict[str, str]]:
+    """The file an upload sends, its name, and the form fields it sets: ``(X, y)`` and a
+    DataFrame written into ``directory``, a file as it is (gzipped there with ``compress``)."""
+    if isinstance(source, tuple):
+        path, fields = data.write_upload(*source, directory)
+        return path, path.name, fields
+    if frames.is_frame(source):
+        path = data.write_frame(source, directory)
+        return path, path.name, {"format": "csv", "header": "true"}
+    path = Path(source)
+    if compress and not data.is_gzip(path):
+        return data.gzip_file(path, directory), path.name, {}
+    return path, path.name, {}
+
+
 class Datasets:
     def __init__(self, transport: Transport):
         self._t = transport
 
     def upload(
         self,
-        source: str | os.PathLike[str] | tuple[Any, Any],
+        source: Any,
         name: str | None = None,
         *,
         format: str = "auto",
@@ -72,8 +86,13 @@ class Datasets:
         (``NA``, ``N/A``, ``NaN``, ``nan``, ``null``, ``NULL``, ``None``; an empty cell is
         always missing).
 
-        ``(X, y)``: X as in :mod:`pgs_client.data` (NumPy, SciPy sparse, pandas, lists), y the
-        labels; sent as gzip svmlight (CSV for string labels). ``compress`` gzips a plain file
+        A pandas DataFrame: sent as a gzip CSV with its header, ``label_column`` naming its
+        label column (default: the last); the service types the columns as it does a CSV
+        file's (text, numbers, empty cells for NaN, None and ``pd.NA``; booleans as 1/0).
+        ``(X, y)``: X as in :mod:`pgs_client.data` (a DataFrame, NumPy, SciPy sparse, lists of
+        rows or of dicts keyed by feature name), y the labels; a DataFrame or named dicts go as
+        CSV with a header and the labels last, numbers as gzip svmlight, string labels, text or
+        missing cells as CSV. ``compress`` gzips a plain file
         on the way (the service reads both). ``progress``: a bar on stderr; by default for files
         of 16 MiB and more on a terminal. The request carries an ``Idempotency-Key`` (a fresh
         one unless given): a retry after a lost connection returns the first data set instead of
@@ -94,15 +113,8 @@ class Datasets:
         if description is not None:
             fields["description"] = description
         with tempfile.TemporaryDirectory(prefix="pgs-upload-") as tmp:
-            if isinstance(source, tuple):
-                path, array_fields = data.write_upload(*source, Path(tmp))
-                fields.update(array_fields)
-                filename = path.name
-            else:
-                path = Path(source)
-                filename = path.name
-                if compress and not data.is_gzip(path):
-                    path = data.gzip_file(path, Path(tmp))
+            path, filename, written = _file_of(source, compress, Path(tmp))
+            fields.update(written)
             if name is not None:
                 fields["name"] = name
             size = path.stat().st_size

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
-from pgs_client import data
+from pgs_client import bodies
 from pgs_client.convert import from_json
 from pgs_client.errors import PayloadTooLarge
 from pgs_client.resources import ident, labels, model_ref
@@ -206,56 +206,82 @@ class Models:
     # -- predictions of rows sent in the request ------------------------------------------------
 
     def predict(
-        self, model: ModelRef, X: Any, *, batch_rows: int = BATCH_ROWS, batch_bytes: int = BATCH_BYTES
+        self,
+        model: ModelRef,
+        X: Any,
+        *,
+        extra_features: str = "fail",
+        batch_rows: int = BATCH_ROWS,
+        batch_bytes: int = BATCH_BYTES,
     ) -> Prediction:
-        """Predict every row of ``X``: a NumPy 2-D array, a SciPy sparse matrix, a pandas
-        DataFrame, a list of dense rows or a list of sparse dicts (``{index: value}``, 0-based).
-        Sent as JSON in batches of at most ``batch_rows`` rows and about ``batch_bytes``."""
-        batches = data.batches(X, batch_rows, batch_bytes)
-        return self._predict(model_ref(model), batches, data.predict_body, "application/json")
+        """Predict every row of ``X``: a pandas DataFrame (sent as CSV with its header: columns
+        matched by name, text, categorical, nullable and numeric columns, missing cells), a
+        NumPy 2-D array, a SciPy sparse matrix, a list of dense rows, or a list of dicts keyed
+        by feature name, by 0-based index (``{3: 1.5}``) or ``{"indices", "values"}``. Sent in
+        batches of at most ``batch_rows`` rows and about ``batch_bytes``. ``extra_features``:
+        "ignore" leaves out features beyond the model's width instead of refusing them."""
+        bodies_ = bodies.for_input(X, batch_rows, batch_bytes)
+        return self._predict(model_ref(model), bodies_, extra_features)
+
+    def predict_file(
+        self,
+        model: ModelRef,
+        file: str | os.PathLike[str] | IO[bytes],
+        *,
+        format: str = "auto",
+        extra_features: str = "fail",
+        batch_rows: int = BATCH_ROWS,
+        batch_bytes: int = BATCH_BYTES,
+    ) -> Prediction:
+        """Predict every row of a CSV file (its header names the columns, which may come in any
+        order; a label column is left out; empty and ``NA`` cells are missing) or of svmlight
+        lines (a leading label ignored), plain or gzip; ``file`` is a path or a binary stream.
+        The file goes to the service as it is, in batches at record boundaries. ``format``:
+        auto (by the name's extension, else the first line), csv or svmlight. Parquet and Arrow
+        files are refused (ValueError): predict reads text; upload them and use
+        :meth:`predict_dataset`."""
+        bodies_ = bodies.for_file(file, format, batch_rows, batch_bytes)
+        return self._predict(model_ref(model), bodies_, extra_features)
 
     def predict_svmlight(
-        self, model: ModelRef, lines: Iterable[str], *, batch_rows: int = BATCH_ROWS
+        self,
+        model: ModelRef,
+        lines: Iterable[str],
+        *,
+        extra_features: str = "fail",
+        batch_rows: int = BATCH_ROWS,
     ) -> Prediction:
         """Predict svmlight/LIBSVM lines (a leading label is ignored; feature indices as in the
         model's training file), sent as ``text/plain`` in batches."""
         encoded = (line.strip().encode() for line in lines if line.strip())
-        return self._predict(model_ref(model), _chunks(encoded, batch_rows), b"\n".join, "text/plain")
+        bodies_ = bodies.Bodies("text/plain", _chunks(encoded, batch_rows), b"\n".join)
+        return self._predict(model_ref(model), bodies_, extra_features)
 
-    def _predict(
-        self,
-        model_id: str,
-        batches: Iterable[builtins.list[bytes]],
-        join: Callable[[builtins.list[bytes]], bytes],
-        content_type: str,
-    ) -> Prediction:
+    def _predict(self, model_id: str, bodies_: bodies.Bodies, extra_features: str) -> Prediction:
         parts: builtins.list[dict[str, Any]] = []
-        for batch in batches:
-            parts.extend(self._post(model_id, batch, join, content_type))
+        for batch in bodies_.batches:
+            parts.extend(self._post(model_id, batch, bodies_, extra_features))
         if not parts:
             raise ValueError("nothing to predict: X has no rows")
         return _arrays(parts)
 
     def _post(
-        self,
-        model_id: str,
-        rows: builtins.list[bytes],
-        join: Callable[[builtins.list[bytes]], bytes],
-        content_type: str,
+        self, model_id: str, rows: builtins.list[bytes], bodies_: bodies.Bodies, extra_features: str
     ) -> builtins.list[dict[str, Any]]:
         try:
             response = self._t.request(
                 "POST",
                 f"/v1/models/{model_id}/predict",
                 safe=True,
-                content=join(rows),
-                headers={"Content-Type": content_type},
+                content=bodies_.join(rows),
+                headers={"Content-Type": bodies_.content_type},
+                params={"extra_features": extra_features},
             )
         except PayloadTooLarge:
             if len(rows) == 1:
                 raise
             half = len(rows) // 2
-            return self._post(model_id, rows[:half], join, content_type) + self._post(
-                model_id, rows[half:], join, content_type
+            return self._post(model_id, rows[:half], bodies_, extra_features) + self._post(
+                model_id, rows[half:], bodies_, extra_features
             )
         return [response.json()]

@@ -84,6 +84,17 @@ def test_a_missing_value_in_a_text_column_is_the_empty_category(tmp_path: Path):
     assert p.columns.text_columns == [0] and p.columns.n_missing == 0
 
 
+def test_a_text_column_missing_in_the_first_rows_is_typed_by_its_first_value(tmp_path: Path):
+    # An R export whose first rows have NA in a text column (and a number column), then values.
+    r_csv = b'"colour","x","label"\nNA,NA,"a"\n"","2","b"\n"red",NA,"a"\n"blue",4,"b"\n'
+    p = _parse(tmp_path, r_csv, "late.csv")
+    assert p.columns.text_columns == [0] and _nan_positions(p.X) == [(0, 1), (2, 1)]
+    # A column with no value in the rows looked at stays numeric: a later word is named.
+    late = b"a,b,label\n" + b"NA,1,0\n" * 1000 + b"word,2,1\n"
+    with pytest.raises(ParseError, match=r"line 1002, column 1 \('a'\): 'word' is not a number"):
+        _parse(tmp_path, late, "later.csv")
+
+
 # -- CSV errors by their line in the whole file --------------------------------------------------
 
 

@@ -161,6 +161,35 @@ def test_sparse_data_get_max_abs_scaling(client: TestClient, data_dir: Path):
     assert r.status_code == 200, r.text
 
 
+def test_a_missing_text_feature_is_null_absent_or_an_na_cell(client: TestClient, data_dir: Path):
+    """A text feature left out, null, "" or an NA cell is the missing category the data set
+    stored for an empty cell; NA in a numeric cell is imputed; a row may carry its label."""
+    ds = upload(client, _mixed_csv(data_dir, rows=300), "missing-text.csv").json()
+    job = _train(client, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    url = f"/v1/models/{job['model_id']}/predict"
+    values = ["new", 28.8, 16.0, 2.64, 0.39, 0.2, 27.7, 22.0, -8.2, "", 81.9]
+    row = dict(zip(ds["feature_names"], values, strict=True))
+    variants = [
+        row,
+        row | {"alpha_band": None},
+        {k: v for k, v in row.items() if k != "alpha_band"},
+        row | {"class": "g"},
+    ]
+    r = client.post(url, json={"instances": variants})
+    assert r.status_code == 200, r.text
+    scores = r.json()["scores"]
+    assert scores == pytest.approx([scores[0]] * len(variants), abs=1e-12)
+
+    header = ",".join(ds["feature_names"])
+    cells = "new,28.8,16,{size},0.39,0.2,27.7,22,-8.2,{band},81.9"
+    empty = cells.format(size="", band="")
+    body = "\n".join([header, empty, cells.format(size="NA", band="NA"), cells.format(size="NaN", band="")])
+    by_csv = client.post(url, content=body.encode(), headers={"content-type": "text/csv"})
+    assert by_csv.status_code == 200, by_csv.text
+    imputed = client.post(url, json={"instances": [row | {"fSize": None}]}).json()["scores"][0]
+    assert by_csv.json()["scores"] == pytest.approx([imputed] * 3, abs=1e-12)
+
+
 @pytest.mark.parametrize(
     ("preprocessing", "field", "words"),
     [
