@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from pgs_client import data, frames
 
@@ -77,11 +77,13 @@ def _opened(source: str | os.PathLike[str] | IO[bytes]) -> IO[bytes]:
             magic = probe.read(4)
         if path.suffix.lower() in _COLUMNAR or magic == b"PAR1":
             raise ValueError(NOT_FOR_PREDICT.format(name=path.name))
-        return gzip.open(path, "rb") if magic[:2] == b"\x1f\x8b" else path.open("rb")
-    buffered = source if hasattr(source, "peek") else io.BufferedReader(source)  # type: ignore[arg-type]
-    if buffered.peek(2)[:2] == b"\x1f\x8b":  # type: ignore[attr-defined]
-        return gzip.GzipFile(fileobj=buffered)  # type: ignore[return-value]
-    return buffered  # type: ignore[return-value]
+        return cast(IO[bytes], gzip.open(path, "rb") if magic[:2] == b"\x1f\x8b" else path.open("rb"))
+    # A stream without peek (a pipe, a socket file) is wrapped so its magic bytes can be read
+    # without consuming them.
+    buffered: Any = source if hasattr(source, "peek") else io.BufferedReader(cast(Any, source))
+    if buffered.peek(2)[:2] == b"\x1f\x8b":
+        return cast(IO[bytes], gzip.GzipFile(fileobj=buffered))
+    return cast(IO[bytes], buffered)
 
 
 def _format_of(name: str, first_line: bytes) -> str:

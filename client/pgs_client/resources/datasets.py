@@ -46,7 +46,8 @@ def _file_of(source: Any, compress: bool, directory: Path) -> tuple[Path, str, d
     """The file an upload sends, its name, and the form fields it sets: ``(X, y)`` and a
     DataFrame written into ``directory``, a file as it is (gzipped there with ``compress``)."""
     if isinstance(source, tuple):
-        path, fields = data.write_upload(*source, directory)
+        X, y = source
+        path, fields = data.write_upload(X, y, directory)
         return path, path.name, fields
     if frames.is_frame(source):
         path = data.write_frame(source, directory)
