@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from types import TracebackType
 
+from pgs_client.resources.account import Account
 from pgs_client.resources.aliases import Aliases
 from pgs_client.resources.datasets import Datasets
 from pgs_client.resources.jobs import Jobs
 from pgs_client.resources.models import Models
+from pgs_client.resources.service import Service
 from pgs_client.resources.solvers import Solvers
 from pgs_client.resources.studies import Studies
+from pgs_client.resources.uploads import Uploads
 from pgs_client.transport import RetryPolicy, Transport
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -42,6 +45,9 @@ class Client:
         self.aliases = Aliases(self._transport)
         self.studies = Studies(self._transport)
         self.solvers = Solvers(self._transport)
+        self.uploads = Uploads(self._transport)
+        self.account = Account(self._transport)
+        self.service = Service(self._transport)
 
     @property
     def url(self) -> str:

@@ -10,9 +10,22 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from pgs_client.cli import EXIT_FINISHED_BADLY, output
+from pgs_client.cli import (
+    EXIT_FINISHED_BADLY,
+    aliases,
+    batches,
+    columns,
+    labels,
+    output,
+    service,
+    transfer,
+    uploads,
+)
+from pgs_client.cli.context import Json, Limit, ModelArg
+from pgs_client.cli.context import client as _client
 from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
+from pgs_client.operations import covers
 from pgs_client.resources.jobs import score_text
 from pgs_client.resources.models import Prediction
 from pgs_client.version import VERSION
@@ -24,15 +37,30 @@ app = typer.Typer(
     rich_markup_mode=None,
     add_completion=False,
 )
-datasets = typer.Typer(help="Upload, list, show and delete data sets.", no_args_is_help=True)
+datasets = typer.Typer(help="Upload, list, show, edit and delete data sets.", no_args_is_help=True)
 jobs = typer.Typer(help="Start, follow and inspect training jobs.", no_args_is_help=True)
-models = typer.Typer(help="List, show and delete models.", no_args_is_help=True)
+models = typer.Typer(help="List, show, edit, export, import and delete models.", no_args_is_help=True)
 studies = typer.Typer(help="Time-to-accuracy studies.", no_args_is_help=True)
 for group, name in ((datasets, "datasets"), (jobs, "jobs"), (models, "models"), (studies, "studies")):
     app.add_typer(group, name=name)
+for group, name in (
+    (aliases.group, "aliases"),
+    (batches.group, "batches"),
+    (uploads.group, "uploads"),
+):
+    app.add_typer(group, name=name)
+# Commands written in modules of their own, under the groups above.
+datasets.command("edit")(labels.datasets_edit)
+datasets.command("columns")(columns.datasets_columns)
+jobs.command("edit")(labels.jobs_edit)
+models.command("edit")(labels.models_edit)
+models.command("export")(transfer.models_export)
+models.command("import")(transfer.models_import)
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-Limit = Annotated[int, typer.Option(help="At most this many, newest first.")]
+Name = Annotated[str | None, typer.Option(help="Only those with this name")]
+Tags = Annotated[
+    list[str] | None, typer.Option("--tag", help="Only those with this tag (repeat it: all of them)")
+]
 
 DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "classes", "created_at"]
 JOB_COLUMNS = ["id", "status", "solver", "dataset_id", "model_id", "score", "created_at"]
@@ -70,11 +98,6 @@ def connect(
     ctx.obj = ctx.with_resource(Client(url, api_key))
 
 
-def _client(ctx: typer.Context) -> Client:
-    client: Client = ctx.find_root().obj
-    return client
-
-
 def _scored(items: list[Any], as_json: bool) -> list[Any]:
     """Jobs or models for a listing: in a table, their test score instead of all metrics."""
     if as_json:
@@ -86,6 +109,7 @@ def _scored(items: list[Any], as_json: bool) -> list[Any]:
 
 
 @app.command("solvers")
+@covers("GET /v1/solvers", "GET /v1/solvers/{name}")
 def solvers_cmd(
     ctx: typer.Context,
     name: Annotated[str | None, typer.Argument(help="One solver in full")] = None,
@@ -142,6 +166,14 @@ def _param_row(param: Any) -> dict[str, Any]:
 
 
 @datasets.command("upload")
+@covers(
+    "POST /v1/datasets",
+    "POST /v1/uploads",
+    "HEAD /v1/uploads/{upload_id}",
+    "PATCH /v1/uploads/{upload_id}",
+    "POST /v1/uploads/{upload_id}/dataset",
+    "GET /v1/uploads/{upload_id}",
+)
 def datasets_upload(
     ctx: typer.Context,
     file: Annotated[
@@ -198,37 +230,73 @@ def datasets_upload(
 
 
 @datasets.command("import")
+@covers("POST /v1/datasets/import", "GET /v1/uploads/{upload_id}")
 def datasets_import(
     ctx: typer.Context,
     source: Annotated[
         str, typer.Argument(help="A path, file:// or http(s) URL under the service's PGS_IMPORT_ROOTS")
     ],
     name: Annotated[str | None, typer.Option(help="Default: the file name")] = None,
-    format: Annotated[str, typer.Option(help="auto | svmlight | csv")] = "auto",
+    format: Annotated[str, typer.Option(help="auto | svmlight | csv | parquet | arrow")] = "auto",
     task: Annotated[str, typer.Option(help="auto | classification | regression")] = "auto",
+    label_column: Annotated[
+        str | None, typer.Option(help="CSV: number or header name; Parquet, Arrow: name")
+    ] = None,
+    header: Annotated[str, typer.Option(help="CSV: auto | true | false")] = "auto",
+    zero_based: Annotated[str, typer.Option(help="svmlight: auto | true | false")] = "auto",
+    n_features: Annotated[
+        int | None, typer.Option(help="The data set's width (a test set's: its training set's)")
+    ] = None,
+    na_values: Annotated[
+        str | None, typer.Option(help="CSV: the cells that are missing values, comma-separated")
+    ] = None,
+    description: Annotated[str | None, typer.Option(help="The data set's description")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the data set (repeat it)")] = None,
     as_json: Json = False,
 ) -> None:
     """Have the service read a data set itself (no upload), and wait for it."""
-    ds = _client(ctx).datasets.import_source(source, name, format=format, task=task)
+    given = {
+        "label_column": label_column,
+        "n_features": n_features,
+        "na_values": na_values,
+        "description": description,
+        "tags": None if not tag else ",".join(tag),
+    }
+    fields = {k: v for k, v in given.items() if v is not None}
+    ds = _client(ctx).datasets.import_source(
+        source, name, format=format, task=task, header=header, zero_based=zero_based, **fields
+    )
     output.show(ds, as_json, title=f"dataset {ds.id}")
 
 
 @datasets.command("ls")
-def datasets_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
+@covers("GET /v1/datasets")
+def datasets_ls(
+    ctx: typer.Context, name: Name = None, tag: Tags = None, limit: Limit = 20, as_json: Json = False
+) -> None:
     """List data sets."""
-    output.show(list(_client(ctx).datasets.list(limit)), as_json, DATASET_COLUMNS)
+    output.show(list(_client(ctx).datasets.list(limit, name=name, tag=tag)), as_json, DATASET_COLUMNS)
 
 
 @datasets.command("show")
+@covers("GET /v1/datasets/{dataset_id}")
 def datasets_show(ctx: typer.Context, dataset_id: int, as_json: Json = False) -> None:
     """One data set."""
     output.show(_client(ctx).datasets.get(dataset_id), as_json, title=f"dataset {dataset_id}")
 
 
 @datasets.command("rm")
-def datasets_rm(ctx: typer.Context, dataset_id: int) -> None:
+@covers("DELETE /v1/datasets/{dataset_id}")
+def datasets_rm(
+    ctx: typer.Context,
+    dataset_id: int,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Also when models or studies come from it (they keep its metadata)"),
+    ] = False,
+) -> None:
     """Delete a data set (refused while a queued or running job uses it)."""
-    _client(ctx).datasets.delete(dataset_id)
+    _client(ctx).datasets.delete(dataset_id, force=force)
     output.stderr.print(f"deleted dataset {dataset_id}")
 
 
@@ -268,6 +336,7 @@ def _wait_job(c: Client, job_id: int, as_json: bool) -> None:
 
 
 @jobs.command("create")
+@covers("POST /v1/jobs")
 def jobs_create(
     ctx: typer.Context,
     dataset: Annotated[int, typer.Option(help="Training data set id")],
@@ -345,6 +414,21 @@ def jobs_create(
     weight_column: Annotated[
         str | None, typer.Option(help="The CSV/Parquet column whose values weigh the rows")
     ] = None,
+    split_seed: Annotated[int, typer.Option(help="Seed of the --test-fraction split")] = 0,
+    preprocessing: Annotated[
+        str | None,
+        typer.Option(
+            metavar="JSON",
+            help='How the features are prepared, e.g. {"scaling": "none", "impute": false, '
+            '"ignore": ["id"]} (scaling: auto, standard, maxabs or none)',
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The job's name")] = None,
+    description: Annotated[str | None, typer.Option(help="The job's description")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the job (repeat it)")] = None,
+    model_name: Annotated[
+        str | None, typer.Option(help="Register the model as the next version of this name")
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Follow it until it ends")] = False,
     as_json: Json = False,
 ) -> None:
@@ -389,11 +473,28 @@ def jobs_create(
         time_budget_s=time_budget,
         init_model=init_model,
         weight_column=weight_column,
+        split_seed=split_seed,
+        preprocessing=None if preprocessing is None else _json_object("--preprocessing", preprocessing),
+        name=name,
+        description=description,
+        tags=tag,
+        model_name=model_name,
     )
     if wait:
         _wait_job(c, job.id, as_json)
     else:
         output.show(job, as_json, title=f"job {job.id}")
+
+
+def _json_object(option: str, text: str) -> dict[str, Any]:
+    """An option whose value is a JSON object; anything else is a usage error (exit 2)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"{text!r} is not JSON ({exc})", param_hint=option) from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"{text!r} is not a JSON object", param_hint=option)
+    return value
 
 
 def _threshold(text: str) -> dict[str, Any]:
@@ -405,16 +506,20 @@ def _threshold(text: str) -> dict[str, Any]:
 
 
 @jobs.command("ls")
+@covers("GET /v1/jobs")
 def jobs_ls(
     ctx: typer.Context,
     status: Annotated[str | None, typer.Option(help="queued, running, succeeded, ...")] = None,
     dataset: Annotated[int | None, typer.Option(help="Only jobs on this data set")] = None,
     solver: Annotated[str | None, typer.Option(help="Only jobs of this solver")] = None,
+    name: Name = None,
+    tag: Tags = None,
     limit: Limit = 20,
     as_json: Json = False,
 ) -> None:
     """List jobs, newest first."""
-    items = list(_client(ctx).jobs.list(limit, status=status, dataset=dataset, solver=solver))
+    c = _client(ctx)
+    items = list(c.jobs.list(limit, status=status, dataset=dataset, solver=solver, name=name, tag=tag))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
 
 
@@ -431,12 +536,14 @@ def _show_with_test_metrics(item: Any, as_json: bool, title: str) -> None:
 
 
 @jobs.command("show")
+@covers("GET /v1/jobs/{job_id}")
 def jobs_show(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
     """One job: status, progress, metrics (the test metrics, per class and the confusion matrix)."""
     _show_with_test_metrics(_client(ctx).jobs.get(job_id), as_json, f"job {job_id}")
 
 
 @jobs.command("watch")
+@covers("GET /v1/jobs/{job_id}")
 def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
     """Follow a job: a live bar with its progress and current test score. Exit 1 if it fails
     or is cancelled."""
@@ -444,12 +551,14 @@ def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 
 
 @jobs.command("trace")
+@covers("GET /v1/jobs/{job_id}/trace")
 def jobs_trace(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
     """The run's checkpoints: iteration, solver seconds, objective, test score."""
     output.show(_client(ctx).jobs.trace(job_id), as_json, TRACE_COLUMNS, title=f"job {job_id}")
 
 
 @jobs.command("plot")
+@covers("GET /v1/jobs/{job_id}/plot")
 def jobs_plot(
     ctx: typer.Context,
     job_id: int,
@@ -463,6 +572,7 @@ def jobs_plot(
 
 
 @jobs.command("cancel")
+@covers("POST /v1/jobs/{job_id}/cancel")
 def jobs_cancel(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
     """Cancel a queued or running job."""
     output.show(_client(ctx).jobs.cancel(job_id), as_json, title=f"job {job_id}")
@@ -472,21 +582,27 @@ def jobs_cancel(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 
 
 @models.command("ls")
-def models_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
-    """List models."""
-    output.show(_scored(list(_client(ctx).models.list(limit)), as_json), as_json, MODEL_COLUMNS)
+@covers("GET /v1/models")
+def models_ls(
+    ctx: typer.Context, name: Name = None, tag: Tags = None, limit: Limit = 20, as_json: Json = False
+) -> None:
+    """List models (--name: the versions of that name)."""
+    items = list(_client(ctx).models.list(limit, name=name, tag=tag))
+    output.show(_scored(items, as_json), as_json, MODEL_COLUMNS)
 
 
 @models.command("show")
-def models_show(ctx: typer.Context, model_id: int, as_json: Json = False) -> None:
+@covers("GET /v1/models/{model_id}")
+def models_show(ctx: typer.Context, model_id: ModelArg, as_json: Json = False) -> None:
     """One model, with its test metrics, per class and the confusion matrix."""
     _show_with_test_metrics(_client(ctx).models.get(model_id), as_json, f"model {model_id}")
 
 
 @models.command("coefficients")
+@covers("GET /v1/models/{model_id}/coefficients")
 def models_coefficients(
     ctx: typer.Context,
-    model_id: int,
+    model_id: ModelArg,
     class_: Annotated[
         str | None, typer.Option("--class", help="The class whose weights to list (multiclass)")
     ] = None,
@@ -509,7 +625,8 @@ def models_coefficients(
 
 
 @models.command("rm")
-def models_rm(ctx: typer.Context, model_id: int) -> None:
+@covers("DELETE /v1/models/{model_id}")
+def models_rm(ctx: typer.Context, model_id: ModelArg) -> None:
     """Delete a model and its files."""
     _client(ctx).models.delete(model_id)
     output.stderr.print(f"deleted model {model_id}")
@@ -530,9 +647,10 @@ def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
 
 
 @app.command("predict")
+@covers("POST /v1/models/{model_id}/predict")
 def predict_cmd(
     ctx: typer.Context,
-    model: Annotated[str, typer.Argument(metavar="MODEL", help="A model id or name@alias")],
+    model: ModelArg,
     file: Annotated[
         str,
         typer.Argument(
@@ -568,6 +686,7 @@ def predict_cmd(
 
 
 @studies.command("create")
+@covers("POST /v1/studies")
 def studies_create(
     ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON body of POST /v1/studies")],
@@ -602,24 +721,28 @@ def _show_study(study: Any, as_json: bool, *, finished: bool = False) -> None:
 
 
 @studies.command("ls")
+@covers("GET /v1/studies")
 def studies_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> None:
     """List studies."""
     output.show(list(_client(ctx).studies.list(limit)), as_json, STUDY_COLUMNS)
 
 
 @studies.command("show")
+@covers("GET /v1/studies/{study_id}")
 def studies_show(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
     """One study with its time-to-target table."""
     _show_study(_client(ctx).studies.get(study_id), as_json)
 
 
 @studies.command("watch")
+@covers("GET /v1/studies/{study_id}")
 def studies_watch(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
     """Follow a study until all its jobs have ended; exit 1 unless they all succeeded."""
     _show_study(_client(ctx).studies.wait(study_id, progress=True), as_json, finished=True)
 
 
 @studies.command("jobs")
+@covers("GET /v1/studies/{study_id}/jobs")
 def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100, as_json: Json = False) -> None:
     """The study's jobs."""
     items = list(_client(ctx).studies.jobs(study_id, limit))
@@ -627,12 +750,14 @@ def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100, as_json:
 
 
 @studies.command("cancel")
+@covers("POST /v1/studies/{study_id}/cancel")
 def studies_cancel(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
     """Cancel every queued or running job of the study."""
     _show_study(_client(ctx).studies.cancel(study_id), as_json)
 
 
 @studies.command("plot")
+@covers("GET /v1/studies/{study_id}/plot")
 def studies_plot(
     ctx: typer.Context,
     study_id: int,
@@ -643,3 +768,9 @@ def studies_plot(
     fmt = "png" if out.suffix.lower() == ".png" else "svg"
     out.write_bytes(_client(ctx).studies.plot(study_id, y=y, format=fmt))
     output.stderr.print(f"wrote {out}")
+
+
+# -- the account and the service -------------------------------------------------------------------
+
+for command in (service.me, service.audit, service.health, service.metrics):
+    app.command()(command)

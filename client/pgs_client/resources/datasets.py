@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 
 from pgs_client import data, frames
 from pgs_client.convert import from_json
+from pgs_client.operations import covers
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
 from pgs_client.resumable import RESUMABLE_BYTES, Uploader
@@ -62,6 +63,14 @@ class Datasets:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    @covers(
+        "POST /v1/datasets",
+        "POST /v1/uploads",
+        "HEAD /v1/uploads/{upload_id}",
+        "PATCH /v1/uploads/{upload_id}",
+        "POST /v1/uploads/{upload_id}/dataset",
+        "GET /v1/uploads/{upload_id}",
+    )
     def upload(
         self,
         source: Any,
@@ -136,6 +145,7 @@ class Datasets:
         uploader.forget(path)
         return self.get(upload["dataset_id"])
 
+    @covers("POST /v1/datasets/import", "GET /v1/uploads/{upload_id}")
     def import_source(
         self,
         source: str,
@@ -171,9 +181,11 @@ class Datasets:
             )
         return from_json(DatasetRead, response.json())
 
+    @covers("GET /v1/datasets/{dataset_id}")
     def get(self, dataset: int | DatasetRead) -> DatasetRead:
         return from_json(DatasetRead, self._t.get(f"/v1/datasets/{ident(dataset)}"))
 
+    @covers("GET /v1/datasets/{dataset_id}/columns")
     def columns(self, dataset: int | DatasetRead, *, page_size: int = 1000) -> Iterator[ColumnStatsRead]:
         """Each column's statistics (count, missing, mean, std, min, max, max-abs; a text
         column's most frequent values), fetched a page at a time: every column of a CSV, Parquet
@@ -191,6 +203,7 @@ class Datasets:
             if not page.items or offset >= page.total:
                 return
 
+    @covers("GET /v1/datasets")
     def list(
         self,
         limit: int | None = None,
@@ -205,6 +218,7 @@ class Datasets:
             "/v1/datasets", lambda d: from_json(DatasetRead, d), limit, page_size, name=name, tag=tag
         )
 
+    @covers("PATCH /v1/datasets/{dataset_id}")
     def update(
         self,
         dataset: int | DatasetRead,
@@ -219,6 +233,7 @@ class Datasets:
         response = self._t.request("PATCH", f"/v1/datasets/{ident(dataset)}", safe=True, json=body)
         return from_json(DatasetRead, response.json())
 
+    @covers("DELETE /v1/datasets/{dataset_id}")
     def delete(self, dataset: int | DatasetRead, *, force: bool = False) -> None:
         """Delete a data set (:class:`~pgs_client.errors.Conflict` while a job uses it, or
         models or studies come from it unless ``force``: the models keep its metadata)."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from pgs_client.convert import from_json, params_json, to_frame
 from pgs_client.errors import JobCancelled, JobFailed
+from pgs_client.operations import covers
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident, labels, model_ref
 from pgs_client.schemas import DatasetRead, JobRead, ModelRead, TracePointRead, TraceRead
@@ -47,6 +48,7 @@ class Jobs:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    @covers("POST /v1/jobs")
     def create(
         self,
         dataset: int | DatasetRead,
@@ -67,6 +69,7 @@ class Jobs:
         model_name: str | None = None,
         init_model: int | str | ModelRead | None = None,
         weight_column: str | None = None,
+        preprocessing: Any = None,
         idempotency_key: str | None = None,
     ) -> JobRead:
         """Queue a training job. ``params`` is a dict, or the solver's typed parameters
@@ -84,7 +87,10 @@ class Jobs:
         (``{"metric": "f1"}`` chooses it on validation rows).
         ``weight_column``: a numeric column of a CSV/Parquet data set (its header name) whose
         values weigh the rows in the loss and the test score; classes are weighted by the
-        classifier's ``class_weight`` parameter (``"balanced"`` or ``{label: weight}``)."""
+        classifier's ``class_weight`` parameter (``"balanced"`` or ``{label: weight}``).
+        ``preprocessing``: how the features are scaled, imputed and which columns are left out,
+        a dict or ``pgs_client.schemas.Preprocessing(scaling="none", ignore=["id"])`` (None: the
+        service's default)."""
         body: dict[str, Any] = {
             "dataset_id": ident(dataset),
             "solver": solver,
@@ -111,13 +117,17 @@ class Jobs:
             )
         if weight_column is not None:
             body["weight_column"] = weight_column
+        if preprocessing is not None:
+            body["preprocessing"] = params_json(preprocessing)
         key = idempotency_key or str(uuid.uuid4())
         response = self._t.request("POST", "/v1/jobs", safe=False, idempotency_key=key, json=body)
         return from_json(JobRead, response.json())
 
+    @covers("GET /v1/jobs/{job_id}")
     def get(self, job: int | JobRead) -> JobRead:
         return from_json(JobRead, self._t.get(f"/v1/jobs/{ident(job)}"))
 
+    @covers("GET /v1/jobs")
     def list(
         self,
         limit: int | None = None,
@@ -144,6 +154,7 @@ class Jobs:
             tag=tag,
         )
 
+    @covers("PATCH /v1/jobs/{job_id}")
     def update(
         self,
         job: int | JobRead,
@@ -157,11 +168,13 @@ class Jobs:
         )
         return from_json(JobRead, response.json())
 
+    @covers("POST /v1/jobs/{job_id}/cancel")
     def cancel(self, job: int | JobRead) -> JobRead:
         """Stop a queued job now, a running one within about a second."""
         response = self._t.request("POST", f"/v1/jobs/{ident(job)}/cancel", safe=True)
         return from_json(JobRead, response.json())
 
+    @covers("GET /v1/jobs/{job_id}")
     def wait(
         self, job: int | JobRead, *, progress: bool = False, timeout: float | None = None, poll_s: float = 1.0
     ) -> JobRead:
@@ -194,6 +207,7 @@ class Jobs:
             raise JobCancelled(final)
         return final
 
+    @covers("GET /v1/jobs/{job_id}/trace")
     def trace(self, job: int | JobRead, *, as_frame: bool = False) -> Any:
         """The run's checkpoints (iteration, samples_seen, solver_seconds, objective,
         test_score, ...): a list of :class:`TracePointRead`, or a DataFrame with ``as_frame``."""
@@ -201,6 +215,7 @@ class Jobs:
         points: list[TracePointRead] = trace.points
         return to_frame(points) if as_frame else points
 
+    @covers("GET /v1/jobs/{job_id}/plot")
     def plot(self, job: int | JobRead, format: str = "svg", kind: str = "trace") -> bytes:
         """A figure (SVG or PNG bytes): the trace, or with ``kind="path"`` the regularisation
         path of a job whose sigma was "auto" (the score against sigma, the chosen one marked)."""

@@ -15,6 +15,7 @@ from typing import IO, Any, Literal
 from pgs_client import bodies
 from pgs_client.convert import from_json
 from pgs_client.errors import PayloadTooLarge
+from pgs_client.operations import covers
 from pgs_client.resources import ident, labels, model_ref
 from pgs_client.resources.jobs import poll
 from pgs_client.schemas import BatchPredictionRead, Coefficient, CoefficientPage, DatasetRead, ModelRead
@@ -66,9 +67,11 @@ class Models:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    @covers("GET /v1/models/{model_id}")
     def get(self, model: ModelRef) -> ModelRead:
         return from_json(ModelRead, self._t.get(f"/v1/models/{model_ref(model)}"))
 
+    @covers("GET /v1/models")
     def list(
         self,
         limit: int | None = None,
@@ -83,6 +86,7 @@ class Models:
             "/v1/models", lambda m: from_json(ModelRead, m), limit, page_size, name=name, tag=tag
         )
 
+    @covers("GET /v1/models/{model_id}/coefficients")
     def coefficients(
         self, model: ModelRef, *, class_: Any = None, limit: int | None = None, page_size: int = 1000
     ) -> Iterator[Coefficient]:
@@ -99,6 +103,7 @@ class Models:
             if not page.items or offset >= page.total:
                 return
 
+    @covers("GET /v1/models/{model_id}/coefficients")
     def coefficient_page(
         self, model: ModelRef, *, class_: Any = None, offset: int = 0, limit: int = 100
     ) -> CoefficientPage:
@@ -110,6 +115,7 @@ class Models:
             CoefficientPage, self._t.get(f"/v1/models/{model_ref(model)}/coefficients", params=params)
         )
 
+    @covers("PATCH /v1/models/{model_id}")
     def update(
         self,
         model: ModelRef,
@@ -124,9 +130,11 @@ class Models:
         )
         return from_json(ModelRead, response.json())
 
+    @covers("DELETE /v1/models/{model_id}")
     def delete(self, model: ModelRef) -> None:
         self._t.request("DELETE", f"/v1/models/{model_ref(model)}", safe=True)
 
+    @covers("GET /v1/models/{model_id}/export")
     def export(self, model: ModelRef, format: Literal["npz", "json", "onnx"], path: str | Path) -> Path:
         """Download the model to ``path``: npz or json (for :meth:`import_file` in another
         installation) or onnx (its preprocessing and decision, for onnxruntime)."""
@@ -137,6 +145,7 @@ class Models:
         target.write_bytes(response.content)
         return target
 
+    @covers("POST /v1/models")
     def import_file(self, path: str | Path) -> ModelRead:
         """Create a model from an npz or json file written by :meth:`export`."""
         target = Path(path)
@@ -152,6 +161,7 @@ class Models:
 
     # -- batch predictions of a stored data set -------------------------------------------------
 
+    @covers("POST /v1/models/{model_id}/predictions")
     def predict_dataset(
         self, model: ModelRef, dataset: int | DatasetRead, *, extra_features: str = "fail"
     ) -> BatchPredictionRead:
@@ -164,11 +174,39 @@ class Models:
         )
         return from_json(BatchPredictionRead, response.json())
 
+    @covers("GET /v1/models/{model_id}/predictions/{prediction_id}")
     def batch(self, model: ModelRef, batch: int | BatchPredictionRead) -> BatchPredictionRead:
         return from_json(
             BatchPredictionRead, self._t.get(f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}")
         )
 
+    @covers("GET /v1/models/{model_id}/predictions")
+    def batches(
+        self, model: ModelRef, limit: int | None = None, *, page_size: int = 100
+    ) -> Iterator[BatchPredictionRead]:
+        """The model's batch predictions, newest first, a page at a time."""
+        return self._t.pages(
+            f"/v1/models/{model_ref(model)}/predictions",
+            lambda b: from_json(BatchPredictionRead, b),
+            limit,
+            page_size,
+        )
+
+    @covers("POST /v1/models/{model_id}/predictions/{prediction_id}/cancel")
+    def cancel_batch(self, model: ModelRef, batch: int | BatchPredictionRead) -> BatchPredictionRead:
+        """Stop a queued or running batch prediction (:class:`~pgs_client.errors.Conflict` once
+        it has ended)."""
+        response = self._t.request(
+            "POST", f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}/cancel", safe=True
+        )
+        return from_json(BatchPredictionRead, response.json())
+
+    @covers("DELETE /v1/models/{model_id}/predictions/{prediction_id}")
+    def delete_batch(self, model: ModelRef, batch: int | BatchPredictionRead) -> None:
+        """Delete an ended batch prediction and its result (a running one: cancel it first)."""
+        self._t.request("DELETE", f"/v1/models/{model_ref(model)}/predictions/{ident(batch)}", safe=True)
+
+    @covers("GET /v1/models/{model_id}/predictions/{prediction_id}")
     def wait_batch(
         self,
         model: ModelRef,
@@ -186,6 +224,7 @@ class Models:
             f"batch prediction {ident(batch)}",
         )
 
+    @covers("GET /v1/models/{model_id}/predictions/{prediction_id}/result")
     def download_batch(
         self,
         model: ModelRef,
@@ -205,6 +244,7 @@ class Models:
 
     # -- predictions of rows sent in the request ------------------------------------------------
 
+    @covers("POST /v1/models/{model_id}/predict")
     def predict(
         self,
         model: ModelRef,
@@ -243,6 +283,7 @@ class Models:
         bodies_ = bodies.for_file(file, format, batch_rows, batch_bytes)
         return self._predict(model_ref(model), bodies_, extra_features)
 
+    @covers("POST /v1/models/{model_id}/predict")
     def predict_svmlight(
         self,
         model: ModelRef,

@@ -6,6 +6,7 @@ from typing import Any
 
 from pgs_client.convert import from_json
 from pgs_client.errors import NotFound
+from pgs_client.operations import covers
 from pgs_client.schemas import SolverRead
 from pgs_client.transport import Transport
 
@@ -23,9 +24,11 @@ class Solvers:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    @covers("GET /v1/solvers")
     def __call__(self) -> list[SolverRead]:
         return [from_json(SolverRead, s) for s in self._get("/v1/solvers")["solvers"]]
 
+    @covers("GET /v1/solvers/{name}")
     def get(self, name: str) -> SolverRead:
         return from_json(SolverRead, self._get(f"/v1/solvers/{name}"))
 

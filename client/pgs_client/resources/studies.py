@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pgs_client.convert import from_json, params_json
+from pgs_client.operations import covers
 from pgs_client.progress import bar, wanted
 from pgs_client.resources import ident
 from pgs_client.resources.jobs import poll
@@ -18,6 +19,7 @@ class Studies:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    @covers("POST /v1/studies")
     def create(
         self,
         dataset: int | DatasetRead,
@@ -59,14 +61,17 @@ class Studies:
         response = self._t.request("POST", "/v1/studies", safe=False, idempotency_key=key, json=body)
         return from_json(StudyRead, response.json())
 
+    @covers("GET /v1/studies/{study_id}")
     def get(self, study: int | StudyRead) -> StudyRead:
         """The study with its time-to-target table (``.table``)."""
         return from_json(StudyRead, self._t.get(f"/v1/studies/{ident(study)}"))
 
+    @covers("GET /v1/studies")
     def list(self, limit: int | None = None, *, page_size: int = 100) -> Iterator[StudyRead]:
         """Studies, newest first, without their tables."""
         return self._t.pages("/v1/studies", lambda s: from_json(StudyRead, s), limit, page_size)
 
+    @covers("GET /v1/studies/{study_id}/jobs")
     def jobs(
         self, study: int | StudyRead, limit: int | None = None, *, page_size: int = 100
     ) -> Iterator[JobRead]:
@@ -75,11 +80,13 @@ class Studies:
             f"/v1/studies/{ident(study)}/jobs", lambda j: from_json(JobRead, j), limit, page_size
         )
 
+    @covers("POST /v1/studies/{study_id}/cancel")
     def cancel(self, study: int | StudyRead) -> StudyRead:
         """Cancel every queued or running job of the study."""
         response = self._t.request("POST", f"/v1/studies/{ident(study)}/cancel", safe=True)
         return from_json(StudyRead, response.json())
 
+    @covers("GET /v1/studies/{study_id}")
     def wait(
         self,
         study: int | StudyRead,
@@ -110,6 +117,7 @@ class Studies:
 
             return poll(fetch, done, timeout, poll_s, f"study {study_id}")
 
+    @covers("GET /v1/studies/{study_id}/plot")
     def plot(self, study: int | StudyRead, *, y: str = "seconds", format: str = "svg") -> bytes:
         """Time to target against training-set size (SVG or PNG bytes); ``y`` is ``seconds``
         or ``iterations``."""
