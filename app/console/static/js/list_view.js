@@ -10,11 +10,11 @@ const DEBOUNCE_MS = 300;
 
 export class ServerList {
   // path: the API list; route: the console's hash path ("#/models"); query: the route's
-  // URLSearchParams; selects: [{name, label, choices: [[value, text]]}] (API query parameters);
-  // render(items): draws a page; noun: what a row is ("model").
-  constructor({ path, route, query, selects = [], pageSize = 50, signal, render, noun, defaultSort = "" }) {
+  // URLSearchParams; selects: [{name, label, choices: [[value, text]], param}] (param: the API's
+  // query parameter, default name); render(items): draws a page; noun: what a row is ("model").
+  constructor({ path, route, query, selects = [], pageSize = 50, signal, render, noun }) {
     Object.assign(this, { path, route, selects, pageSize, signal, render, noun });
-    this.state = { q: query.get("q") ?? "", tag: query.get("tag") ?? "", sort: query.get("sort") ?? defaultSort };
+    this.state = { q: query.get("q") ?? "", tag: query.get("tag") ?? "", sort: query.get("sort") ?? "" };
     for (const s of selects) this.state[s.name] = query.get(s.name) ?? "";
     this.cursors = [null]; // the cursor of each page seen, for "Previous"
     this.next = null;
@@ -74,7 +74,9 @@ export class ServerList {
 
   url() {
     const q = new URLSearchParams({ limit: String(this.pageSize) });
-    for (const [name, value] of Object.entries(this.state)) if (value) q.set(name, value);
+    // A select may name its API parameter apart from its place in the page's address.
+    const param = new Map(this.selects.map((s) => [s.name, s.param ?? s.name]));
+    for (const [name, value] of Object.entries(this.state)) if (value) q.set(param.get(name) ?? name, value);
     const cursor = this.cursors.at(-1);
     if (cursor) q.set("cursor", cursor);
     return `${this.path}?${q}`;
@@ -89,9 +91,8 @@ export class ServerList {
     this.nextButton.disabled = !this.next;
     const n = page.items.length;
     const first = (this.cursors.length - 1) * this.pageSize;
-    this.summary.textContent = n
-      ? `${this.noun}s ${first + 1}–${first + n}${this.next ? ", more on the next page" : ""}`
-      : `No ${this.noun} matches.`;
+    // An empty page says so in the table's own place.
+    this.summary.textContent = n ? `${this.noun}s ${first + 1}–${first + n}${this.next ? ", more on the next page" : ""}` : "";
     for (const button of this.sortButtons) {
       const field = button.dataset.sort;
       const order = this.state.sort === field ? "ascending" : this.state.sort === `-${field}` ? "descending" : "none";

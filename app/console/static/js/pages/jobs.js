@@ -27,7 +27,7 @@ export async function list(main, { query, signal }) {
     path: "/v1/jobs", route: "#/jobs", query, signal, noun: "job", pageSize: PAGE,
     selects: [
       { name: "status", label: "Status", choices: STATUSES.map((s) => [s, s]) },
-      { name: "dataset_id", label: "Data set", choices: datasets.map((d) => [d.id, `${d.name} (#${d.id})`]) },
+      { name: "dataset", param: "dataset_id", label: "Data set", choices: datasets.map((d) => [d.id, `${d.name} (#${d.id})`]) },
       { name: "solver", label: "Solver", choices: catalog.solvers.map((s) => [s.name, s.name]) },
     ],
     render: async (items) => {
