@@ -32,9 +32,9 @@ const datasetNames = new Map();
 
 async function nameDatasets(models, signal) {
   const ids = [...new Set(models.map((m) => m.dataset_id).filter((id) => id && !datasetNames.has(id)))];
-  await Promise.all(ids.map(async (id) => {
-    datasetNames.set(id, (await get(`/v1/datasets/${id}`, { signal })).name);
-  }));
+  // A data set deleted since the list was read keeps its id in the cell.
+  await Promise.all(ids.map((id) => get(`/v1/datasets/${id}`, { signal })
+    .then((ds) => datasetNames.set(id, ds.name), () => null)));
 }
 
 function trainingSet(m) {
