@@ -260,8 +260,9 @@ class JobProgress(BaseModel):
     iteration: int | None
     n_iter: int | None
     fraction: float | None = Field(
-        description="iteration / n_iter while it runs; 1 once it succeeded (a fit that converged "
-        "or reached its target before n_iter is complete)"
+        description='iteration / n_iter while it runs (with sigma "auto", while its path runs: '
+        "the path's fits done over its fits planned, then the refit's iterations); 1 once it "
+        "succeeded (a fit that converged or reached its target before n_iter is complete)"
     )
     samples_seen: int | None
     elapsed_s: float | None = Field(
