@@ -23,6 +23,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from app.core.tenants import DEFAULT_OWNER
+from app.services.jobs.progress import job_progress
 
 
 def utcnow() -> dt.datetime:
@@ -268,16 +269,8 @@ class Job(LearnedFacts, Base):
 
     @property
     def progress(self) -> dict[str, Any]:
-        """The run's progress as the API reads it (schemas.JobProgress)."""
-        fraction = None
-        if self.iteration is not None and self.n_iter:
-            fraction = min(self.iteration / self.n_iter, 1.0)
-        return {
-            "iteration": self.iteration,
-            "n_iter": self.n_iter,
-            "fraction": fraction,
-            "samples_seen": self.samples_seen,
-        }
+        """The run's progress as the API reads it (schemas.JobProgress; app/services/jobs/eta.py)."""
+        return job_progress(self, utcnow())
 
 
 class TracePoint(Base):
@@ -358,6 +351,11 @@ class Model(LearnedFacts, Base):
     def nnz_weights(self) -> int | None:
         """Non-zero weights of the stored predictor (from its metrics; None for older models)."""
         return (self.metrics or {}).get("nnz_weights")
+
+    @property
+    def n_weights(self) -> int | None:
+        """The stored linear predictor's weight count (from its metrics; None for a kernel model)."""
+        return (self.metrics or {}).get("n_weights")
 
 
 class IdempotencyKey(Base):

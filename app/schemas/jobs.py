@@ -259,8 +259,20 @@ class JobCreate(BaseModel):
 class JobProgress(BaseModel):
     iteration: int | None
     n_iter: int | None
-    fraction: float | None = Field(description="iteration / n_iter")
+    fraction: float | None = Field(
+        description='iteration / n_iter while it runs (with sigma "auto", while its path runs: '
+        "the path's fits done over its fits planned, then the refit's iterations); 1 once it "
+        "succeeded (a fit that converged or reached its target before n_iter is complete)"
+    )
     samples_seen: int | None
+    elapsed_s: float | None = Field(
+        default=None, description="Wall seconds since it started (until it finished); null while queued"
+    )
+    eta_s: float | None = Field(
+        default=None,
+        description="Estimated wall seconds left at the rate so far (never beyond its time limit; "
+        "an upper bound for a fit that may converge early); null unless it runs and has progressed",
+    )
 
 
 class PathPoint(BaseModel):

@@ -36,7 +36,14 @@ class ModelRead(BaseModel):
     metrics: dict[str, Any] | None = Field(
         description="The job's final metrics (see JobRead.metrics), test among them"
     )
-    nnz_weights: int | None = None
+    nnz_weights: int | None = Field(
+        default=None, description="Non-zero weights (support vectors for a kernel model)"
+    )
+    n_weights: int | None = Field(
+        default=None,
+        description="The linear predictor's weight count (features after one-hot encoding x outputs), "
+        "the denominator of its density nnz_weights / n_weights; null for a kernel model",
+    )
     threshold: ThresholdRead | None = Field(
         default=None,
         description="A binary classifier's decision threshold, used by /predict and batch predictions",

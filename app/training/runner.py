@@ -180,15 +180,27 @@ class JobRunner:
                 return False, f"a worker failed to start: {warm.exception()!r}"
         return True, "ok"
 
-    def waiting_reason(self) -> str:
-        """Why a queued job has not started yet, as its reader sees it (GET /v1/jobs/{id})."""
+    def waiting_reason(self, job_id: int) -> str:
+        """Why queued job ``job_id`` has not started yet, as its reader sees it (GET /v1/jobs/{id}).
+
+        Read from this job's own place: handed to the executor (its worker is starting it), or
+        waiting for a worker while others run. Only the jobs that run count as holding a worker:
+        neither the waiting job itself nor a future that ended and is not yet settled."""
         ok, why = self.ready()
         if not ok:
             return f"waiting for the workers: {why}"
-        busy, workers = self.in_flight(), self.worker_count()
-        if workers and busy >= workers:
-            return f"waiting for a free worker: {busy} job(s) held by {workers} worker(s)"
-        return "handed to a worker, starting"
+        with self._lock:
+            own = self._futures.get(job_id)
+            running = sum(not f.done() for j, f in self._futures.items() if j != job_id)
+            waiting = job_id in self._pending
+        if own is not None and not own.done():
+            return "handed to a worker, starting"
+        workers = self.worker_count()
+        if waiting and workers and running >= workers:
+            return f"waiting for a free worker: {running} job(s) hold the {workers} worker(s)"
+        if waiting:
+            return "waiting for its turn in the queue"
+        return "queued, not yet taken by a worker process"
 
     def in_flight(self) -> int:
         with self._lock:

@@ -541,6 +541,10 @@ def final_metrics(
         metrics["selection"] = selection.as_dict()
     if package.meta.get("nnz_weights") is not None:
         metrics["nnz_weights"] = int(package.meta["nnz_weights"])
+    if not hasattr(estimator, "dual_coef_") and hasattr(estimator, "coef_"):
+        # The predictor's own weight count, the denominator of its density: after one-hot
+        # encoding it is not n_features (the raw columns) x classes.
+        metrics["n_weights"] = int(np.asarray(estimator.coef_).size)
     if isinstance(data.X, ShardedMatrix):
         metrics["shard_window"] = data.X.window
     # The named coefficients and the warnings for a degenerate model (app/training/learned.py).

@@ -393,9 +393,17 @@ class JobProgress:
     n_iter: int | None
     fraction: float | None
     """
-    iteration / n_iter
+    iteration / n_iter while it runs (with sigma "auto", while its path runs: the path's fits done over its fits planned, then the refit's iterations); 1 once it succeeded (a fit that converged or reached its target before n_iter is complete)
     """
     samples_seen: int | None
+    elapsed_s: float | None = None
+    """
+    Wall seconds since it started (until it finished); null while queued
+    """
+    eta_s: float | None = None
+    """
+    Estimated wall seconds left at the rate so far (never beyond its time limit; an upper bound for a fit that may converge early); null unless it runs and has progressed
+    """
 
 
 @dataclass(kw_only=True)
@@ -2032,6 +2040,13 @@ class ModelRead:
     size_bytes: int
     created_at: datetime
     nnz_weights: int | None = None
+    """
+    Non-zero weights (support vectors for a kernel model)
+    """
+    n_weights: int | None = None
+    """
+    The linear predictor's weight count (features after one-hot encoding x outputs), the denominator of its density nnz_weights / n_weights; null for a kernel model
+    """
     threshold: ThresholdRead | None = None
     """
     A binary classifier's decision threshold, used by /predict and batch predictions

@@ -5,6 +5,7 @@ declared here once; they are ignored for a numeric sigma."""
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Integral, Real
 from typing import Any
 
@@ -105,7 +106,8 @@ def fit_with_sigma_search(
     returning False ends the path at once, at the best sigma of the points complete by then (the
     largest sigma when none is); the refit then stops at its first chunk, leaving a fitted
     model, as for any fit. ``sample_weight`` weighs the rows of every fit and score of the path
-    and of the refit."""
+    and of the refit. While the path runs, the callback's ``iteration`` and ``n_iter`` count its
+    fits (done, planned); the refit's are its own."""
     if isinstance(X, ShardedMatrix):
         raise ValueError(
             f"The 'sigma' parameter of {type(estimator).__name__} is \"auto\", which fits many "
@@ -132,14 +134,22 @@ def fit_with_sigma_search(
         seed=estimator.random_state,
     )
     interrupted = False
+    # Each point of the path is one fit per split.
+    planned = len(grid) * len(splits)
+    begun = 0
 
     def reporting(progress):
         nonlocal interrupted
-        go_on = callback(progress) if callback is not None else None
+        # On the path the callback's progress is the path's: its fits done over its fits
+        # planned; a fit's own iterations restart at every fit and would say nothing.
+        path_progress = dataclasses.replace(progress, iteration=begun - 1, n_iter=planned)
+        go_on = callback(path_progress) if callback is not None else None
         interrupted = interrupted or go_on is False
         return go_on
 
     def build(sigma: float):
+        nonlocal begun
+        begun += 1
         return clone(estimator).set_params(sigma=sigma)
 
     selection = regularisation_path(

@@ -156,7 +156,7 @@ def test_x1_the_predict_boxs_error_shows_a_payload_as_text(
     page.locator(".form-problem .alert-error").wait_for(timeout=WAIT_MS)
     _inert(console, dialogs, "predict box")
     # The error names the unknown feature and the model's own: all three payloads, as text.
-    problem = page.locator(".form-problem").inner_text()
+    problem = page.locator(".form-problem", has=page.locator(".alert-error")).inner_text()
     assert all(payload in problem for payload in PAYLOADS), problem
 
 

@@ -277,3 +277,15 @@ def test_bad_options_are_refused_naming_the_parameter(params, words):
         LBFGSClassifier(sigma="auto", **params).fit(X, y)
     for word in words:
         assert word in str(info.value)
+
+
+def test_a_paths_progress_is_its_fits_done_over_its_fits_planned():
+    X, y = binary_problem()
+    seen = []
+    est = LBFGSClassifier(sigma="auto", random_state=0, folds=3, n_sigmas=4, patience=None, n_iter=50)
+    est.fit(X, y, callback=lambda p: seen.append((p.iteration, p.n_iter)))
+    on_path = [s for s in seen if s[1] == 12]  # 4 sigmas x 3 folds
+    assert on_path and on_path[0][0] == 0 and on_path[-1][0] == 11
+    assert [i for i, _ in on_path] == sorted(i for i, _ in on_path)
+    # Then the refit on every row, with its own iterations.
+    assert seen[-1][1] == 50 and len(est.selection_.path) == 4

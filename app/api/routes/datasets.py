@@ -19,7 +19,7 @@ from app.api.deps import (
     SettingsDep,
     require_json,
 )
-from app.api.filters import NameQuery, TagsQuery
+from app.api.filters import NameQuery, SearchQuery, SortQuery, TagsQuery, search_filter, sort_columns
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.api.upload_slots import TOO_MANY_UPLOADS
@@ -171,6 +171,15 @@ def _detail(settings: Settings, ds: Dataset) -> dict[str, Any]:
     return DatasetRead.model_validate(ds).model_dump() | {"columns": columns, "columns_status": status}
 
 
+DATASET_SORTS = {
+    "created_at": Dataset.created_at,
+    "name": Dataset.name,
+    "n_samples": Dataset.n_samples,
+    "n_features": Dataset.n_features,
+    "size_bytes": Dataset.size_bytes,
+}
+
+
 @router.get(
     "",
     response_model=DatasetList,
@@ -182,13 +191,18 @@ def list_datasets(
     caller: CallerDep,
     name: NameQuery = None,
     tag: TagsQuery = None,
+    q: SearchQuery = None,
+    sort: SortQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
+    """``q`` searches the name; ``sort``: id, created_at, name, n_samples, n_features, size_bytes."""
     stmt = visible_to(select(Dataset), Dataset, caller).where(*labels.tag_filter(Dataset.tags, tag or []))
+    stmt = stmt.where(*search_filter([Dataset.name], q))
     if name is not None:
         stmt = stmt.where(Dataset.name == name)
-    items, next_cursor = paginate(session, stmt, Dataset.id, limit, cursor)
+    order = sort_columns(sort, DATASET_SORTS, Dataset.id)
+    items, next_cursor = paginate(session, stmt, Dataset.id, limit, cursor, order)
     return {"items": items, "next_cursor": next_cursor}
 
 

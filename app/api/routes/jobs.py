@@ -22,7 +22,7 @@ from app.api.deps import (
     SettingsDep,
     require_json,
 )
-from app.api.filters import NameQuery, TagsQuery
+from app.api.filters import NameQuery, SearchQuery, SortQuery, TagsQuery, search_filter, sort_columns
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.background.job_ends import JobEnds
@@ -86,6 +86,14 @@ StatusQuery = Annotated[
 
 DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained on this data set")]
 SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
+JOB_SORTS = {
+    "created_at": Job.created_at,
+    "started_at": Job.started_at,
+    "finished_at": Job.finished_at,
+    "name": Job.name,
+    "status": Job.status,
+    "solver": Job.solver,
+}
 
 
 @router.get(
@@ -102,10 +110,15 @@ def list_jobs(
     solver: SolverQuery = None,
     name: NameQuery = None,
     tag: TagsQuery = None,
+    q: SearchQuery = None,
+    sort: SortQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> dict[str, Any]:
+    """``q`` searches the name and the model name; ``sort``: id, created_at, started_at,
+    finished_at, name, status, solver."""
     stmt = visible_to(select(Job), Job, caller).where(*labels.tag_filter(Job.tags, tag or []))
+    stmt = stmt.where(*search_filter([Job.name, Job.model_name], q))
     if name is not None:
         stmt = stmt.where(Job.name == name)
     if status is not None:
@@ -114,7 +127,8 @@ def list_jobs(
         stmt = stmt.where(Job.dataset_id == dataset_id)
     if solver is not None:
         stmt = stmt.where(Job.solver == solver)
-    items, next_cursor = paginate(session, stmt, Job.id, limit, cursor)
+    order = sort_columns(sort, JOB_SORTS, Job.id)
+    items, next_cursor = paginate(session, stmt, Job.id, limit, cursor, order)
     return {"items": items, "next_cursor": next_cursor}
 
 
@@ -179,7 +193,7 @@ def _read_job(factory: SessionFactory, runner: JobRunner, job_id: int, caller: C
     with factory() as session:
         read = JobRead.model_validate(owned_or_404(session, Job, job_id, "job", caller))
     if read.status == JobStatus.QUEUED:
-        read.waiting_reason = runner.waiting_reason()
+        read.waiting_reason = runner.waiting_reason(job_id)
     return read
 
 

@@ -22,7 +22,7 @@ from app.api.deps import (
     SettingsDep,
     require_json,
 )
-from app.api.filters import NameQuery, TagsQuery
+from app.api.filters import NameQuery, SearchQuery, SortQuery, TagsQuery, search_filter, sort_columns
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.core.config import Settings
@@ -81,6 +81,15 @@ ExtraFeaturesQuery = Annotated[
 INLINE_BYTES = 16 * 1024
 
 
+MODEL_SORTS = {
+    "created_at": Model.created_at,
+    "name": Model.name,
+    "version": Model.version,
+    "estimator": Model.estimator,
+    "solver": Model.solver,
+}
+
+
 @router.get(
     "",
     response_model=ModelList,
@@ -92,13 +101,19 @@ def list_models(
     caller: CallerDep,
     name: NameQuery = None,
     tag: TagsQuery = None,
+    q: SearchQuery = None,
+    sort: SortQuery = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Any:
+    """``q`` searches the name and the description; ``sort``: id, created_at, name, version,
+    estimator, solver."""
     stmt = visible_to(select(Model), Model, caller).where(*labels.tag_filter(Model.tags, tag or []))
+    stmt = stmt.where(*search_filter([Model.name, Model.description], q))
     if name is not None:
         stmt = stmt.where(Model.name == name)  # the versions of a name
-    items, next_cursor = paginate(session, stmt, Model.id, limit, cursor)
+    order = sort_columns(sort, MODEL_SORTS, Model.id)
+    items, next_cursor = paginate(session, stmt, Model.id, limit, cursor, order)
     return {"items": items, "next_cursor": next_cursor}
 
 

@@ -21,6 +21,7 @@ from app.api.deps import (
     StudyDep,
     require_json,
 )
+from app.api.filters import SearchQuery, SortQuery, search_filter, sort_columns
 from app.api.openapi import BODY_GUARDS, example, problems
 from app.api.pagination import CursorQuery, LimitQuery, paginate
 from app.db.tables import Job, Study
@@ -78,9 +79,17 @@ def create_study(
     responses=example(200, examples.page({**examples.STUDY, "table": None})),
 )
 def list_studies(
-    session: SessionDep, caller: CallerDep, limit: LimitQuery = 50, cursor: CursorQuery = None
+    session: SessionDep,
+    caller: CallerDep,
+    q: SearchQuery = None,
+    sort: SortQuery = None,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
 ) -> dict[str, Any]:
-    items, next_cursor = paginate(session, visible_to(select(Study), Study, caller), Study.id, limit, cursor)
+    """``q`` searches the name; ``sort``: id, created_at, name."""
+    stmt = visible_to(select(Study), Study, caller).where(*search_filter([Study.name], q))
+    order = sort_columns(sort, {"created_at": Study.created_at, "name": Study.name}, Study.id)
+    items, next_cursor = paginate(session, stmt, Study.id, limit, cursor, order)
     counts = study_service.job_counts(session, [s.id for s in items])
     return {
         "items": [study_service.study_read(session, s, counts[s.id], with_table=False) for s in items],

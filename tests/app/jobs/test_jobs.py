@@ -60,7 +60,16 @@ def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(app_client: T
     assert r.json()["status"] == "queued" and r.json()["task"] == "binary"
     job = wait_for(c, r.json()["id"])
     assert job["status"] == "succeeded", job
-    assert job["progress"] == {"iteration": 40_000, "n_iter": 40_000, "fraction": 1.0, "samples_seen": 40_000}
+    progress = job["progress"]
+    assert progress | {"elapsed_s": None} == {
+        "iteration": 40_000,
+        "n_iter": 40_000,
+        "fraction": 1.0,
+        "samples_seen": 40_000,
+        "elapsed_s": None,
+        "eta_s": None,
+    }
+    assert progress["elapsed_s"] > 0
     assert job["stop_reason"] == "completed" and job["attempts"] == 1
     assert job["started_at"] <= job["finished_at"]
 
@@ -187,6 +196,8 @@ def test_cancel_running_and_queued_jobs(app_client: TestClient):
     running = create_job(c, dataset_id=ids["heart"], test_fraction=0.3, params=LONG, time_budget_s=120).json()
     job = wait_for(c, running["id"], lambda j: (j["progress"]["iteration"] or 0) > 0)
     assert job["status"] == "running"
+    # An estimate from the rate so far, within what the job's time budget leaves.
+    assert job["progress"]["elapsed_s"] > 0 and 0 <= job["progress"]["eta_s"] <= 120
     # While the job runs, its data set cannot be deleted.
     assert_problem(c.delete(f"/v1/datasets/{ids['heart']}"), 409)
 
@@ -220,11 +231,15 @@ def test_cancel_queued_job_never_runs(app_client: TestClient):
         create_job(c, dataset_id=ids["heart"], params=LONG, time_budget_s=60).json() for _ in range(2)
     ]
     queued = create_job(c, dataset_id=ids["heart"], params={"n_iter": 100}).json()
+    # The queued job says why it waits from its first answer on, even while the blockers' workers
+    # are still starting, and counts only the two jobs that hold the workers, not itself.
+    waiting = c.get(f"/v1/jobs/{queued['id']}").json()
+    assert waiting["waiting_reason"] == "waiting for a free worker: 2 job(s) hold the 2 worker(s)", waiting
     for b in blockers:
         wait_for(c, b["id"], lambda j: j["status"] == "running")
-    # The queued job says why it waits; a running one has no such reason.
     waiting = c.get(f"/v1/jobs/{queued['id']}").json()
-    assert waiting["waiting_reason"].startswith("waiting for a free worker"), waiting
+    assert waiting["waiting_reason"] == "waiting for a free worker: 2 job(s) hold the 2 worker(s)", waiting
+    # A running one has no such reason.
     assert c.get(f"/v1/jobs/{blockers[0]['id']}").json()["waiting_reason"] is None
     r = c.post(f"/v1/jobs/{queued['id']}/cancel")
     assert r.status_code == 200 and r.json()["status"] == "cancelled"
@@ -431,3 +446,13 @@ def test_every_catalogued_solver_trains_and_predicts(app_client: TestClient, sol
         accesses = [p["data_accesses"] for p in points]
         assert all(a is not None for a in accesses) and accesses == sorted(accesses)
         assert accesses[-1] > 0
+
+
+def test_lbfgs_job_that_converged_early_is_complete(app_client: TestClient):
+    c, ids = app_client, _ids(app_client)
+    params = {"loss": "logistic", "sigma": 1e-2, "n_iter": 5000}
+    job = wait_for(c, create_job(c, dataset_id=ids["heart"], solver="lbfgs", params=params).json()["id"])
+    assert job["status"] == "succeeded" and job["stop_reason"] == "converged", job
+    progress = job["progress"]
+    assert progress["iteration"] < progress["n_iter"] and progress["fraction"] == 1.0
+    assert progress["eta_s"] is None

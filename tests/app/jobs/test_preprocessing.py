@@ -128,6 +128,10 @@ def test_text_columns_missing_values_and_an_ignored_id_column(client: TestClient
     assert job["preprocessing"]["ignore"] == [0] and job["preprocessing"]["categorical"] == [9]
     assert job["metrics"]["test_accuracy"] > 0.75, job["metrics"]
     model_id = job["model_id"]
+    # Density is over the model's own weights: the one-hot indicators are more than the raw columns.
+    model = client.get(f"/v1/models/{model_id}").json()
+    assert model["n_weights"] > model["n_features"] - 1 >= 1
+    assert 0 < model["nnz_weights"] <= model["n_weights"]
     row = {
         "id": "new",
         "fLength": 28.8,

@@ -152,3 +152,9 @@ export function alertBox(message, { kind = "error", title } = {}) {
 export function options(pairs, selected) {
   return pairs.map(([value, text]) => h("option", { value, selected: String(value) === String(selected) }, text));
 }
+
+// Tags as small labels ("—" for none).
+export function tagList(tags) {
+  if (!tags?.length) return DASH;
+  return h("span", { class: "tags" }, tags.map((t) => h("span", { class: "tag" }, t)));
+}

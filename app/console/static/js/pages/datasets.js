@@ -2,9 +2,10 @@
 // options), and one data set's page with its jobs and models and a delete.
 
 import { del, get, listAll, upload } from "../api.js";
+import { ServerList } from "../list_view.js";
 import { loadCatalog } from "../catalog.js";
 import { confirmInline } from "../confirm.js";
-import { alertBox, badge, facts, fmtBytes, fmtNum, fmtParams, fmtTime, h, link, setTitle, table } from "../dom.js";
+import { alertBox, badge, facts, fill, fmtBytes, fmtNum, fmtParams, fmtTime, h, link, setTitle, table, tagList } from "../dom.js";
 import { FieldError, controlFor, field, onSubmit, problemSlot, schemaHint } from "../forms.js";
 
 const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based", "na_values"];
@@ -19,33 +20,37 @@ export function datasetLabel(ds) {
   return `${ds.name} (#${ds.id}, ${fmtNum(ds.n_samples)} × ${fmtNum(ds.n_features)}, ${ds.task})`;
 }
 
-const COLUMNS = [
-  { label: "Name", cell: (d) => link(`#/datasets/${d.id}`, d.name) },
-  { label: "ID", cell: (d) => d.id, numeric: true },
-  { label: "Rows", cell: (d) => fmtNum(d.n_samples), numeric: true },
-  { label: "Features", cell: (d) => fmtNum(d.n_features), numeric: true },
-  { label: "Non-zeros", cell: (d) => fmtNum(d.nnz), numeric: true },
-  { label: "Task", cell: (d) => d.task },
-  { label: "Classes", cell: classesText },
-  { label: "File", cell: (d) => `${d.format}${d.compressed ? " (gzip)" : ""}, ${fmtBytes(d.size_bytes)}` },
-  { label: "Uploaded", cell: (d) => fmtTime(d.created_at) },
-];
+function columnsFor(view) {
+  return [
+    { label: view.sortHeader("Name", "name"), cell: (d) => link(`#/datasets/${d.id}`, d.name) },
+    { label: view.sortHeader("ID", "id"), cell: (d) => d.id, numeric: true },
+    { label: "Tags", cell: (d) => tagList(d.tags) },
+    { label: view.sortHeader("Rows", "n_samples"), cell: (d) => fmtNum(d.n_samples), numeric: true },
+    { label: view.sortHeader("Features", "n_features"), cell: (d) => fmtNum(d.n_features), numeric: true },
+    { label: "Non-zeros", cell: (d) => fmtNum(d.nnz), numeric: true },
+    { label: "Task", cell: (d) => d.task },
+    { label: "Label", cell: (d) => d.label_name ?? "—" },
+    { label: "Classes", cell: classesText },
+    { label: view.sortHeader("File", "size_bytes"), cell: (d) => `${d.format}${d.compressed ? " (gzip)" : ""}, ${fmtBytes(d.size_bytes)}` },
+    { label: view.sortHeader("Added", "created_at"), cell: (d) => fmtTime(d.created_at) },
+  ];
+}
 
-export async function list(main, { signal }) {
+export async function list(main, { query, signal }) {
   setTitle("Datasets");
-  const [items, catalog] = await Promise.all([listAll("/v1/datasets", { signal }), loadCatalog()]);
-  const listing = h("section", { "aria-labelledby": "datasets-list" },
-    h("h2", { id: "datasets-list" }, `Data sets (${items.length})`),
-    table(COLUMNS, items, { empty: "No data set yet: upload one above.", rowKey: (d) => d.id }));
+  const catalog = await loadCatalog();
+  const slot = h("div");
+  const view = new ServerList({
+    path: "/v1/datasets", route: "#/datasets", query, signal, noun: "data set",
+    render: (items) => fill(slot, table(columns, items, { empty: "No data set matches: upload one above.", rowKey: (d) => d.id })),
+  });
+  const columns = columnsFor(view);
   main.append(
     h("h1", { tabindex: "-1" }, "Datasets"),
-    uploadPanel(catalog.schemas.upload, async () => {
-      const fresh = await listAll("/v1/datasets");
-      listing.replaceWith(h("section", { "aria-labelledby": "datasets-list" },
-        h("h2", { id: "datasets-list" }, `Data sets (${fresh.length})`),
-        table(COLUMNS, fresh, { empty: "No data set yet.", rowKey: (d) => d.id })));
-    }),
-    listing);
+    uploadPanel(catalog.schemas.upload, () => view.change({})),
+    h("section", { "aria-labelledby": "datasets-list" },
+      h("h2", { id: "datasets-list" }, "Data sets"), view.controls, view.summary, slot, view.pager));
+  await view.load();
 }
 
 function uploadPanel(schema, onUploaded) {
@@ -120,10 +125,31 @@ function uploadPanel(schema, onUploaded) {
 
 // -- one data set ------------------------------------------------------------------------------
 
-// A text column's most frequent values, "(empty)" for the empty or missing cell.
+// A text column's categories, most frequent first, "(empty)" for the empty or missing cell.
+const SHOWN_CATEGORIES = 8;
+
 function topCategories(c) {
-  const shown = c.top_categories.slice(0, 3).map((t) => `${t.value === "" ? "(empty)" : t.value} ${fmtNum(t.count)}`);
-  return `${shown.join(", ")}${c.distinct > 3 ? `, … (${fmtNum(c.distinct)}${c.categories_truncated ? "+" : ""})` : ""}`;
+  const shown = c.top_categories.slice(0, SHOWN_CATEGORIES).map((t) => `${t.value === "" ? "(empty)" : t.value} ${fmtNum(t.count)}`);
+  return `${shown.join(", ")}${c.distinct > SHOWN_CATEGORIES ? `, … (${fmtNum(c.distinct)}${c.categories_truncated ? "+" : ""} in all)` : ""}`;
+}
+
+// What the file says about its columns: the label, the features by name, the text columns
+// (one-hot encoded by a job's default preprocessing) and the missing cells (imputed).
+function schemaFacts(ds) {
+  const names = ds.feature_names;
+  const textNames = (ds.text_columns ?? []).map((i) => names?.[i] ?? `#${i}`);
+  const taskNote = ds.task_source === "declared"
+    ? `${ds.task} (declared at upload)`
+    : `${ds.task} (guessed from the labels; declare it at upload or change it with PATCH if that is wrong)`;
+  return h("section", { "aria-labelledby": "schema-title", class: "dataset-schema" },
+    h("h2", { id: "schema-title" }, "Schema"),
+    facts([
+      ["Label", ds.label_name ?? (ds.format === "svmlight" ? "the first field of each line" : "—")],
+      ["Task", taskNote],
+      ["Feature names", names?.length ? names.join(", ") : "none (indices only)"],
+      ["Text columns", textNames.length ? textNames.join(", ") : "none"],
+      ["Missing cells", fmtNum(ds.n_missing)],
+    ]));
 }
 
 // The first columns' statistics the API shows with the data set (what a job's preprocessing
@@ -145,7 +171,7 @@ function columnsSection(ds) {
       { label: "Std", cell: (c) => fmtNum(c.std), numeric: true },
       { label: "Min", cell: (c) => fmtNum(c.min), numeric: true },
       { label: "Max", cell: (c) => fmtNum(c.max), numeric: true },
-      { label: "Top values", cell: (c) => (c.kind === "text" ? topCategories(c) : "") },
+      { label: "Categories (most frequent)", cell: (c) => (c.kind === "text" ? topCategories(c) : "") },
     ], page.items, { empty: "No column.", rowKey: (c) => c.index }),
     page.total > page.items.length
       ? h("p", { class: "subtle" }, `The first ${page.items.length}; GET /v1/datasets/${ds.id}/columns lists all.`)
@@ -176,11 +202,12 @@ export async function detail(main, { params: [id], signal }) {
     facts([
       ["Rows", fmtNum(ds.n_samples)], ["Features", fmtNum(ds.n_features)],
       ["Non-zeros", `${fmtNum(ds.nnz)} (${fmtNum(100 * ds.nnz / Math.max(1, ds.n_samples * ds.n_features), 3)} % dense)`],
-      ["Task", ds.task], ["Classes", classesText(ds)],
+      ["Classes", classesText(ds)], ["Tags", tagList(ds.tags)], ["Description", ds.description ?? "—"],
       ["Format", `${ds.format}${ds.compressed ? ", gzip" : ""}${ds.format === "svmlight" ? `, ${ds.index_base}-based indices` : ""}`],
       ["File size", fmtBytes(ds.size_bytes)], ["SHA-256", h("code", { class: "hash" }, ds.sha256)],
       ["Uploaded", fmtTime(ds.created_at)],
     ]),
+    schemaFacts(ds),
     columnsSection(ds),
     h("h2", {}, `Jobs (${ownJobs.length})`),
     table([

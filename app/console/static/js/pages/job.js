@@ -7,7 +7,7 @@
 import { get } from "../api.js";
 import { LineChart, X_AXES, chartControls, color } from "../charts.js";
 import { coefficientsSection, warningsView } from "../coefficients.js";
-import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, paramsTable, progressBar, setTitle, table } from "../dom.js";
+import { alertBox, badge, facts, fill, fmtNum, fmtPercent, fmtSeconds, fmtTime, h, link, paramsTable, progressBar, setTitle, table, tagList } from "../dom.js";
 import { cancelButton, isActive, scoreName, traceOf } from "../jobs_common.js";
 import { every, POLL_MS } from "../poll.js";
 import { testMetricsSection } from "../test_metrics.js";
@@ -22,7 +22,7 @@ export async function render(main, { params: [id], signal }) {
   const cancel = cancelButton(job, update, "Cancel job");
   const modelSlot = h("span");
   const head = h("div", { class: "page-head" },
-    h("h1", { tabindex: "-1" }, `Job #${job.id} `, badgeSlot),
+    h("h1", { tabindex: "-1" }, `Job #${job.id} `, job.name ? h("span", { class: "subtle" }, `${job.name} `) : null, badgeSlot),
     h("div", { class: "actions" }, cancel,
       job.dataset_id ? h("a", { class: "button", href: `#/compare?dataset=${job.dataset_id}&ids=${job.id}` }, "Compare with other jobs") : null,
       modelSlot));
@@ -80,9 +80,9 @@ export async function render(main, { params: [id], signal }) {
     fill(status,
       h("div", { class: "job-progress" },
         progressBar(job.progress.fraction, `Progress of job ${job.id}`),
-        h("span", { class: "subtle" }, job.progress.n_iter
-          ? `iteration ${fmtNum(job.progress.iteration ?? 0)} of ${fmtNum(job.progress.n_iter)}, ${fmtNum(job.progress.samples_seen ?? 0)} samples seen`
-          : job.status)),
+        h("span", { class: "subtle" }, progressText(job)),
+        timing(job)),
+      job.waiting_reason ? h("p", { class: "subtle waiting-reason" }, `Queued: ${job.waiting_reason}.`) : null,
       job.error ? alertBox(job.error, { title: "The job failed:" }) : null,
       job.cancel_requested && isActive(job) ? alertBox("Cancel requested: the worker stops at its next check.", { kind: "info" }) : null,
       warningsView(job.warnings));
@@ -139,11 +139,30 @@ export async function render(main, { params: [id], signal }) {
   if (isActive(job)) every(POLL_MS, update, signal);
 }
 
+function progressText(job) {
+  const p = job.progress;
+  if (!p.n_iter) return job.status;
+  const text = `iteration ${fmtNum(p.iteration ?? 0)} of ${fmtNum(p.n_iter)}, ${fmtNum(p.samples_seen ?? 0)} samples seen`;
+  // A fit that converged or reached its target before n_iter is complete.
+  return job.status === "succeeded" && (p.iteration ?? 0) < p.n_iter ? `${text} (${job.stop_reason ?? "finished"} early)` : text;
+}
+
+// Elapsed wall time and, while it runs, the time left at the rate so far (progress.eta_s).
+function timing(job) {
+  const p = job.progress;
+  if (p.elapsed_s === null || p.elapsed_s === undefined) return null;
+  const left = job.status === "running" && p.eta_s !== null && p.eta_s !== undefined
+    ? `, about ${fmtSeconds(p.eta_s)} left` : "";
+  return h("span", { class: "subtle job-timing" }, `${fmtSeconds(p.elapsed_s)} elapsed${left}`);
+}
+
 function runFacts(job) {
   const evaluation = job.test_dataset_id
     ? link(`#/datasets/${job.test_dataset_id}`, `data set #${job.test_dataset_id}`)
     : job.test_fraction ? `${fmtPercent(job.test_fraction)} held out (seed ${job.split_seed})` : "none";
   return [
+    ["Name", job.name ?? "—"], ["Tags", tagList(job.tags)],
+    job.model_name ? ["Registers as", job.model_name] : null,
     ["Solver", job.solver], ["Task", job.task],
     ["Data set", job.dataset_id ? link(`#/datasets/${job.dataset_id}`, `#${job.dataset_id}`) : "deleted"],
     job.init_model_id ? ["Started from", link(`#/models/${job.init_model_id}`, `model #${job.init_model_id}`)] : null,

@@ -1,19 +1,26 @@
 // Studies: the live list, and the form that starts one (runs x sizes x repeats jobs).
 
-import { get, listAll, post } from "../api.js";
+import { listAll, post } from "../api.js";
 import { dataFields, trainingFormPage } from "../data_fields.js";
 import { badge, fmtNum, fmtTime, h, link, progressBar, setTitle } from "../dom.js";
 import { field, numberList, numberOrUndefined, onSubmit, problemSlot, schemaHint } from "../forms.js";
+import { ServerList } from "../list_view.js";
 import { LiveTable } from "../live_table.js";
 import { every, POLL_MS } from "../poll.js";
 import { solverEditor } from "../solver_editor.js";
 
-export async function list(main, { signal }) {
+export async function list(main, { query, signal }) {
   setTitle("Studies");
   const datasets = new Map((await listAll("/v1/datasets", { signal })).map((d) => [d.id, d.name]));
+  const view = new ServerList({
+    path: "/v1/studies", route: "#/studies", query, signal, noun: "study", pageSize: 100,
+    render: (items) => table.update(items),
+  });
+  // Studies have no tags: the search and the sort are theirs, the tag box is not.
+  view.controls.querySelector("[data-filter=tag]").closest(".labelled").remove();
   const table = new LiveTable([
-    { label: "Study", cell: (s) => link(`#/studies/${s.id}`, `#${s.id}`) },
-    { label: "Name", cell: (s) => s.name ?? "—" },
+    { label: view.sortHeader("Study", "id"), cell: (s) => link(`#/studies/${s.id}`, `#${s.id}`) },
+    { label: view.sortHeader("Name", "name"), cell: (s) => s.name ?? "—" },
     { label: "Status", live: true, cell: (s) => badge(s.status) },
     { label: "Data set", cell: (s) => (s.dataset_id ? link(`#/datasets/${s.dataset_id}`, datasets.get(s.dataset_id) ?? `#${s.dataset_id}`) : "—") },
     { label: "Runs", cell: (s) => s.runs.map((r) => r.label ?? r.solver).join("; ") },
@@ -21,15 +28,15 @@ export async function list(main, { signal }) {
     { label: "Repeats", numeric: true, cell: (s) => s.repeats },
     { label: "Progress", live: true, cell: (s) => h("span", {}, progressBar(s.progress.fraction, `Progress of study ${s.id}`),
       h("span", { class: "subtle" }, ` ${s.progress.done}/${s.progress.total} jobs`)) },
-    { label: "Created", cell: (s) => fmtTime(s.created_at) },
-  ], { empty: "No study yet." });
-  const refresh = async () => table.update((await get("/v1/studies?limit=100", { signal })).items);
+    { label: view.sortHeader("Created", "created_at"), cell: (s) => fmtTime(s.created_at) },
+  ], { empty: "No study matches." });
+  const refresh = () => view.load();
   main.append(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Studies"),
       h("a", { class: "button primary", href: "#/studies/new" }, "New study")),
     h("p", { class: "subtle" }, "A study trains each run on seeded subsamples of m rows, for each m and each repeat, "
       + "and measures the solver seconds to each target accuracy: the paper's time against training-set size."),
-    table.element);
+    view.controls, view.summary, table.element, view.pager);
   await refresh();
   every(POLL_MS * 2, refresh, signal);
 }
