@@ -32,11 +32,13 @@ _RUN_FIELDS = ("solver", "params")
 
 @dataclass(frozen=True)
 class StudyPlan:
-    """A checked study: its task, the rows of its training part, each run's estimator."""
+    """A checked study: its task, the rows of its training part, each run's estimator, and the
+    preprocessing its jobs fit (the training set's defaults, as a job without one gets)."""
 
     task: str
     n_train: int
     estimators: list[Any]
+    preprocessing: dict[str, Any] | None
 
 
 def check_study_request(session: Session, body: StudyCreate, settings: Settings, caller: Caller) -> StudyPlan:
@@ -52,7 +54,7 @@ def check_study_request(session: Session, body: StudyCreate, settings: Settings,
                 job_requests.check_batch_fits(plan.estimator, n_fit, f"rows a fit gets at size {m}")
             except ProblemError as exc:
                 raise _in_run(exc, index) from exc
-    return StudyPlan(task, n_train, [plan.estimator for plan in plans])
+    return StudyPlan(task, n_train, [plan.estimator for plan in plans], plans[0].preprocessing)
 
 
 def _check_job_count(body: StudyCreate) -> None:
@@ -197,7 +199,7 @@ def create_study(
         )
         session.add(study)
         session.flush()
-        planned = study_service.plan_jobs(study, plan.estimators)
+        planned = study_service.plan_jobs(study, plan.estimators, plan.preprocessing)
         for job in planned:
             job.owner, job.time_limit_s = caller.owner, limit
         session.add_all(planned)

@@ -32,8 +32,12 @@ def default_label(solver: str, params: dict[str, Any]) -> str:
     return f"{solver} ({', '.join(parts)})" if parts else solver
 
 
-def plan_jobs(study: Study, estimators: Sequence[Any]) -> list[Job]:
+def plan_jobs(study: Study, estimators: Sequence[Any], preprocessing: dict[str, Any] | None) -> list[Job]:
     """The study's jobs, repeat-major (every size has a result early), all queued.
+
+    ``preprocessing``: the resolved preprocessing every job fits on its own training rows (one
+    training set, so one for all runs); without it a data set with text columns or missing
+    cells would reach the solver raw.
 
     ``estimators[i]``: run i's (unfitted) estimator. A run whose estimator takes a
     ``random_state`` but does not fix it gets the repeat's subsample seed, so a rerun of the
@@ -66,6 +70,7 @@ def plan_jobs(study: Study, estimators: Sequence[Any]) -> list[Job]:
                         train_size=m,
                         subsample_seed=seed,
                         select_sigma=study.select_sigma,
+                        preprocessing=preprocessing,
                     )
                 )
     return planned

@@ -396,3 +396,31 @@ def test_sigma_is_selected_on_training_rows_only(app_client: TestClient, data_di
         # The same model on the same rows with every label flipped: accuracies add up to one.
         total = plain[key]["metrics"]["test_accuracy"] + flip[key]["metrics"]["test_accuracy"]
         assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_study_on_text_columns_and_missing_cells_fits_the_default_preprocessing(app_client: TestClient):
+    """Each study job one-hot encodes, imputes and scales as a job on the same data set does:
+    the raw NA cells never reach the solver."""
+    c = app_client
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    r = upload(c, examples / "credit.csv", "credit.csv", format="csv", label_column="credit_risk")
+    assert r.status_code == 201, r.text
+    credit = r.json()
+    assert credit["n_missing"] > 0 and credit["text_columns"]
+    body = {
+        "dataset_id": credit["id"],
+        "test_fraction": 0.3,
+        "seed": SEED,
+        "runs": RUNS[:1],
+        "sizes": [60, 120],
+        "targets": TARGETS,
+    }
+    r = c.post("/v1/studies", json=body)
+    assert r.status_code == 202, r.text
+    study = wait_study(c, r.json()["id"])
+    assert study["status"] == "succeeded", study
+    job = c.post("/v1/jobs", json={"dataset_id": credit["id"], "solver": "pgs", "params": RUNS[0]["params"]})
+    assert job.status_code == 202, job.text
+    for study_job in study_jobs(c, study["id"]):
+        assert study_job["preprocessing"] == job.json()["preprocessing"]
+        assert study_job["metrics"]["test_accuracy"] > 0.5
