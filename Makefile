@@ -72,9 +72,12 @@ FAST := not (cluster or docker or browser or large or system or slow)
 test-fast: $(STAMP) $(WARM)
 	$(BIN)/python -m pytest -m "$(FAST)" -n 2 --dist loadfile $(PYTEST_ARGS)
 
-# The checks first (seconds), then the whole suite.
+# The checks first (seconds), then the whole suite on two processes as test-fast runs (a file's
+# tests on one of them, in order; tests/conftest.py gathers the contract check of both), and the
+# 30 slowest tests listed at the end so CI logs show where the time goes. Tests that share a
+# machine-wide resource take their own: free ports, a temp data dir, a Compose project per test.
 test: check $(WARM)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=30 $(PYTEST_ARGS)
 
 serve: $(STAMP) $(WARM)
 	$(BIN)/python -m app

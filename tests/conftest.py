@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -46,9 +47,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _contract: list[Report] = []
 
 
+# Under pytest-xdist (`make test`, `make test-fast`) each worker process records the answers its
+# tests received and hands them to the controller, which checks them all at once: the contract
+# covers the whole run however many processes ran it.
+CONTRACT_OUTPUT = "contract_seen"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On the controller: take in a finished worker's answers."""
+    RECORDER.seen.update(
+        tuple(answer) for answer in getattr(node, "workeroutput", {}).get(CONTRACT_OUTPUT, [])
+    )
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fail the run when the service answered something its OpenAPI document does not list
     (tests/contract.py)."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:  # an xdist worker: the controller checks
+        worker_output[CONTRACT_OUTPUT] = sorted(RECORDER.seen, key=str)
+        return
     if not RECORDER.seen:
         return
     report = RECORDER.check(live_spec())

@@ -217,7 +217,9 @@ def test_class_and_row_weights_from_the_command_line(service: ApiServer, tmp_pat
 
 def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: Path):
     """On a terminal (a pseudo-terminal here) ``jobs watch`` draws the bar with the job's
-    progress and its current test accuracy; the job stops at its 3 s time budget."""
+    progress and its current test accuracy; the job stops at its time budget, long enough for
+    ``pgs`` to start and see it running while the other process of a parallel run loads the
+    machine."""
     url = service.base
     ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
     job = _json(
@@ -231,7 +233,7 @@ def test_watch_shows_a_live_bar_with_the_test_score(service: ApiServer, heart: P
             "--param",
             "n_iter=1000000000",
             "--time-budget",
-            "3",
+            "10",
             "--json",
             url=url,
         )

@@ -24,6 +24,9 @@ LONG = {"loss": "logistic", "sigma": 1e-4, "n_iter": 10**9, "random_state": 0}
 SHORT = {"loss": "logistic", "sigma": 1e-3, "n_iter": 5000, "random_state": 0}
 # FAST_LEASES: a lost run is noticed after 3 s; these bound the whole recovery.
 RECOVERY_S = 60
+# Long enough for a poll to see the job iterating before its budget ends it, on a loaded machine
+# (a one-second budget could end between two polls while the other test process was busy).
+KILLED_JOB_BUDGET_S = 5
 
 
 def _running(job: dict) -> bool:
@@ -47,9 +50,8 @@ def test_dask_worker_killed_mid_job_reruns_the_job(tmp_path: Path, pg_url: str, 
     try:
         with api.client() as c:
             ds = c.post("/v1/datasets", files={"file": ("t.svm", tiny_svmlight())}).json()["id"]
-            job_id = c.post("/v1/jobs", json={"dataset_id": ds, "params": LONG, "time_budget_s": 1}).json()[
-                "id"
-            ]
+            body = {"dataset_id": ds, "params": LONG, "time_budget_s": KILLED_JOB_BUDGET_S}
+            job_id = c.post("/v1/jobs", json=body).json()["id"]
             poll_job(c, job_id, _running)
             pid = _worker_pid(pg_url, job_id)
             assert pid in dask_cluster.worker_pids()

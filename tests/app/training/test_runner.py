@@ -37,11 +37,16 @@ def _jobs_in_db(db: Path) -> dict[int, tuple[str, int]]:
         return {i: (s, a) for i, s, a in conn.execute("SELECT id, status, attempts FROM jobs")}
 
 
+# Long enough that the shutdown stops the running job before its budget ends it, even when the
+# other process of a parallel run keeps both cores busy.
+SHUTDOWN_BUDGET_S = 10
+
+
 def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, data_dir: Path):
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as c:
         ds = upload(c, data_dir / "heart_scale.svm").json()["id"]
-        running = create_job(c, dataset_id=ds, params=LONG, time_budget_s=2).json()["id"]
+        running = create_job(c, dataset_id=ds, params=LONG, time_budget_s=SHUTDOWN_BUDGET_S).json()["id"]
         queued = create_job(c, dataset_id=ds, params={"n_iter": 500, "random_state": 0}).json()["id"]
         wait_for(c, running, lambda j: (j["progress"]["iteration"] or 0) > 0)
     # The running job was stopped and put back, not counted as an attempt; nothing was lost.
@@ -51,7 +56,7 @@ def test_graceful_shutdown_requeues_and_the_next_start_finishes(tmp_path: Path, 
     assert first["status"] == second["status"] == "succeeded"
     assert first["stop_reason"] == "time_budget" and first["attempts"] == 1
     # The budget is wall-clock time as well: the solver's own clock stays within it.
-    assert 0 < first["metrics"]["solver_seconds"] <= 2
+    assert 0 < first["metrics"]["solver_seconds"] <= SHUTDOWN_BUDGET_S
 
 
 def _upload_heart(c: httpx.Client, data_dir: Path) -> int:
