@@ -1,5 +1,6 @@
 """Every page's shell examples: the runnable ones run against a real service and answer what the
-page shows (tests/docs/shell_blocks.py); the others (```sh no-run) at least parse."""
+page shows, its Python blocks run after them (tests/docs/shell_blocks.py); the others (```sh
+no-run) at least parse."""
 
 from __future__ import annotations
 
