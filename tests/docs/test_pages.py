@@ -53,3 +53,11 @@ def test_backup_how_to_answers_as_shown(
     monkeypatch.setenv("PGS_DATA_DIR", str(tmp_path / "service" / "var"))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     run_docs_page("docs/how-to/backup.md")
+
+
+@pytest.mark.system
+@pytest.mark.parametrize(
+    "page", ["docs/how-to/metrics.md", "docs/how-to/weights.md", "docs/how-to/batch-predictions.md"]
+)
+def test_how_to_answers_as_shown(run_docs_page: Callable[..., None], page: str) -> None:
+    run_docs_page(page)
