@@ -57,7 +57,14 @@ def test_backup_how_to_answers_as_shown(
 
 @pytest.mark.system
 @pytest.mark.parametrize(
-    "page", ["docs/how-to/metrics.md", "docs/how-to/weights.md", "docs/how-to/batch-predictions.md"]
+    "page",
+    [
+        "docs/how-to/metrics.md",
+        "docs/how-to/weights.md",
+        "docs/how-to/batch-predictions.md",
+        "docs/how-to/choose-sigma.md",
+        "docs/how-to/read-coefficients.md",
+    ],
 )
 def test_how_to_answers_as_shown(run_docs_page: Callable[..., None], page: str) -> None:
     run_docs_page(page)
