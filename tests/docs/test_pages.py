@@ -64,7 +64,13 @@ def test_backup_how_to_answers_as_shown(
         "docs/how-to/batch-predictions.md",
         "docs/how-to/choose-sigma.md",
         "docs/how-to/read-coefficients.md",
+        "docs/how-to/model-registry.md",
     ],
 )
 def test_how_to_answers_as_shown(run_docs_page: Callable[..., None], page: str) -> None:
     run_docs_page(page)
+
+
+@pytest.mark.system
+def test_storage_explanation_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/explanation/storage.md", PGS_WORKER_MEMORY_BYTES="40000")
