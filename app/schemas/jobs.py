@@ -67,8 +67,8 @@ class Selection(BaseModel):
         gt=0.0,
         lt=1.0,
         description="Share of the training rows (after any test split) held out by a validation "
-        "split, drawn (as the folds) with params.random_state, which is the job's split_seed "
-        "when params leave it out; default 0.2",
+        "split, drawn (as the folds) with params.random_state (drawn and recorded when params "
+        "leave it out); default 0.2",
     )
     grid: list[PositiveSigma] | None = Field(
         default=None,
@@ -181,7 +181,9 @@ class JobCreate(BaseModel):
     solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
     params: dict[str, Any] = Field(
         default_factory=dict,
-        description="The solver's parameters, validated before queueing",
+        description="The solver's parameters, validated before queueing. Without random_state, "
+        "the service draws one and records it in the job's params: sending those params back "
+        "repeats the run exactly",
     )
     selection: Selection | None = Field(
         default=None,
@@ -341,7 +343,9 @@ class JobRead(BaseModel):
     test_dataset_id: int | None
     test_fraction: float | None
     split_seed: int
-    params: dict[str, Any]
+    params: dict[str, Any] = Field(
+        description="The request's params, with the random_state the service drew when they left it out"
+    )
     targets: list[float]
     target_metric: str | None = Field(
         default=None,

@@ -523,7 +523,7 @@ class Selection:
     """
     validation_fraction: float | None = 0.2
     """
-    Share of the training rows (after any test split) held out by a validation split, drawn (as the folds) with params.random_state, which is the job's split_seed when params leave it out; default 0.2
+    Share of the training rows (after any test split) held out by a validation split, drawn (as the folds) with params.random_state (drawn and recorded when params leave it out); default 0.2
     """
     grid: list[float] | None = None
     """
@@ -1885,7 +1885,7 @@ class JobCreate:
         | None
     ) = None
     """
-    The solver's parameters, validated before queueing; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
+    The solver's parameters, validated before queueing. Without random_state, the service draws one and records it in the job's params: sending those params back repeats the run exactly; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
     """
     selection: Selection | None = None
     """
@@ -1935,6 +1935,9 @@ class JobRead:
     test_fraction: float | None
     split_seed: int
     params: dict[str, Any]
+    """
+    The request's params, with the random_state the service drew when they left it out
+    """
     targets: list[float]
     time_budget_s: float | None
     progress: JobProgress

@@ -85,7 +85,9 @@ def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: P
             url=url,
         )
     )
+    seed = job["params"].pop("random_state")  # drawn by the service, recorded with the job
     assert job["status"] == "succeeded" and job["params"] == {"loss": "logistic", "sigma": 0.001}
+    assert isinstance(seed, int)
     assert job["targets"] == [0.8]
     shown = run_pgs("jobs", "show", str(job["id"]), url=url)
     assert shown.returncode == 0 and "succeeded" in shown.stdout

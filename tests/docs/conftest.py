@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.cluster.harness import REPO, running_service
-from tests.docs.shell_blocks import run_page
+from tests.docs.shell_blocks import run_page, run_python
 
 
 @pytest.fixture
 def run_docs_page(tmp_path: Path) -> Callable[..., None]:
-    """``run_docs_page("README.md", PGS_X="...")``: the page's commands against a fresh service
-    started with that environment."""
+    """``run_docs_page("README.md", PGS_X="...")``: the page's commands, then its Python blocks,
+    against a fresh service started with that environment."""
 
     def run(page: str, **env: str) -> None:
         workdir = tmp_path / "reader"
@@ -24,5 +24,6 @@ def run_docs_page(tmp_path: Path) -> Callable[..., None]:
         (workdir / "examples").symlink_to(REPO / "examples")
         with running_service(tmp_path / "service", **env) as server:
             run_page(REPO / page, server.base, workdir)
+            run_python(REPO / page, server.base, workdir)
 
     return run

@@ -14,6 +14,10 @@ bash (so a variable set by one is there for the next), from a working directory 
 provides, with the service's address in place of http://127.0.0.1:8000, and checks each answer.
 A block marked ``no-run`` (```` ```sh no-run ````: Docker, hour-long benchmarks) is only checked
 for its syntax (:func:`syntax_error`).
+
+A page's ``python`` blocks (but those marked ``no-run``) are one program, run by
+:func:`run_python` after the shell commands against the same service, so they may use what the
+commands made (an alias) and what an earlier block defined. They must end without an error.
 """
 
 from __future__ import annotations
@@ -57,6 +61,16 @@ class Command:
 
 def shell_blocks(page: Path) -> list[Block]:
     """The page's fenced ``sh`` blocks, in order."""
+    return fenced_blocks(page, "sh")
+
+
+def python_blocks(page: Path) -> list[Block]:
+    """The page's fenced ``python`` blocks, in order."""
+    return fenced_blocks(page, "python")
+
+
+def fenced_blocks(page: Path, language: str) -> list[Block]:
+    """The page's fenced blocks of ``language``, in order."""
     blocks, lines, i = [], page.read_text().splitlines(), 0
     while i < len(lines):
         fence = _FENCE.match(lines[i])
@@ -64,7 +78,7 @@ def shell_blocks(page: Path) -> list[Block]:
             i += 1
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        if fence.group(1) == "sh":
+        if fence.group(1) == language:
             text = "\n".join(lines[i + 1 : end]) + "\n"
             blocks.append(Block(i + 1, frozenset(fence.group(2).split()), text))
         i = end + 1
@@ -131,6 +145,20 @@ def run_page(page: Path, base_url: str, workdir: Path) -> None:
     )
     for i, step in enumerate(steps):
         _check(page, step, outputs / str(i))
+
+
+def run_python(page: Path, base_url: str, workdir: Path) -> None:
+    """Run the page's runnable ``python`` blocks, in order, as one program from ``workdir``
+    against the service at ``base_url``; raise AssertionError with its traceback if it fails."""
+    blocks = [b for b in python_blocks(page) if b.runs]
+    if not blocks:
+        return
+    program = workdir.parent / f"{workdir.name}-{page.stem}.py"
+    source = "".join(f"# {page.name}:{b.line}\n{b.text}" for b in blocks)
+    program.write_text(source.replace(DOCS_URL, base_url))
+    command = [sys.executable, str(program)]
+    done = subprocess.run(command, cwd=workdir, env=_environment(base_url), capture_output=True, text=True)
+    assert done.returncode == 0, f"{page.name}: its Python blocks failed\n{done.stdout}\n{done.stderr}"
 
 
 def _script(steps: list[Command], base_url: str, outputs: Path) -> str:

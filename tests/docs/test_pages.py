@@ -1,5 +1,6 @@
 """Every page's shell examples: the runnable ones run against a real service and answer what the
-page shows (tests/docs/shell_blocks.py); the others (```sh no-run) at least parse."""
+page shows, its Python blocks run after them (tests/docs/shell_blocks.py); the others (```sh
+no-run) at least parse."""
 
 from __future__ import annotations
 
@@ -52,3 +53,24 @@ def test_backup_how_to_answers_as_shown(
     monkeypatch.setenv("PGS_DATA_DIR", str(tmp_path / "service" / "var"))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     run_docs_page("docs/how-to/backup.md")
+
+
+@pytest.mark.system
+@pytest.mark.parametrize(
+    "page",
+    [
+        "docs/how-to/metrics.md",
+        "docs/how-to/weights.md",
+        "docs/how-to/batch-predictions.md",
+        "docs/how-to/choose-sigma.md",
+        "docs/how-to/read-coefficients.md",
+        "docs/how-to/model-registry.md",
+    ],
+)
+def test_how_to_answers_as_shown(run_docs_page: Callable[..., None], page: str) -> None:
+    run_docs_page(page)
+
+
+@pytest.mark.system
+def test_storage_explanation_answers_as_shown(run_docs_page: Callable[..., None]) -> None:
+    run_docs_page("docs/explanation/storage.md", PGS_WORKER_MEMORY_BYTES="40000")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs import abbreviated
-from tests.docs.shell_blocks import Block, commands, run_page, shell_blocks, syntax_error
+from tests.docs.shell_blocks import Block, commands, run_page, run_python, shell_blocks, syntax_error
 
 ANSWER = {
     "id": 1,
@@ -141,3 +141,27 @@ def test_a_page_whose_answer_differs_or_whose_command_fails_fails(
 ) -> None:
     with pytest.raises(AssertionError, match=message):
         run_page(_page(tmp_path, body), "http://service.test", tmp_path / "reader")
+
+
+def _python_page(tmp_path: Path, *blocks: str) -> Path:
+    (tmp_path / "reader").mkdir()
+    page = tmp_path / "page.md"
+    page.write_text("".join(f"```python{flags}\n{body}```\n\n" for flags, body in blocks))
+    return page
+
+
+def test_a_pages_python_blocks_run_as_one_program_with_the_services_address(tmp_path: Path) -> None:
+    page = _python_page(
+        tmp_path,
+        ("", 'url = "http://127.0.0.1:8000/v1"\n'),
+        (" no-run", "raise SystemExit(1)\n"),
+        ("", 'assert url == "http://service.test/v1", url\nopen("ran", "w").close()\n'),
+    )
+    run_python(page, "http://service.test", tmp_path / "reader")
+    assert (tmp_path / "reader" / "ran").exists()  # from the reader's working directory
+
+
+def test_a_python_block_that_fails_fails_with_its_traceback(tmp_path: Path) -> None:
+    page = _python_page(tmp_path, ("", "x = 1\n"), ("", "1 / (x - 1)\n"))
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        run_python(page, "http://service.test", tmp_path / "reader")

@@ -16,6 +16,7 @@ beyond the training rows per class on average (then some class is smaller).
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from app.core.errors import field_error, invalid
@@ -56,16 +57,18 @@ def stored_options(body: JobCreate) -> dict[str, Any] | None:
 
 
 def seeded_params(body: JobCreate, estimator: Any) -> dict[str, Any]:
-    """The params a job stores: with sigma "auto" or early stopping and no ``random_state``, the
-    job's split_seed as it, since their validation splits are drawn with it and the same request
-    should choose the same sigma and stop at the same point (as a study seeds its runs)."""
-    if (
-        (is_auto(body.params) or body.params.get("early_stopping") is True)
-        and "random_state" not in body.params
-        and "random_state" in estimator.get_params()
-    ):
-        return {**body.params, "random_state": body.split_seed}
+    """The params a job stores: without a ``random_state``, one drawn now and recorded, so that
+    any run can be repeated exactly by sending its params back. It seeds the solver's draws and
+    the validation splits of sigma "auto" and early stopping; a solver with no draws of its own
+    (gd, lbfgs) records it too, as those splits still use it."""
+    if "random_state" not in body.params and "random_state" in estimator.get_params():
+        return {**body.params, "random_state": draw_seed()}
     return body.params
+
+
+def draw_seed() -> int:
+    """A fresh seed in the range every estimator and splitter takes (0 to 2**32 - 1)."""
+    return secrets.randbelow(2**32)
 
 
 def estimator_params(options: dict[str, Any] | None) -> dict[str, Any]:

@@ -101,7 +101,9 @@ def test_raw_magic04_with_default_preprocessing_matches_scikit_learns_pipeline(
         "sparse": False,
     }
     X, y = _magic(data_dir)
-    train, test = split_indices(len(y), 0.25, 3)  # the service's own split
+    # A split of the same size and seed; the service draws its own shard by shard (small shards
+    # here), so the reference is compared within a point, not exactly.
+    train, test = split_indices(len(y), 0.25, 3)
     reference = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     expected = reference.fit(X[train], y[train]).score(X[test], y[test])
     assert job["metrics"]["test_accuracy"] >= expected - 0.01, (job["metrics"], expected)
