@@ -11,7 +11,7 @@ import pytest
 
 from app.core.errors import ProblemError
 from app.core.limits import BodyPace, TimedReceive
-from tests.helpers import make_settings
+from tests.helpers import make_settings, run_async
 
 
 def test_a_body_starts_a_grace_ahead_and_each_byte_buys_time():
@@ -64,7 +64,7 @@ def test_timed_receive_answers_408_to_a_body_slower_than_the_minimum(tmp_path: P
     )
     timed = TimedReceive(_trickle(1000, every_s=0.1), settings)
     with pytest.raises(ProblemError) as raised:
-        anyio.run(_drain, timed)
+        run_async(_drain(timed))
     assert raised.value.status == 408 and "PGS_MIN_BODY_BYTES_PER_S" in raised.value.detail
     assert raised.value.headers == {"Connection": "close"}
 
@@ -72,4 +72,4 @@ def test_timed_receive_answers_408_to_a_body_slower_than_the_minimum(tmp_path: P
 def test_timed_receive_lets_a_body_at_the_minimum_pace_through(tmp_path: Path):
     # 20 bytes/s against a minimum of 10: the pace never runs out.
     settings = make_settings(tmp_path, min_body_bytes_per_s=10, body_rate_grace_s=0.3, body_idle_timeout_s=60)
-    assert anyio.run(_drain, TimedReceive(_trickle(10, every_s=0.05), settings)) == 10
+    assert run_async(_drain(TimedReceive(_trickle(10, every_s=0.05), settings))) == 10
