@@ -20,6 +20,17 @@ PLUMBING = {
     "the client speaks the one tus version and the extensions it was written for",
 }
 
+# An upload, small or resumable: one form POST, or the tus requests that send a big file in
+# parts, then the data set made from them.
+UPLOAD_OPERATIONS = (
+    "POST /v1/datasets",
+    "POST /v1/uploads",
+    "HEAD /v1/uploads/{upload_id}",
+    "PATCH /v1/uploads/{upload_id}",
+    "POST /v1/uploads/{upload_id}/dataset",
+    "GET /v1/uploads/{upload_id}",
+)
+
 
 def covers(*operations: str) -> Callable[[F], F]:
     """Mark a function as performing these operations (``"GET /v1/models/{model_id}"``)."""

@@ -25,7 +25,7 @@ from pgs_client.cli.context import Json, Limit, ModelArg
 from pgs_client.cli.context import client as _client
 from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
-from pgs_client.operations import covers
+from pgs_client.operations import UPLOAD_OPERATIONS, covers
 from pgs_client.resources.jobs import score_text
 from pgs_client.resources.models import Prediction
 from pgs_client.version import VERSION
@@ -166,14 +166,7 @@ def _param_row(param: Any) -> dict[str, Any]:
 
 
 @datasets.command("upload")
-@covers(
-    "POST /v1/datasets",
-    "POST /v1/uploads",
-    "HEAD /v1/uploads/{upload_id}",
-    "PATCH /v1/uploads/{upload_id}",
-    "POST /v1/uploads/{upload_id}/dataset",
-    "GET /v1/uploads/{upload_id}",
-)
+@covers(*UPLOAD_OPERATIONS)
 def datasets_upload(
     ctx: typer.Context,
     file: Annotated[

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 from pgs_client import data, frames
 from pgs_client.convert import from_json
-from pgs_client.operations import covers
+from pgs_client.operations import UPLOAD_OPERATIONS, covers
 from pgs_client.progress import Bar, bar, wanted
 from pgs_client.resources import ident, labels
 from pgs_client.resumable import RESUMABLE_BYTES, Uploader
@@ -63,14 +63,7 @@ class Datasets:
     def __init__(self, transport: Transport):
         self._t = transport
 
-    @covers(
-        "POST /v1/datasets",
-        "POST /v1/uploads",
-        "HEAD /v1/uploads/{upload_id}",
-        "PATCH /v1/uploads/{upload_id}",
-        "POST /v1/uploads/{upload_id}/dataset",
-        "GET /v1/uploads/{upload_id}",
-    )
+    @covers(*UPLOAD_OPERATIONS)
     def upload(
         self,
         source: Any,
