@@ -193,7 +193,16 @@ def test_a_data_set_page_shows_its_schema(console: Console, registry: dict[str, 
     columns = page.locator("section[aria-labelledby=columns-title]")
     expect()(columns.locator("tr", has_text="home")).to_contain_text("rent")
     expect()(columns.locator("tr", has_text="income")).to_contain_text("18")  # its NA cells
+    # Its own jobs and models, as the API's data set filters give them, and no other's.
+    for job in registry["jobs"]:
+        # In the jobs table and again as the "From job" of its model.
+        expect()(page.locator(f"a[href='#/jobs/{job}']")).to_have_count(2)
+    for model in registry["models"][:2]:
+        expect()(page.locator(f"a[href='#/models/{model}']")).to_have_count(1)
+    expect()(page.locator(f"a[href='#/models/{registry['models'][2]}']")).to_have_count(0)
     console.shot("dataset-schema")
+    console.goto(f"#/models?dataset={registry['credit']}")
+    expect()(page.locator("tbody tr")).to_have_count(2)
 
 
 def test_a_running_job_shows_its_time_left(
