@@ -222,7 +222,9 @@ def test_lists_search_sort_and_filter_by_data_set(client: Client, heart: Path):
     test = client.datasets.upload(heart, name="heart-search-test")
     assert [d.id for d in client.datasets.list(search="HEART-SEARCH", sort="name")] == [train.id, test.id]
     assert [d.id for d in client.datasets.list(search="heart-search", sort="-name")] == [test.id, train.id]
-    job = client.jobs.wait(client.jobs.create(train, test_dataset=test, params={"n_iter": 50}, name="searched"))
+    job = client.jobs.wait(
+        client.jobs.create(train, test_dataset=test, params={"n_iter": 50}, name="searched")
+    )
     assert [j.id for j in client.jobs.list(test_dataset=test)] == [job.id]
     assert [j.id for j in client.jobs.list(search="SEARCHED", sort="name")] == [job.id]
     assert [m.id for m in client.models.list(dataset=train)] == [job.model_id]

@@ -222,6 +222,24 @@ def test_a_running_job_shows_its_time_left(
         poll_job(api, job["id"])
 
 
+def test_a_job_choosing_sigma_says_so(console: Console, api: httpx.Client, registry: dict[str, Any]) -> None:
+    # A path of 1,200 fits: far from done while the page is looked at.
+    body = {
+        "dataset_id": registry["credit"],
+        "params": {**LONG, "sigma": "auto", "n_iter": 500_000},
+        "selection": {"grid": [10.0 ** (-k / 20) for k in range(400)], "folds": 3, "patience": None},
+        "time_budget_s": 120,
+    }
+    job = _ok(api.post("/v1/jobs", json=body))
+    try:
+        console.goto(f"#/jobs/{job['id']}")
+        expect()(console.page.get_by_text("choosing sigma: fit")).to_contain_text("of 1,200 of the path")
+        expect()(console.page.locator(".job-timing")).to_contain_text("left in this phase")
+    finally:
+        api.post(f"/v1/jobs/{job['id']}/cancel")
+        poll_job(api, job["id"])
+
+
 def test_every_page_loads_without_a_failed_request(console: Console, registry: dict[str, Any]) -> None:
     deleted_model = registry["models"][2]
     routes = [
