@@ -54,13 +54,16 @@ class TracePoint:
 
 @dataclass(frozen=True)
 class Progress:
-    """What the callback of ``fit`` receives after every chunk."""
+    """What the callback of ``fit`` receives after every chunk. ``phase`` names what the counts
+    count: "fit" (the fit's own iterations) or "select_sigma" (sigma "auto"'s path: its fits
+    done over its fits planned, before the fit at the chosen sigma)."""
 
     iteration: int
     n_iter: int
     samples_seen: int
     solver_seconds: float
     new_points: list[TracePoint] = field(default_factory=list)
+    phase: str = "fit"
 
 
 class Engine(Protocol):

@@ -259,6 +259,13 @@ class JobCreate(BaseModel):
 
 
 class JobProgress(BaseModel):
+    phase: Literal["select_sigma", "choose_threshold", "fit"] | None = Field(
+        default=None,
+        description='What a running job\'s counts count: "select_sigma" (sigma "auto" or a study\'s '
+        'sigma search: the fits of its path done over planned), "choose_threshold" (the validation '
+        'fit that picks a decision threshold) or "fit" (the model\'s own fit: iterations over n_iter); '
+        "null unless it runs",
+    )
     iteration: int | None
     n_iter: int | None
     fraction: float | None = Field(
@@ -272,8 +279,9 @@ class JobProgress(BaseModel):
     )
     eta_s: float | None = Field(
         default=None,
-        description="Estimated wall seconds left at the rate so far (never beyond its time limit; "
-        "an upper bound for a fit that may converge early); null unless it runs and has progressed",
+        description="Estimated wall seconds left in the current phase at that phase's rate so far "
+        "(never beyond its time limit; an upper bound for a fit that may converge early; the fit "
+        "follows a select_sigma or choose_threshold phase); null unless it runs and has progressed",
     )
 
 

@@ -110,6 +110,10 @@ class Reporter:
     extra: dict[str, Any] = field(default_factory=dict)
     # Wall time spent in this callback during the current fit (the job's progress_seconds).
     seconds: float = 0.0
+    # What the progress counts ("fit", "select_sigma", "choose_threshold") and since when
+    # (epoch seconds): the API's progress.phase, and the start of the rate its ETA carries on.
+    phase: str = "fit"
+    phase_started: float = field(default_factory=time.time)
 
     def __post_init__(self) -> None:
         self.trace = ThinnedTrace(self.max_points, self.targets, self.higher_is_better)
@@ -124,6 +128,8 @@ class Reporter:
             metrics={
                 **running_metrics(self.trace.points, self.targets, self.higher_is_better, self.score_name),
                 **self.extra,
+                "phase": self.phase,
+                "phase_started": self.phase_started,
             },
             points=[{"seq": seq, **trace_row(pt)} for seq, pt in new],
             dropped=dropped,
@@ -137,6 +143,11 @@ class Reporter:
         self.last = None
         self.fit_points = 0
         self.seconds = 0.0
+        self._enter("fit")
+
+    def _enter(self, phase: str) -> None:
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, time.time()
 
     def add_points(self, points: list[Any]) -> None:
         for point in points:
@@ -146,6 +157,7 @@ class Reporter:
     def __call__(self, progress: Any) -> bool | None:
         began = time.perf_counter()
         self.last = progress
+        self._enter(progress.phase if progress.phase != "fit" else self.extra.get("phase", "fit"))
         self.add_points(progress.new_points)
         if self.stop is None:
             self.stop = self.interrupted() or self._out_of_time() or self._write_when_due()

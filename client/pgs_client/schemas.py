@@ -396,13 +396,17 @@ class JobProgress:
     iteration / n_iter while it runs (with sigma "auto", while its path runs: the path's fits done over its fits planned, then the refit's iterations); 1 once it succeeded (a fit that converged or reached its target before n_iter is complete)
     """
     samples_seen: int | None
+    phase: Literal["select_sigma", "choose_threshold", "fit"] | None = None
+    """
+    What a running job's counts count: "select_sigma" (sigma "auto" or a study's sigma search: the fits of its path done over planned), "choose_threshold" (the validation fit that picks a decision threshold) or "fit" (the model's own fit: iterations over n_iter); null unless it runs
+    """
     elapsed_s: float | None = None
     """
     Wall seconds since it started (until it finished); null while queued
     """
     eta_s: float | None = None
     """
-    Estimated wall seconds left at the rate so far (never beyond its time limit; an upper bound for a fit that may converge early); null unless it runs and has progressed
+    Estimated wall seconds left in the current phase at that phase's rate so far (never beyond its time limit; an upper bound for a fit that may converge early; the fit follows a select_sigma or choose_threshold phase); null unless it runs and has progressed
     """
 
 

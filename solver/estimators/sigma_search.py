@@ -142,7 +142,9 @@ def fit_with_sigma_search(
         nonlocal interrupted
         # On the path the callback's progress is the path's: its fits done over its fits
         # planned; a fit's own iterations restart at every fit and would say nothing.
-        path_progress = dataclasses.replace(progress, iteration=begun - 1, n_iter=planned)
+        path_progress = dataclasses.replace(
+            progress, iteration=begun - 1, n_iter=planned, phase="select_sigma"
+        )
         go_on = callback(path_progress) if callback is not None else None
         interrupted = interrupted or go_on is False
         return go_on

@@ -215,6 +215,23 @@ def test_pagination_iterates_every_page_newest_first(client: Client, heart: Path
     assert [m.id for m in client.models.list(limit=1)] == [max(m.id for m in client.models.list())]
 
 
+def test_lists_search_sort_and_filter_by_data_set(client: Client, heart: Path):
+    """Every list takes the API's search (q) and sort; models and jobs filter by the data set
+    that trained (or evaluated) them."""
+    train = client.datasets.upload(heart, name="Heart-Search-train")
+    test = client.datasets.upload(heart, name="heart-search-test")
+    assert [d.id for d in client.datasets.list(search="HEART-SEARCH", sort="name")] == [train.id, test.id]
+    assert [d.id for d in client.datasets.list(search="heart-search", sort="-name")] == [test.id, train.id]
+    job = client.jobs.wait(
+        client.jobs.create(train, test_dataset=test, params={"n_iter": 50}, name="searched")
+    )
+    assert [j.id for j in client.jobs.list(test_dataset=test)] == [job.id]
+    assert [j.id for j in client.jobs.list(search="SEARCHED", sort="name")] == [job.id]
+    assert [m.id for m in client.models.list(dataset=train)] == [job.model_id]
+    assert list(client.models.list(dataset=test)) == []
+    assert list(client.studies.list(search="no study is named so", sort="name")) == []
+
+
 def test_cancel_a_long_job(client: Client, heart: Path):
     ds = client.datasets.upload(heart)
     job = client.jobs.create(ds, params={"n_iter": 10**9}, time_budget_s=600)

@@ -193,7 +193,16 @@ def test_a_data_set_page_shows_its_schema(console: Console, registry: dict[str, 
     columns = page.locator("section[aria-labelledby=columns-title]")
     expect()(columns.locator("tr", has_text="home")).to_contain_text("rent")
     expect()(columns.locator("tr", has_text="income")).to_contain_text("18")  # its NA cells
+    # Its own jobs and models, as the API's data set filters give them, and no other's.
+    for job in registry["jobs"]:
+        # In the jobs table and again as the "From job" of its model.
+        expect()(page.locator(f"a[href='#/jobs/{job}']")).to_have_count(2)
+    for model in registry["models"][:2]:
+        expect()(page.locator(f"a[href='#/models/{model}']")).to_have_count(1)
+    expect()(page.locator(f"a[href='#/models/{registry['models'][2]}']")).to_have_count(0)
     console.shot("dataset-schema")
+    console.goto(f"#/models?dataset={registry['credit']}")
+    expect()(page.locator("tbody tr")).to_have_count(2)
 
 
 def test_a_running_job_shows_its_time_left(
@@ -208,6 +217,24 @@ def test_a_running_job_shows_its_time_left(
         expect()(page.locator(".job-timing")).to_contain_text("left")
         console.goto("#/jobs")
         expect()(page.locator(f"tr[data-key='{job['id']}'] .eta")).to_contain_text("left")
+    finally:
+        api.post(f"/v1/jobs/{job['id']}/cancel")
+        poll_job(api, job["id"])
+
+
+def test_a_job_choosing_sigma_says_so(console: Console, api: httpx.Client, registry: dict[str, Any]) -> None:
+    # A path of 1,200 fits: far from done while the page is looked at.
+    body = {
+        "dataset_id": registry["credit"],
+        "params": {**LONG, "sigma": "auto", "n_iter": 500_000},
+        "selection": {"grid": [10.0 ** (-k / 20) for k in range(400)], "folds": 3, "patience": None},
+        "time_budget_s": 120,
+    }
+    job = _ok(api.post("/v1/jobs", json=body))
+    try:
+        console.goto(f"#/jobs/{job['id']}")
+        expect()(console.page.get_by_text("choosing sigma: fit")).to_contain_text("of 1,200 of the path")
+        expect()(console.page.locator(".job-timing")).to_contain_text("left in this phase")
     finally:
         api.post(f"/v1/jobs/{job['id']}/cancel")
         poll_job(api, job["id"])

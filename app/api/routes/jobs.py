@@ -85,6 +85,9 @@ StatusQuery = Annotated[
 
 
 DatasetQuery = Annotated[int | None, Query(ge=1, description="Only jobs trained on this data set")]
+TestDatasetQuery = Annotated[
+    int | None, Query(ge=1, description="Only jobs evaluated on this data set (their test_dataset_id)")
+]
 SolverQuery = Annotated[str | None, Query(max_length=32, description="Only jobs of this solver")]
 JOB_SORTS = {
     "created_at": Job.created_at,
@@ -107,6 +110,7 @@ def list_jobs(
     caller: CallerDep,
     status: StatusQuery = None,
     dataset_id: DatasetQuery = None,
+    test_dataset_id: TestDatasetQuery = None,
     solver: SolverQuery = None,
     name: NameQuery = None,
     tag: TagsQuery = None,
@@ -125,6 +129,8 @@ def list_jobs(
         stmt = stmt.where(Job.status == status)
     if dataset_id is not None:
         stmt = stmt.where(Job.dataset_id == dataset_id)
+    if test_dataset_id is not None:
+        stmt = stmt.where(Job.test_dataset_id == test_dataset_id)
     if solver is not None:
         stmt = stmt.where(Job.solver == solver)
     order = sort_columns(sort, JOB_SORTS, Job.id)

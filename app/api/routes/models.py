@@ -81,6 +81,7 @@ ExtraFeaturesQuery = Annotated[
 INLINE_BYTES = 16 * 1024
 
 
+DatasetQuery = Annotated[int | None, Query(ge=1, description="Only models trained on this data set")]
 MODEL_SORTS = {
     "created_at": Model.created_at,
     "name": Model.name,
@@ -100,6 +101,7 @@ def list_models(
     session: SessionDep,
     caller: CallerDep,
     name: NameQuery = None,
+    dataset_id: DatasetQuery = None,
     tag: TagsQuery = None,
     q: SearchQuery = None,
     sort: SortQuery = None,
@@ -112,6 +114,8 @@ def list_models(
     stmt = stmt.where(*search_filter([Model.name, Model.description], q))
     if name is not None:
         stmt = stmt.where(Model.name == name)  # the versions of a name
+    if dataset_id is not None:
+        stmt = stmt.where(Model.dataset_id == dataset_id)
     order = sort_columns(sort, MODEL_SORTS, Model.id)
     items, next_cursor = paginate(session, stmt, Model.id, limit, cursor, order)
     return {"items": items, "next_cursor": next_cursor}

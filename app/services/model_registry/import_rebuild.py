@@ -59,17 +59,23 @@ def import_file(body: bytes, media_type: str, limits: ImportLimits) -> ImportedM
     _check_magnitude(model, _weights_name(plan, arrays))
     _check_scores(model)
     facts = plan.doc.model
-    return ImportedModel(facts.model_copy(update={"metrics": _learned(facts, arrays)}), plan.files, arrays)
+    return ImportedModel(facts.model_copy(update={"metrics": _learned(plan, arrays)}), plan.files, arrays)
 
 
-def _learned(facts: ModelFacts, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
-    """The export's metrics with the model's named coefficients computed from its own arrays,
-    as a job's are at the end of its fit (none for a kernel model)."""
+def _learned(plan: Plan, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
+    """The export's metrics with the model's named coefficients and weight counts computed from
+    its own arrays, as a job's are at the end of its fit (none for a kernel model): an export
+    made before the counts were recorded, or edited by hand, shows its true density."""
+    facts = plan.doc.model
     space = FeatureSpace.of(facts)
     outputs = raw_weights(arrays, space)
     metrics = {k: v for k, v in (facts.metrics or {}).items() if k != "coefficients"}
     if outputs is not None:
         metrics["coefficients"] = summary(outputs, space)
+    if not plan.kernel:
+        weights = arrays[_weights_name(plan, arrays)]
+        metrics["n_weights"] = plan.outputs * plan.n_in
+        metrics["nnz_weights"] = int(np.count_nonzero(weights))
     return metrics if metrics or facts.metrics is not None else None
 
 

@@ -15,6 +15,7 @@ evaluation rows are out of reach by construction:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,8 +95,24 @@ def select_sigma(
     )
     # The library's path over the given grid, cold fits and no early stop: every sigma of a
     # study's grid is scored, on the study's own seeded split (split_indices).
+    begun = 0
+
+    def counted_build(sigma: float) -> Any:
+        nonlocal begun
+        begun += 1
+        return build(sigma)
+
+    def path_progress(progress: Any) -> bool | None:
+        # The path's fits done over planned (one split: one fit a sigma), as sigma "auto"
+        # reports its path; a fit's own iterations restart at every sigma and would say nothing.
+        if callback is None:
+            return None
+        return callback(
+            dataclasses.replace(progress, iteration=begun - 1, n_iter=len(grid), phase="select_sigma")
+        )
+
     path = regularisation_path(
-        build,
+        counted_build,
         X,
         y,
         grid=grid,
@@ -103,7 +120,7 @@ def select_sigma(
         splits_name="validation",
         metric=selection.score_name,
         warm_start=False,
-        callback=callback,
+        callback=path_progress,
         stopped=stopped,
     )
     if path is None:

@@ -203,12 +203,22 @@ class Datasets:
         *,
         name: str | None = None,
         tag: str | Sequence[str] | None = None,
+        search: str | None = None,
+        sort: str | None = None,
         page_size: int = 100,
     ) -> Iterator[DatasetRead]:
-        """Data sets, newest first, fetched a page at a time (all of them, or ``limit``); only
-        those named ``name`` and with every tag of ``tag`` when given."""
+        """Data sets, newest first (or in ``sort``'s order: ``name``, ``-n_samples``, ...),
+        fetched a page at a time (all of them, or ``limit``); only those named ``name``, with
+        every tag of ``tag``, whose name contains ``search`` (any case) when given."""
         return self._t.pages(
-            "/v1/datasets", lambda d: from_json(DatasetRead, d), limit, page_size, name=name, tag=tag
+            "/v1/datasets",
+            lambda d: from_json(DatasetRead, d),
+            limit,
+            page_size,
+            name=name,
+            tag=tag,
+            q=search,
+            sort=sort,
         )
 
     @covers("PATCH /v1/datasets/{dataset_id}")

@@ -134,14 +134,18 @@ class Jobs:
         *,
         status: str | None = None,
         dataset: int | DatasetRead | None = None,
+        test_dataset: int | DatasetRead | None = None,
         solver: str | None = None,
         name: str | None = None,
         tag: str | Sequence[str] | None = None,
+        search: str | None = None,
+        sort: str | None = None,
         page_size: int = 100,
     ) -> Iterator[JobRead]:
-        """Jobs, newest first, a page at a time; only those in ``status``, trained on
-        ``dataset``, of ``solver``, named ``name``, with every tag of ``tag`` when given (the
-        service filters)."""
+        """Jobs, newest first (or in ``sort``'s order: ``name``, ``-finished_at``, ...), a page
+        at a time; only those in ``status``, trained on ``dataset``, evaluated on
+        ``test_dataset``, of ``solver``, named ``name``, with every tag of ``tag``, whose name
+        or model name contains ``search`` (any case) when given (the service filters)."""
         return self._t.pages(
             "/v1/jobs",
             lambda j: from_json(JobRead, j),
@@ -149,9 +153,12 @@ class Jobs:
             page_size,
             status=status,
             dataset_id=None if dataset is None else ident(dataset),
+            test_dataset_id=None if test_dataset is None else ident(test_dataset),
             solver=solver,
             name=name,
             tag=tag,
+            q=search,
+            sort=sort,
         )
 
     @covers("PATCH /v1/jobs/{job_id}")

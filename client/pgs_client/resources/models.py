@@ -77,13 +77,25 @@ class Models:
         limit: int | None = None,
         *,
         name: str | None = None,
+        dataset: int | DatasetRead | None = None,
         tag: str | Sequence[str] | None = None,
+        search: str | None = None,
+        sort: str | None = None,
         page_size: int = 100,
     ) -> Iterator[ModelRead]:
-        """Models, newest first, a page at a time: the versions of ``name``, those with every
-        tag of ``tag``, when given."""
+        """Models, newest first (or in ``sort``'s order: ``name``, ``-version``, ...), a page at
+        a time: the versions of ``name``, those trained on ``dataset``, with every tag of
+        ``tag``, whose name or description contains ``search`` (any case), when given."""
         return self._t.pages(
-            "/v1/models", lambda m: from_json(ModelRead, m), limit, page_size, name=name, tag=tag
+            "/v1/models",
+            lambda m: from_json(ModelRead, m),
+            limit,
+            page_size,
+            name=name,
+            dataset_id=None if dataset is None else ident(dataset),
+            tag=tag,
+            q=search,
+            sort=sort,
         )
 
     @covers("GET /v1/models/{model_id}/coefficients")

@@ -67,9 +67,19 @@ class Studies:
         return from_json(StudyRead, self._t.get(f"/v1/studies/{ident(study)}"))
 
     @covers("GET /v1/studies")
-    def list(self, limit: int | None = None, *, page_size: int = 100) -> Iterator[StudyRead]:
-        """Studies, newest first, without their tables."""
-        return self._t.pages("/v1/studies", lambda s: from_json(StudyRead, s), limit, page_size)
+    def list(
+        self,
+        limit: int | None = None,
+        *,
+        search: str | None = None,
+        sort: str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[StudyRead]:
+        """Studies, newest first (or in ``sort``'s order: ``name``, ``-created_at``), without
+        their tables; only those whose name contains ``search`` (any case) when given."""
+        return self._t.pages(
+            "/v1/studies", lambda s: from_json(StudyRead, s), limit, page_size, q=search, sort=sort
+        )
 
     @covers("GET /v1/studies/{study_id}/jobs")
     def jobs(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.helpers import assert_problem, upload
+from tests.helpers import assert_problem, create_job, upload, wait_for
 
 ROW = b"+1 1:0.5 2:1\n-1 1:-0.5 3:2\n"
 
@@ -54,3 +54,29 @@ def test_unknown_sort_field_and_foreign_cursor_are_422(client: TestClient):
     assert "created_at" in problem["detail"]
     assert_problem(client.get("/v1/datasets", params={"sort": "name", "cursor": "12"}), 422, "query.cursor")
     assert_problem(client.get("/v1/datasets", params={"cursor": "o12"}), 422, "query.cursor")
+
+
+def test_models_and_jobs_filter_by_the_data_set_they_use(client: TestClient):
+    """The data set page's own jobs and models, asked of the API instead of read from its newest
+    thousands."""
+    train, other = (upload(client, ROW, f"{n}.svm", name=n).json()["id"] for n in ("train", "other"))
+    bodies = {
+        "on_train": {"dataset_id": train},
+        "tested_on_other": {"dataset_id": train, "test_dataset_id": other},
+        "on_other": {"dataset_id": other},
+    }
+    jobs = {
+        name: create_job(client, **body, params={"n_iter": 20}).json()["id"] for name, body in bodies.items()
+    }
+    finished = {name: wait_for(client, job_id) for name, job_id in jobs.items()}
+    assert all(job["status"] == "succeeded" for job in finished.values())
+
+    def ids(path: str, **params: int) -> set[int]:
+        return {item["id"] for item in client.get(path, params=params).json()["items"]}
+
+    assert ids("/v1/jobs", test_dataset_id=other) == {jobs["tested_on_other"]}
+    assert ids("/v1/jobs", dataset_id=other) == {jobs["on_other"]}
+    model_of = {name: job["model_id"] for name, job in finished.items()}
+    assert ids("/v1/models", dataset_id=train) == {model_of["on_train"], model_of["tested_on_other"]}
+    assert ids("/v1/models", dataset_id=other) == {model_of["on_other"]}
+    assert_problem(client.get("/v1/models", params={"dataset_id": 0}), 422, "query.dataset_id")

@@ -62,6 +62,7 @@ def test_job_succeeds_with_the_accuracy_of_the_same_run_in_process(app_client: T
     assert job["status"] == "succeeded", job
     progress = job["progress"]
     assert progress | {"elapsed_s": None} == {
+        "phase": None,
         "iteration": 40_000,
         "n_iter": 40_000,
         "fraction": 1.0,
@@ -198,6 +199,7 @@ def test_cancel_running_and_queued_jobs(app_client: TestClient):
     assert job["status"] == "running"
     # An estimate from the rate so far, within what the job's time budget leaves.
     assert job["progress"]["elapsed_s"] > 0 and 0 <= job["progress"]["eta_s"] <= 120
+    assert job["progress"]["phase"] == "fit"
     # While the job runs, its data set cannot be deleted.
     assert_problem(c.delete(f"/v1/datasets/{ids['heart']}"), 409)
 

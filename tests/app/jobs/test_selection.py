@@ -168,6 +168,10 @@ def test_a_cancelled_path_keeps_a_partial_model_at_its_best_sigma(app_client: Te
     job_id = create_job(c, **body, selection=selection).json()["id"]
     wait_for(c, job_id, lambda j: j["progress"]["iteration"] is not None)  # the path is fitting
     time.sleep(2.0)
+    # The progress says it counts the path's fits, and carries the path's own rate on.
+    progress = c.get(f"/v1/jobs/{job_id}").json()["progress"]
+    assert progress["phase"] == "select_sigma" and progress["n_iter"] == 3 * len(selection["grid"])
+    assert progress["eta_s"] is not None and progress["eta_s"] > 0
     assert c.post(f"/v1/jobs/{job_id}/cancel").status_code == 202
     job = wait_for(c, job_id)
     assert job["status"] == "cancelled" and job["model_id"] is not None, job

@@ -122,6 +122,21 @@ def test_an_export_imported_elsewhere_predicts_the_same(
     assert got == want
 
 
+def test_an_import_counts_its_own_weights(served: dict[str, Any], tmp_path: Path):
+    """An export made before the weight counts were recorded shows its density once imported."""
+    c, model_id = served["client"], served["magic"]
+    original = c.get(f"/v1/models/{model_id}").json()
+    doc = _json_export(c, model_id)
+    for key in ("n_weights", "nnz_weights"):
+        doc["model"]["metrics"].pop(key, None)
+    with TestClient(create_app(make_settings(tmp_path))) as other:
+        r = other.post("/v1/models", json=doc)
+        assert r.status_code == 201, r.text
+    coef = np.asarray(doc["arrays"]["coef"]["data"])
+    assert r.json()["n_weights"] == original["n_weights"] == coef.size
+    assert r.json()["nnz_weights"] == original["nnz_weights"] == np.count_nonzero(coef)
+
+
 def _json_export(c: TestClient, model_id: int) -> dict[str, Any]:
     doc: dict[str, Any] = c.get(f"/v1/models/{model_id}/export", params={"format": "json"}).json()
     return doc

@@ -1,7 +1,7 @@
 // Datasets: the list, an upload (file picker or drag and drop, with progress and the API's
 // options), and one data set's page with its jobs and models and a delete.
 
-import { del, get, listAll, upload } from "../api.js";
+import { del, get, upload } from "../api.js";
 import { ServerList } from "../list_view.js";
 import { loadCatalog } from "../catalog.js";
 import { confirmInline } from "../confirm.js";
@@ -178,14 +178,25 @@ function columnsSection(ds) {
       : null);
 }
 
+const OWN_PAGE = 100;
+
+// Under a section that shows only the newest of its rows: where the whole list is.
+function moreThanShown(more, noun, href) {
+  return more ? h("p", { class: "subtle" }, `The newest ${OWN_PAGE} ${noun}; `, link(href, `all ${noun} of this data set`), ".") : null;
+}
+
 export async function detail(main, { params: [id], signal }) {
   const ds = await get(`/v1/datasets/${id}`, { signal });
   setTitle(ds.name);
-  // The API lists jobs and models without a data set filter: look through the newest ones.
-  const [jobs, models] = await Promise.all([
-    listAll("/v1/jobs", { max: 2000, signal }), listAll("/v1/models", { max: 2000, signal })]);
-  const ownJobs = jobs.filter((j) => j.dataset_id === id || j.test_dataset_id === id);
-  const ownModels = models.filter((m) => m.dataset_id === id);
+  // The API filters by data set: the page holds the newest OWN_PAGE of each kind and links to
+  // the full, filtered list when there are more.
+  const [trained, evaluated, models] = await Promise.all([
+    get(`/v1/jobs?dataset_id=${id}&limit=${OWN_PAGE}`, { signal }),
+    get(`/v1/jobs?test_dataset_id=${id}&limit=${OWN_PAGE}`, { signal }),
+    get(`/v1/models?dataset_id=${id}&limit=${OWN_PAGE}`, { signal })]);
+  const ownJobs = [...new Map([...trained.items, ...evaluated.items].map((j) => [j.id, j])).values()]
+    .sort((a, b) => b.id - a.id);
+  const ownModels = models.items;
   const deleteBox = h("div", {});
   main.append(
     h("h1", { tabindex: "-1" }, ds.name, h("span", { class: "subtle" }, ` data set #${ds.id}`)),
@@ -209,7 +220,8 @@ export async function detail(main, { params: [id], signal }) {
     ]),
     schemaFacts(ds),
     columnsSection(ds),
-    h("h2", {}, `Jobs (${ownJobs.length})`),
+    h("h2", {}, "Jobs"),
+    moreThanShown(trained.next_cursor || evaluated.next_cursor, "jobs", `#/jobs?dataset=${id}`),
     table([
       { label: "Job", cell: (j) => link(`#/jobs/${j.id}`, `#${j.id}`) },
       { label: "Status", cell: (j) => badge(j.status) },
@@ -218,7 +230,8 @@ export async function detail(main, { params: [id], signal }) {
       { label: "Role", cell: (j) => (j.dataset_id === id ? "training" : "evaluation") },
       { label: "Created", cell: (j) => fmtTime(j.created_at) },
     ], ownJobs, { empty: "No job has used this data set." }),
-    h("h2", {}, `Models (${ownModels.length})`),
+    h("h2", {}, "Models"),
+    moreThanShown(models.next_cursor, "models", `#/models?dataset=${id}`),
     table([
       { label: "Model", cell: (m) => link(`#/models/${m.id}`, `#${m.id}`) },
       { label: "Estimator", cell: (m) => m.estimator },

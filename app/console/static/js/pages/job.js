@@ -142,17 +142,22 @@ export async function render(main, { params: [id], signal }) {
 function progressText(job) {
   const p = job.progress;
   if (!p.n_iter) return job.status;
-  const text = `iteration ${fmtNum(p.iteration ?? 0)} of ${fmtNum(p.n_iter)}, ${fmtNum(p.samples_seen ?? 0)} samples seen`;
+  const counted = `${fmtNum(p.iteration ?? 0)} of ${fmtNum(p.n_iter)}`;
+  // Before its own fit a job may count another phase's work (progress.phase).
+  if (p.phase === "select_sigma") return `choosing sigma: fit ${counted} of the path, then the final fit`;
+  if (p.phase === "choose_threshold") return `choosing the decision threshold: iteration ${counted} of a validation fit, then the final fit`;
+  const text = `iteration ${counted}, ${fmtNum(p.samples_seen ?? 0)} samples seen`;
   // A fit that converged or reached its target before n_iter is complete.
   return job.status === "succeeded" && (p.iteration ?? 0) < p.n_iter ? `${text} (${job.stop_reason ?? "finished"} early)` : text;
 }
 
-// Elapsed wall time and, while it runs, the time left at the rate so far (progress.eta_s).
+// Elapsed wall time and, while it runs, the time left at the rate so far (progress.eta_s: of
+// the current phase, so before the final fit it is the time left until that fit).
 function timing(job) {
   const p = job.progress;
   if (p.elapsed_s === null || p.elapsed_s === undefined) return null;
   const left = job.status === "running" && p.eta_s !== null && p.eta_s !== undefined
-    ? `, about ${fmtSeconds(p.eta_s)} left` : "";
+    ? `, about ${fmtSeconds(p.eta_s)} left${p.phase && p.phase !== "fit" ? " in this phase" : ""}` : "";
   return h("span", { class: "subtle job-timing" }, `${fmtSeconds(p.elapsed_s)} elapsed${left}`);
 }
 

@@ -75,9 +75,12 @@ export async function list(main, { query, signal }) {
   every(POLL_MS, refresh, signal);
 }
 
+// Before the job's own fit the bar counts another phase's fits (progress.phase).
+const phaseNote = (phase) => (phase === "select_sigma" ? " choosing sigma" : phase === "choose_threshold" ? " choosing threshold" : "");
+
 // The progress bar, with the time left while it runs (progress.eta_s: the rate so far).
 function progressCell(job) {
   const eta = job.status === "running" && job.progress.eta_s !== null && job.progress.eta_s !== undefined
-    ? h("span", { class: "subtle eta" }, ` ${fmtSeconds(job.progress.eta_s)} left`) : null;
+    ? h("span", { class: "subtle eta" }, ` ${fmtSeconds(job.progress.eta_s)} left${phaseNote(job.progress.phase)}`) : null;
   return h("span", {}, progressBar(job.progress.fraction, `Progress of job ${job.id}`), eta);
 }

@@ -3,7 +3,7 @@
 // metadata, weight sparsity, test metrics (with its confusion
 // matrix and ROC curve), what it learned (its weights by name, its warnings) and a predict box.
 
-import { del, download, get, request } from "../api.js";
+import { del, download, get, listAll, request } from "../api.js";
 import { reporting } from "../banner.js";
 import { coefficientsSection, warningsView } from "../coefficients.js";
 import { confirmInline } from "../confirm.js";
@@ -46,8 +46,13 @@ function trainingSet(m) {
 export async function list(main, { query, signal }) {
   setTitle("Models");
   const slot = h("div");
+  const datasets = await listAll("/v1/datasets", { signal });
+  for (const d of datasets) datasetNames.set(d.id, d.name);
   const view = new ServerList({
     path: "/v1/models", route: "#/models", query, signal, noun: "model",
+    selects: [
+      { name: "dataset", param: "dataset_id", label: "Data set", choices: datasets.map((d) => [d.id, `${d.name} (#${d.id})`]) },
+    ],
     render: async (items) => {
       await nameDatasets(items, signal);
       fill(slot, table(columns, items, { empty: "No model matches: a job that succeeds stores one.", rowKey: (m) => m.id }));
