@@ -91,6 +91,8 @@ def test_upload_train_trace_predict(service: ApiServer, heart: Path, tmp_path: P
     assert job["targets"] == [0.8]
     shown = run_pgs("jobs", "show", str(job["id"]), url=url)
     assert shown.returncode == 0 and "succeeded" in shown.stdout
+    n_iter = job["progress"]["n_iter"]
+    assert f"of {n_iter:,} (100%)" in shown.stdout and "elapsed" in shown.stdout
 
     trace = _json(run_pgs("jobs", "trace", str(job["id"]), "--json", url=url))
     assert trace[-1]["test_score"] == pytest.approx(job["metrics"]["test_accuracy"])

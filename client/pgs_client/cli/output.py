@@ -63,9 +63,48 @@ def record(item: Any, title: str | None = None) -> None:
     for key, value in plain(item).items():
         if key == "coefficients" and value:
             out.add_row(key, top_weights(value))
+        elif key == "progress" and isinstance(value, dict) and "eta_s" in value:
+            out.add_row(key, job_progress(value))
         elif key != "table":
             out.add_row(key, _cell(value))
     stdout.print(out)
+
+
+# What a running job's counts count (JobProgress.phase).
+PHASES = {
+    "select_sigma": "choosing sigma: fits of the path",
+    "choose_threshold": "choosing the threshold: iterations",
+}
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a person reads them: 42 s, 3 min 5 s, 2 h 10 min."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{seconds:.3g} s" if seconds < 10 else f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def job_progress(p: dict[str, Any]) -> str:
+    """A job's progress in a line: what is counted, how far, the time spent and left."""
+    if p.get("n_iter"):
+        counted = PHASES.get(p.get("phase") or "", "iterations")
+        line = f"{counted} {p.get('iteration') or 0:,} of {p['n_iter']:,}"
+        if p.get("fraction") is not None:
+            line += f" ({p['fraction']:.0%})"
+    else:
+        line = "not started"
+    if p.get("elapsed_s") is not None:
+        line += f", {duration(p['elapsed_s'])} elapsed"
+    if p.get("eta_s") is not None:
+        line += f", about {duration(p['eta_s'])} left"
+        if p.get("phase") not in (None, "fit"):
+            line += " in this phase"
+    return line
 
 
 def top_weights(summary: dict[str, Any], each_side: int = 3) -> str:
