@@ -161,6 +161,11 @@ DENSE_CSR = {
     "smidas": ([dict(sigma=1e-2, random_state=3, n_iter=2000)], 1e-10, 1e-13),
     "truncgrad": ([dict(sigma=1e-2, random_state=3, n_iter=2000)], 1e-10, 1e-13),
     "lbfgs": ([dict(p=p, sigma=1e-3, n_iter=30) for p in (1.3, 2.0)], 1e-10, 1e-13),
+    "sdca": (
+        [dict(loss=loss, sigma=1e-3, random_state=3, n_iter=20) for loss in ("hinge", "logistic")],
+        1e-10,
+        1e-13,
+    ),
 }
 
 
