@@ -179,7 +179,7 @@ SOLVERS: dict[str, SolverSpec] = {
             SDCARegressor,
             "Stochastic dual coordinate ascent, L2-regularised",
             SDCA_PAPER,
-            "Procedure SDCA, Option I, random permutation per epoch (SDCA-Perm)",
+            "Procedure SDCA, eqs. (1)-(3), exact steps, a random permutation per epoch (SDCA-Perm)",
         ),
         SolverSpec(
             GDClassifier,

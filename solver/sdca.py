@@ -15,17 +15,19 @@ Its dual, eq. (2), and the primal point of a dual one, eq. (3)::
     D(alpha) = (1/m) sum_i -phi_i*(-alpha_i) - (sigma / 2) ||w(alpha)||^2
     w(alpha) = (1 / (sigma m)) sum_i alpha_i x_i
 
-An epoch visits every row once, in a fresh random permutation (the paper's "SDCA-Perm" variant of
-its Section 7, which converges faster in practice than drawing rows with replacement), and for each
-row maximises D exactly along alpha_i, keeping w = w(alpha) up to date (the paper's update with
-Option I, exact maximisation, Section 3). With z = <w, x_i> and q = ||x_i||^2 / (sigma m), the step
-maximises
+An epoch visits every row once, in a fresh random permutation (the variant the paper's experiments
+call "SDCA-Perm", faster in practice than drawing rows with replacement), and for each row maximises
+D exactly along alpha_i, keeping w = w(alpha) up to date: the step of the paper's Procedure SDCA,
+"find Delta alpha_i to maximise -phi_i*(-(alpha_i + Delta alpha_i)) - (lambda n / 2)
+||w + (lambda n)^-1 Delta alpha_i x_i||^2". With z = <w, x_i> and q = ||x_i||^2 / (sigma m), that
+is (dropping terms free of delta and the factor 1/m) the maximisation of
 
     -phi_i*(-(alpha_i + delta)) - delta z - (q / 2) delta^2
 
 in closed form for the hinge (b = alpha_i y_i in [0, c_i]: b <- clip(b + (1 - y z) / q, 0, c_i), the
-update of the paper's Section 6.2), the squared hinge and the squared loss; for the logistic loss it
-has no closed form and is solved by Newton's method on the log-odds of b / c_i (see ``_logistic_step``).
+update the paper works out for the hinge loss), the squared hinge and the squared loss; for the
+logistic loss it has no closed form and is solved by Newton's method on the log-odds of b / c_i
+(see ``_logistic_step``).
 
 Stopping. The duality gap P(w) - D(alpha) >= P(w) - P(w*) bounds the sub-optimality of w (weak
 duality); it is computed exactly after every epoch (one read-only pass over the data), recorded in
@@ -58,9 +60,11 @@ from .losses import (
 
 # The losses with an SDCA step: phi_i* in closed form, and a dual step in closed form or by Newton.
 SDCA_LOSSES = ("hinge", "squared_hinge", "logistic", "squared")
-# Newton on the logistic step stops at this change of the log-odds, or after this many steps.
+# Newton on the logistic step stops at this change of the log-odds, or after this many steps: the
+# bracket is q c wide (up to ~1e8 at small sigma m) and a bisection halves it, so 100 steps reach
+# 1e-12 even where Newton never takes over.
 _NEWTON_TOL = 1e-12
-_NEWTON_STEPS = 50
+_NEWTON_STEPS = 100
 
 
 @njit(cache=True, inline="always")
@@ -82,10 +86,12 @@ def _logistic_step(b, yz, q, c):
     log-odds t = log(b' / (c - b')), where the derivative's slope lies in [-1 - q c / 4, -1]: bounded
     both ways, so the steps stay well scaled even where b' is nearly 0 or c (the optimum of a row
     classified with a wide margin), which Newton on b' itself reaches only through many halvings.
-    The root lies in [-yz - q (c - b), -yz + q b] (b' is in (0, c)); a step leaving that bracket
-    bisects it instead. LIBLINEAR's dual logistic solver (Yu, Huang & Lin 2011) also solves this
-    sub-problem by Newton's method; the paper's Option I asks for the exact maximiser, which this is
-    to rounding."""
+    The root lies in [-yz - q (c - b), -yz + q b] (b' is in (0, c)); a step that does not land
+    strictly inside the bracket bisects it instead (from a box end, b = 0 or c, the flat sigmoid
+    makes Newton jump exactly from one end of the bracket to the other, and back). LIBLINEAR's
+    dual logistic solver (Yu, Huang & Lin 2011) also solves this sub-problem by Newton's method;
+    the Procedure SDCA asks for the exact maximiser, which this is to rounding (the paper's cheaper
+    approximate step for smooth losses is not used: exact steps make D rise at every step)."""
     lo, hi = -yz - q * (c - b), -yz + q * b
     t = min(max(-yz, lo), hi)
     for _ in range(_NEWTON_STEPS):
@@ -97,7 +103,7 @@ def _logistic_step(b, yz, q, c):
             hi = t
         slope = -1.0 - q * c * s * _r
         new = t - g / slope
-        if not lo <= new <= hi:
+        if not lo < new < hi:
             new = 0.5 * (lo + hi)
         if abs(new - t) <= _NEWTON_TOL:
             t = new
@@ -108,20 +114,21 @@ def _logistic_step(b, yz, q, c):
 
 @njit(cache=True)
 def dual_step(code, alpha, z, y, c, q):
-    """The new alpha_i: the exact maximiser of D along coordinate i (Option I of the paper's
-    Section 3) for phi_i = c l(.; y), at z = <w, x_i> and q = ||x_i||^2 / (sigma m) > 0."""
+    """The new alpha_i: the exact maximiser of D along coordinate i (the Procedure SDCA's step)
+    for phi_i = c l(.; y), at z = <w, x_i> and q = ||x_i||^2 / (sigma m) > 0."""
     if code == SQUARED:
         # phi(z) = c (z - y)^2, -phi*(-a) = a y - a^2 / (4c): setting the step's derivative
-        # y - (a + d) / (2c) - z - q d to zero (the paper's squared-loss step, Section 6.1, there
-        # with c = 1).
+        # y - (a + d) / (2c) - z - q d to zero (the paper's worked step for the square loss,
+        # there with c = 1).
         return alpha + (y - z - alpha / (2.0 * c)) / (q + 1.0 / (2.0 * c))
     b = alpha * y  # the classification losses' dual variable lies in b >= 0
     if code == HINGE:
-        # -phi*(-a) = b on [0, c] (Section 6.2): the quadratic's maximiser, clipped to the box.
+        # -phi*(-a) = b on [0, c] (the paper's hinge-loss step): the quadratic's maximiser,
+        # clipped to the box.
         return y * min(c, max(0.0, b + (1.0 - y * z) / q))
     if code == SQUARED_HINGE:
-        # phi(z) = c max(0, 1 - yz)^2, -phi*(-a) = b - b^2 / (4c) for b >= 0 (the paper's smooth
-        # losses, Section 6.3, as the squared loss with the constraint b >= 0).
+        # phi(z) = c max(0, 1 - yz)^2, -phi*(-a) = b - b^2 / (4c) for b >= 0 (derived as the square
+        # loss's step, with the constraint b >= 0 of the hinge's).
         return y * max(0.0, b + (1.0 - y * z - b / (2.0 * c)) / (q + 1.0 / (2.0 * c)))
     if code == LOGISTIC:
         return y * _logistic_step(b, y * z, q, c)
