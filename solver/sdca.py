@@ -93,7 +93,9 @@ def _logistic_step(b, yz, q, c):
     the Procedure SDCA asks for the exact maximiser, which this is to rounding (the paper's cheaper
     approximate step for smooth losses is not used: exact steps make D rise at every step)."""
     lo, hi = -yz - q * (c - b), -yz + q * b
-    t = min(max(-yz, lo), hi)
+    # Start from the current b: near the optimum it moves little, and Newton takes a step or two.
+    t = math.log(b / (c - b)) if 0.0 < b < c else -yz
+    t = min(max(t, lo), hi)
     for _ in range(_NEWTON_STEPS):
         s, _r = _sigmoid_pair(t)
         g = -t - yz - q * (c * s - b)
@@ -103,11 +105,12 @@ def _logistic_step(b, yz, q, c):
             hi = t
         slope = -1.0 - q * c * s * _r
         new = t - g / slope
-        if not lo < new < hi:
-            new = 0.5 * (lo + hi)
         if abs(new - t) <= _NEWTON_TOL:
+            # Converged; tested before the bracket, as t itself has just become one of its ends.
             t = new
             break
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
         t = new
     return c * _sigmoid_pair(t)[0]
 
