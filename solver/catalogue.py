@@ -31,6 +31,8 @@ from .estimators import (
     PGSRegressor,
     SCDClassifier,
     SCDRegressor,
+    SDCAClassifier,
+    SDCARegressor,
     SGDClassifier,
     SGDRegressor,
     SMIDASClassifier,
@@ -121,6 +123,10 @@ PGS_PAPER = (
     "Zhu, Chen, Zhu, Wang, Wang, Chen: Inverse Time Dependency in Convex Regularized Learning (ICDM 2009)"
 )
 L1_PAPER = "Shalev-Shwartz, Tewari: Stochastic Methods for l1-regularized Loss Minimization (JMLR 2011)"
+SDCA_PAPER = (
+    "Shalev-Shwartz, Zhang: Stochastic Dual Coordinate Ascent Methods for Regularized Loss "
+    "Minimization (JMLR 2013)"
+)
 LECTURE = "Zhang: Lecture 22, OGD for Strongly Convex Functions and Kernel Methods"
 
 SOLVERS: dict[str, SolverSpec] = {
@@ -167,6 +173,13 @@ SOLVERS: dict[str, SolverSpec] = {
             "L-BFGS (scipy) on PGS's p-norm objective",
             PGS_PAPER,
             "Section V, Figure 5 (baseline)",
+        ),
+        SolverSpec(
+            SDCAClassifier,
+            SDCARegressor,
+            "Stochastic dual coordinate ascent, L2-regularised",
+            SDCA_PAPER,
+            "Procedure SDCA, eqs. (1)-(3), exact steps, a random permutation per epoch (SDCA-Perm)",
         ),
         SolverSpec(
             GDClassifier,

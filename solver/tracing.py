@@ -47,6 +47,9 @@ class TracePoint:
     # them, data accesses (non-zeros of X read so far; the L1 paper's x-axis).
     nnz_weights: int | None = None
     data_accesses: int | None = None
+    # The duality gap P(w) - D(alpha) of the solvers that keep a dual point (sdca): a bound on
+    # objective - optimum.
+    duality_gap: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,8 +72,9 @@ class Progress:
 class Engine(Protocol):
     """An iterative solver the driver can advance: ``t`` iterations done so far.
 
-    An engine may also have an integer attribute ``data_accesses`` (recorded in the trace) and a
-    boolean ``converged``: once true, the run stops with ``stop_reason == "converged"``.
+    An engine may also have an integer attribute ``data_accesses`` and a float ``duality_gap``
+    (recorded in the trace) and a boolean ``converged``: once true, the run stops with
+    ``stop_reason == "converged"``.
     """
 
     t: int
@@ -195,6 +199,7 @@ class _Checkpoints:
         weights = engine.output_weights()
         objective, score = self.evaluate(weights)
         accesses = getattr(engine, "data_accesses", None)
+        gap = getattr(engine, "duality_gap", None)
         point = TracePoint(
             iteration=engine.t,
             samples_seen=engine.t * engine.samples_per_iteration,
@@ -204,6 +209,7 @@ class _Checkpoints:
             score_name=self.score_name if score is not None else None,
             nnz_weights=int(np.count_nonzero(weights)),
             data_accesses=None if accesses is None else int(accesses),
+            duality_gap=None if gap is None else float(gap),
         )
         self.trace.append(point)
         self.pending.append(point)

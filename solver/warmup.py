@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_regressor
 
-FAMILIES = ("pgs", "gradient_descent", "kernel_pgs", "l1", "lbfgs")
+FAMILIES = ("pgs", "gradient_descent", "kernel_pgs", "l1", "lbfgs", "sdca")
 
 
 def _fits(family: str) -> list[tuple[Callable[[], Any], bool]]:
@@ -51,6 +51,7 @@ def _fits(family: str) -> list[tuple[Callable[[], Any], bool]]:
             (lambda: e.SMIDASClassifier(n_iter=4, random_state=0), False),
         ],
         "lbfgs": [(lambda: e.LBFGSClassifier(n_iter=4, random_state=0), False)],
+        "sdca": [(lambda: e.SDCAClassifier(n_iter=4, random_state=0), False)],
     }[family]
 
 

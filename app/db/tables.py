@@ -290,6 +290,8 @@ class TracePoint(Base):
     # (the L1 paper's density plots and x-axis).
     nnz_weights: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     data_accesses: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # P(w) - D(alpha) for the solvers that keep a dual point (sdca): a bound on objective - optimum.
+    duality_gap: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class Model(LearnedFacts, Base):

@@ -469,6 +469,11 @@ class TracePointRead(BaseModel):
     test_score: float | None
     nnz_weights: int | None = None
     data_accesses: int | None = None
+    duality_gap: float | None = Field(
+        default=None,
+        description="P(w) - D(alpha), a bound on objective - optimum, for the solvers that keep a "
+        "dual point (sdca); null for the others",
+    )
 
 
 class TraceRead(BaseModel):

@@ -38,6 +38,7 @@ TRACE_FIELDS = (
     "score_name",
     "nnz_weights",
     "data_accesses",
+    "duality_gap",
 )
 
 
@@ -46,6 +47,7 @@ def trace_row(point: Any) -> dict[str, Any]:
     row = {name: getattr(point, name) for name in TRACE_FIELDS}
     row["objective"] = _finite(row["objective"])
     row["test_score"] = _finite(row["test_score"])
+    row["duality_gap"] = _finite(row["duality_gap"])
     return row
 
 

@@ -17,10 +17,15 @@ from .goals import Goal, ratio_goal
 GOAL_PEERS, GOAL_PEERS_P18 = 0.5, 1.5
 
 
+# The project's own solvers in bench.peers' rows: PGS and SDCA; every other row is a peer.
+OURS = ("PGS", "SDCA")
+SDCA, SNAP_ONE_THREAD = "SDCA (ours)", "Snap ML 1 thread"
+
+
 def _peer_ratios(case: dict) -> tuple[float | None, float | None, str | None]:
     """(PGS p=2 / the fastest peer, p=1.8 / p=2, the fastest peer's name)."""
     seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
-    peers = {k: v for k, v in seconds.items() if not k.startswith("PGS") and v is not None}
+    peers = {k: v for k, v in seconds.items() if not k.startswith(OURS) and v is not None}
     fastest = min(peers, key=peers.__getitem__) if peers else None
     p2, p18 = seconds.get("PGS p=2"), seconds.get("PGS p=1.8")
     to_peer = p2 / peers[fastest] if p2 is not None and fastest is not None else None
@@ -57,9 +62,19 @@ def peers_case(case: dict) -> str:
         f"PGS p=2 / fastest peer ({fastest}): {sig3(to_peer)} (goal <= {GOAL_PEERS}); "
         f"p=1.8 / p=2: {sig3(p18)} (goal <= {GOAL_PEERS_P18}). PGS set-up (fit() of one "
         f"iteration): {sig3(case['setup']['fit_one_iteration'])} s, one pass over the values "
-        f"{sig3(case['setup']['one_pass'])} s."
+        f"{sig3(case['setup']['one_pass'])} s." + _sdca_ratio(case)
     )
     return "\n\n".join([head, table, ratio])
+
+
+def _sdca_ratio(case: dict) -> str:
+    """SDCA against Snap ML on one thread (the same method), in records that have an SDCA row."""
+    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
+    if SDCA not in seconds:
+        return ""
+    ours, snap = seconds[SDCA], seconds.get(SNAP_ONE_THREAD)
+    quotient = "-" if ours is None or not snap else sig3(ours / snap)
+    return f" SDCA / Snap ML 1 thread: {quotient}."
 
 
 def peers(r: dict) -> str:

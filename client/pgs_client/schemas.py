@@ -742,6 +742,10 @@ class TracePointRead:
     test_score: float | None
     nnz_weights: int | None = None
     data_accesses: int | None = None
+    duality_gap: float | None = None
+    """
+    P(w) - D(alpha), a bound on objective - optimum, for the solvers that keep a dual point (sdca); null for the others
+    """
 
 
 @dataclass(kw_only=True)
@@ -1356,6 +1360,78 @@ class LBFGSParams:
 
 
 @dataclass(kw_only=True)
+class SDCAParams:
+    loss: Literal["hinge", "logistic", "squared", "squared_hinge"] | None = None
+    """
+    classification: A loss l(z; y), y in {-1, +1}, with an SDCA step. Default "logistic". regression: The squared loss (z - y)^2. Default "squared".
+    """
+    sigma: float | Literal["auto"] | None = 1e-05
+    """
+    Regularisation weight; "auto": chosen by cross-validation (the options below).
+    """
+    validation_fraction: float | None = 0.2
+    """
+    sigma="auto" and early_stopping: the share of the training rows held out by a validation split.
+    """
+    n_iter: int | None = None
+    """
+    The most epochs (passes over a fresh random permutation of the rows); None: 1000.
+    """
+    early_stopping: Literal[False] = False
+    """
+    Always False: sdca stops by its own duality gap on the training objective.
+    """
+    n_iter_no_change: int | None = 5
+    """
+    early_stopping: the checkpoints in a row without improvement that stop the fit.
+    """
+    tol: float | None = 0.0001
+    """
+    Stop once the duality gap P(w) - D(alpha), checked after every epoch, is at most tol times P(0) (the zero model's objective).
+    """
+    fit_intercept: bool | None = True
+    """
+    Learn a bias as the weight of a constant feature 1, regularised like the others.
+    """
+    random_state: int | None = None
+    """
+    Seeds the permutation of the rows drawn for each epoch.
+    """
+    epsilon: float | None = 1.0
+    """
+    Width of the quadratic part of the huber loss (unused by the others).
+    """
+    target_score: float | None = None
+    """
+    Stop at the first checkpoint whose test score (fit's eval_set) reaches this value.
+    """
+    time_budget: float | None = None
+    """
+    Stop once the solver clock reaches this many seconds.
+    """
+    checkpoint_growth: float | None = 1.25
+    """
+    Trace checkpoints are taken at samples seen growing by this factor (from 1,000)...
+    """
+    checkpoint_interval: float | None = 1.0
+    """
+    ...and at least every this many solver seconds.
+    """
+    objective_rows: int | None = 20000
+    """
+    The trace's training objective is computed on this many rows, evenly spread, when the data has more; None: on every row.
+    """
+    eval_rows: int | None = 20000
+    """
+    The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
+    """
+    class_weight: Literal["balanced"] | dict[str, float] | None = None
+    """
+    Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).
+    """
+
+
+@dataclass(kw_only=True)
 class GDParams:
     loss: Literal["hinge", "logistic", "smooth_hinge", "squared", "squared_hinge", "huber"] | None = None
     """
@@ -1865,6 +1941,7 @@ class JobCreate:
             "smidas",
             "truncgrad",
             "lbfgs",
+            "sdca",
             "gd",
             "sgd",
             "ogd",
@@ -1882,6 +1959,7 @@ class JobCreate:
         | SMIDASParams
         | TruncGradParams
         | LBFGSParams
+        | SDCAParams
         | GDParams
         | SGDParams
         | OGDParams
@@ -1889,7 +1967,7 @@ class JobCreate:
         | None
     ) = None
     """
-    The solver's parameters, validated before queueing. Without random_state, the service draws one and records it in the job's params: sending those params back repeats the run exactly; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
+    The solver's parameters, validated before queueing. Without random_state, the service draws one and records it in the job's params: sending those params back repeats the run exactly; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, SDCAParams for sdca, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
     """
     selection: Selection | None = None
     """
@@ -2138,6 +2216,7 @@ class StudyRun:
             "smidas",
             "truncgrad",
             "lbfgs",
+            "sdca",
             "gd",
             "sgd",
             "ogd",
@@ -2155,6 +2234,7 @@ class StudyRun:
         | SMIDASParams
         | TruncGradParams
         | LBFGSParams
+        | SDCAParams
         | GDParams
         | SGDParams
         | OGDParams
@@ -2162,7 +2242,7 @@ class StudyRun:
         | None
     ) = None
     """
-    The solver's parameters, validated as for a job; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
+    The solver's parameters, validated as for a job; the schema of its solver's: PGSParams for pgs, SCDParams for scd, GCDParams for gcd, SMIDASParams for smidas, TruncGradParams for truncgrad, LBFGSParams for lbfgs, SDCAParams for sdca, GDParams for gd, SGDParams for sgd, OGDParams for ogd, KernelPGSParams for kernel_pgs
     """
     label: str | None = None
     """

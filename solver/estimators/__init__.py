@@ -22,6 +22,7 @@ from .l1 import (
 )
 from .lbfgs import LBFGSClassifier, LBFGSRegressor
 from .pgs import PGSClassifier, PGSRegressor
+from .sdca import SDCAClassifier, SDCARegressor
 
 __all__ = [
     "GCDClassifier",
@@ -38,6 +39,8 @@ __all__ = [
     "PGSClassifier",
     "PGSRegressor",
     "SCDClassifier",
+    "SDCAClassifier",
+    "SDCARegressor",
     "SCDRegressor",
     "SGDClassifier",
     "SGDRegressor",

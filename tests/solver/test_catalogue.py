@@ -25,6 +25,8 @@ from solver import (
     PGSClassifier,
     SCDClassifier,
     SCDRegressor,
+    SDCAClassifier,
+    SDCARegressor,
     SGDClassifier,
     SGDRegressor,
     SMIDASClassifier,
@@ -58,6 +60,13 @@ def test_every_lecture_solver_and_lbfgs_is_catalogued():
     assert SOLVERS["kernel_pgs"].regressor is KernelPGSRegressor
     assert SOLVERS["lbfgs"].classifier is LBFGSClassifier
     assert SOLVERS["lbfgs"].regressor is LBFGSRegressor
+
+
+def test_sdca_is_catalogued_with_its_four_losses():
+    assert (SOLVERS["sdca"].classifier, SOLVERS["sdca"].regressor) == (SDCAClassifier, SDCARegressor)
+    tasks = SOLVERS["sdca"].describe()["tasks"]
+    assert tasks["binary"]["losses"] == ["hinge", "logistic", "squared", "squared_hinge"]
+    assert tasks["regression"]["losses"] == ["squared"]
 
 
 def _public_estimators() -> set[type]:

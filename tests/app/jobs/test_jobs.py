@@ -443,7 +443,7 @@ def test_every_catalogued_solver_trains_and_predicts(app_client: TestClient, sol
     assert model["nnz_weights"] is None or model["nnz_weights"] >= 0
     points = c.get(f"/v1/jobs/{job['id']}/trace").json()["points"]
     assert points and all(p["nnz_weights"] is not None for p in points)
-    if solver in ("scd", "gcd", "smidas", "truncgrad", "lbfgs"):
+    if solver in ("scd", "gcd", "smidas", "truncgrad", "lbfgs", "sdca"):
         assert isinstance(model["nnz_weights"], int)
         accesses = [p["data_accesses"] for p in points]
         assert all(a is not None for a in accesses) and accesses == sorted(accesses)

@@ -49,6 +49,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
             "hinge": _model(
                 c, dataset_id=magic, solver="pgs", params={"loss": "hinge", "n_iter": 3000, "random_state": 0}
             ),
+            # The dual solver's model is a linear model like the others: the same graph.
+            "sdca": _model(
+                c, dataset_id=magic, solver="sdca", params={"loss": "logistic", "random_state": 0}
+            ),
         }
 
 
@@ -236,4 +240,16 @@ def test_onnx_of_a_hinge_model_has_labels_and_scores_only(served: dict[str, Any]
     assert [o.name for o in session.get_outputs()] == ["scores", "label"]
     scores, label = session.run(None, {"X": X.astype(np.float32)})
     np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
+    assert label.tolist() == want["predictions"]
+
+
+def test_onnx_of_an_sdca_model_agrees_with_predict(served: dict[str, Any], data_dir: Path):
+    c, model_id = served["client"], served["sdca"]
+    X = _magic_rows(data_dir, 200)
+    want = c.post(f"/v1/models/{model_id}/predict", json={"instances": X.tolist()}).json()
+    scores, label, proba = _onnx(c, model_id).run(
+        ["scores", "label", "probabilities"], {"X": X.astype(np.float32)}
+    )
+    np.testing.assert_allclose(scores[:, 0], want["scores"], atol=1e-5)
+    np.testing.assert_allclose(proba, want["probabilities"], atol=1e-5)
     assert label.tolist() == want["predictions"]
