@@ -676,7 +676,7 @@ def predict_cmd(
     extra_features: Annotated[
         str, typer.Option(help="fail | ignore: leave out features beyond the model's width")
     ] = "fail",
-    as_json: Json = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of CSV.")] = False,
 ) -> None:
     """Predict every row of FILE, sent to the service as it is; CSV on stdout (prediction,
     scores, probabilities), the predictions in the labels of the training file."""
