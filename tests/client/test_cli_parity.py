@@ -91,6 +91,25 @@ def test_edit_renames_describes_and_tags_datasets_jobs_and_models(service: ApiSe
     assert nothing.returncode == 2 and "nothing to change" in nothing.stderr
 
 
+def test_upload_zero_based_and_a_threshold_chosen_on_a_validation_fraction(service: ApiServer, heart: Path):
+    """Two body fields reached by flags of their own (tests/client/test_cli_surface.py walks
+    them all)."""
+    url = service.base
+    # heart_scale's indices start at 1: read as 0-based, feature 0 is an empty column.
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--zero-based", "true", "--json", url=url))
+    assert (ds["index_base"], ds["n_features"]) == (0, 14)
+    chosen = ("--threshold", "f1", "--threshold-validation-fraction", "0.3")
+    job = _json(
+        run_pgs(
+            "jobs", "create", "--dataset", str(ds["id"]), "--param", "n_iter=50", *chosen, "--json", url=url
+        )
+    )
+    assert job["threshold_options"]["metric"] == "f1"
+    assert job["threshold_options"]["validation_fraction"] == 0.3
+    alone = run_pgs("jobs", "create", "--dataset", str(ds["id"]), *chosen[2:], url=url)
+    assert alone.returncode == 2 and "needs --threshold" in alone.stderr
+
+
 def test_aliases_and_name_at_alias_wherever_a_model_is_taken(service: ApiServer, named, heart: Path):
     url = service.base
     model_id = named["job"]["model_id"]
@@ -208,7 +227,7 @@ def test_me_health_metrics_and_audit(service: ApiServer, strict_service: ApiServ
 
 
 def test_one_exit_code_per_class_of_failure(service: ApiServer, strict_service: ApiServer):
-    """As client/README.md documents them."""
+    """As docs/reference/cli.md documents them (from pgs_client.cli.EXIT_CODES)."""
     url = service.base
     usage = run_pgs("batches", "create", url=url)
     assert usage.returncode == 2 and "Missing argument" in usage.stderr

@@ -1,7 +1,8 @@
 """The reference pages that are generated from the code, so that they cannot disagree with it:
 the endpoints from the OpenAPI document, the settings from ``Settings``, the solver parameters
-from the solvers' declarations. ``python -m tools.reference`` (``make docs``) writes them;
-``--check`` (and tests/docs/test_reference.py) fails when a page differs from what the code gives.
+from the solvers' declarations, the ``pgs`` commands from the client's typer app.
+``python -m tools.reference`` (``make docs``) writes them; ``--check`` (and
+tests/docs/test_reference.py) fails when a page differs from what the code gives.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.reference import endpoints, settings, solvers
+from tools.reference import cli, endpoints, settings, solvers
 
 PAGES: dict[str, Callable[[], str]] = {
+    "docs/reference/cli.md": cli.page,
     "docs/reference/endpoints.md": endpoints.page,
     "docs/reference/settings.md": settings.page,
     "docs/reference/solver-parameters.md": solvers.page,

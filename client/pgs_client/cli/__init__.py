@@ -1,16 +1,5 @@
-"""The ``pgs`` command. Exit codes, for scripts:
-
-====  ===========================================================================
-0     success
-1     a job or study ended failed or cancelled (``--wait``, ``watch``), or an
-      unexpected error
-2     bad command line (unknown option, missing argument: click's usage error)
-3     the service refused the request (409, 413, 415, 422 and other 4xx)
-4     not found (404)
-5     authentication: no API key (401) or an unknown one (403)
-6     the service is unavailable (503 after the retries) or unreachable
-====  ===========================================================================
-"""
+"""The ``pgs`` command: :func:`main` runs it and turns the client's errors into a message on
+stderr and one of the exit codes of :data:`EXIT_CODES`, for scripts."""
 
 from __future__ import annotations
 
@@ -28,10 +17,24 @@ from pgs_client.errors import (
 )
 
 EXIT_FINISHED_BADLY = 1
+EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_NOT_FOUND = 4
 EXIT_AUTH = 5
 EXIT_UNAVAILABLE = 6
+
+# What each code means: the CLI reference (docs/reference/cli.md) is generated from this.
+EXIT_CODES = {
+    0: "success",
+    EXIT_FINISHED_BADLY: "a job, study or batch prediction ended failed or cancelled (`--wait`, "
+    "`watch`), or an unexpected error",
+    EXIT_USAGE: "bad command line: an unknown option, a missing argument, a value the command "
+    "cannot use (click's usage error)",
+    EXIT_REFUSED: "the service refused the request (409, 413, 415, 422 and other 4xx)",
+    EXIT_NOT_FOUND: "not found (404)",
+    EXIT_AUTH: "authentication: no API key (401) or an unknown one (403)",
+    EXIT_UNAVAILABLE: "the service is unavailable (503 after the retries) or unreachable",
+}
 
 
 def exit_code(exc: PgsError) -> int:

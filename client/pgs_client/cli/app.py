@@ -21,7 +21,7 @@ from pgs_client.cli import (
     transfer,
     uploads,
 )
-from pgs_client.cli.context import Json, Limit, ModelArg
+from pgs_client.cli.context import DatasetId, JobId, Json, Limit, ModelArg, StudyId
 from pgs_client.cli.context import client as _client
 from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
@@ -59,7 +59,8 @@ models.command("import")(transfer.models_import)
 
 Name = Annotated[str | None, typer.Option(help="Only those with this name")]
 Tags = Annotated[
-    list[str] | None, typer.Option("--tag", help="Only those with this tag (repeat it: all of them)")
+    list[str] | None,
+    typer.Option("--tag", metavar="TAG", help="Only those with this tag (repeat it: all of them)"),
 ]
 
 DATASET_COLUMNS = ["id", "name", "task", "n_samples", "n_features", "classes", "created_at"]
@@ -189,6 +190,9 @@ def datasets_upload(
         ),
     ] = None,
     header: Annotated[str, typer.Option(help="CSV: auto | true | false (a header line of names)")] = "auto",
+    zero_based: Annotated[
+        str, typer.Option(help="svmlight: auto | true | false (feature indices start at 0)")
+    ] = "auto",
     n_features: Annotated[
         int | None, typer.Option(help="The width to store (a test set's: its training set's)")
     ] = None,
@@ -213,6 +217,7 @@ def datasets_upload(
         task=task,
         na_values=None if na_values is None else na_values.split(","),
         header=header,
+        zero_based=zero_based,
         n_features=n_features,
         tags=None if tags is None else [t.strip() for t in tags.split(",") if t.strip()],
         description=description,
@@ -244,7 +249,9 @@ def datasets_import(
         str | None, typer.Option(help="CSV: the cells that are missing values, comma-separated")
     ] = None,
     description: Annotated[str | None, typer.Option(help="The data set's description")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the data set (repeat it)")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag of the data set (repeat it)")
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Have the service read a data set itself (no upload), and wait for it."""
@@ -273,7 +280,7 @@ def datasets_ls(
 
 @datasets.command("show")
 @covers("GET /v1/datasets/{dataset_id}")
-def datasets_show(ctx: typer.Context, dataset_id: int, as_json: Json = False) -> None:
+def datasets_show(ctx: typer.Context, dataset_id: DatasetId, as_json: Json = False) -> None:
     """One data set."""
     output.show(_client(ctx).datasets.get(dataset_id), as_json, title=f"dataset {dataset_id}")
 
@@ -282,7 +289,7 @@ def datasets_show(ctx: typer.Context, dataset_id: int, as_json: Json = False) ->
 @covers("DELETE /v1/datasets/{dataset_id}")
 def datasets_rm(
     ctx: typer.Context,
-    dataset_id: int,
+    dataset_id: DatasetId,
     force: Annotated[
         bool,
         typer.Option("--force", help="Also when models or studies come from it (they keep its metadata)"),
@@ -344,7 +351,7 @@ def jobs_create(
         list[float] | None,
         typer.Option(metavar="SCORE", help="Test score whose time-to-target is recorded (repeat it)"),
     ] = None,
-    time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver s")] = None,
+    time_budget: Annotated[float | None, typer.Option(help="Stop after this many solver seconds")] = None,
     sigma: Annotated[
         str | None, typer.Option(help='The sigma parameter: a number, or "auto" to choose it by a path')
     ] = None,
@@ -397,6 +404,10 @@ def jobs_create(
             "it on validation rows",
         ),
     ] = None,
+    threshold_validation_fraction: Annotated[
+        float | None,
+        typer.Option(help="--threshold METRIC: share of the training rows it is chosen on (default 0.2)"),
+    ] = None,
     class_weight: Annotated[
         str | None,
         typer.Option(
@@ -418,7 +429,9 @@ def jobs_create(
     ] = None,
     name: Annotated[str | None, typer.Option(help="The job's name")] = None,
     description: Annotated[str | None, typer.Option(help="The job's description")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the job (repeat it)")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag of the job (repeat it)")
+    ] = None,
     model_name: Annotated[
         str | None, typer.Option(help="Register the model as the next version of this name")
     ] = None,
@@ -462,7 +475,7 @@ def jobs_create(
         test_fraction=test_fraction,
         targets=target or [],
         target_metric=target_metric,
-        threshold=None if threshold is None else _threshold(threshold),
+        threshold=_threshold(threshold, threshold_validation_fraction),
         time_budget_s=time_budget,
         init_model=init_model,
         weight_column=weight_column,
@@ -490,12 +503,18 @@ def _json_object(option: str, text: str) -> dict[str, Any]:
     return value
 
 
-def _threshold(text: str) -> dict[str, Any]:
-    """--threshold: a number is the threshold, a name the metric that chooses it."""
+def _threshold(text: str | None, validation_fraction: float | None) -> dict[str, Any] | None:
+    """--threshold: a number is the threshold, a name the metric that chooses it (on
+    ``validation_fraction`` of the training rows; the service's default if None)."""
+    if text is None:
+        if validation_fraction is not None:
+            raise typer.BadParameter("needs --threshold", param_hint="--threshold-validation-fraction")
+        return None
     try:
-        return {"value": float(text)}
+        chosen: dict[str, Any] = {"value": float(text)}
     except ValueError:
-        return {"metric": text}
+        chosen = {"metric": text}
+    return chosen if validation_fraction is None else chosen | {"validation_fraction": validation_fraction}
 
 
 @jobs.command("ls")
@@ -530,14 +549,14 @@ def _show_with_test_metrics(item: Any, as_json: bool, title: str) -> None:
 
 @jobs.command("show")
 @covers("GET /v1/jobs/{job_id}")
-def jobs_show(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+def jobs_show(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None:
     """One job: status, progress, metrics (the test metrics, per class and the confusion matrix)."""
     _show_with_test_metrics(_client(ctx).jobs.get(job_id), as_json, f"job {job_id}")
 
 
 @jobs.command("watch")
 @covers("GET /v1/jobs/{job_id}")
-def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+def jobs_watch(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None:
     """Follow a job: a live bar with its progress and current test score. Exit 1 if it fails
     or is cancelled."""
     _wait_job(_client(ctx), job_id, as_json)
@@ -545,7 +564,7 @@ def jobs_watch(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 
 @jobs.command("trace")
 @covers("GET /v1/jobs/{job_id}/trace")
-def jobs_trace(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+def jobs_trace(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None:
     """The run's checkpoints: iteration, solver seconds, objective, test score."""
     output.show(_client(ctx).jobs.trace(job_id), as_json, TRACE_COLUMNS, title=f"job {job_id}")
 
@@ -554,7 +573,7 @@ def jobs_trace(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
 @covers("GET /v1/jobs/{job_id}/plot")
 def jobs_plot(
     ctx: typer.Context,
-    job_id: int,
+    job_id: JobId,
     out: Annotated[Path, typer.Option("-o", "--output", help="File to write (.svg or .png)")],
     kind: Annotated[str, typer.Option(help="trace | path (the sigma auto path)")] = "trace",
 ) -> None:
@@ -566,7 +585,7 @@ def jobs_plot(
 
 @jobs.command("cancel")
 @covers("POST /v1/jobs/{job_id}/cancel")
-def jobs_cancel(ctx: typer.Context, job_id: int, as_json: Json = False) -> None:
+def jobs_cancel(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None:
     """Cancel a queued or running job."""
     output.show(_client(ctx).jobs.cancel(job_id), as_json, title=f"job {job_id}")
 
@@ -657,7 +676,7 @@ def predict_cmd(
     extra_features: Annotated[
         str, typer.Option(help="fail | ignore: leave out features beyond the model's width")
     ] = "fail",
-    as_json: Json = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of CSV.")] = False,
 ) -> None:
     """Predict every row of FILE, sent to the service as it is; CSV on stdout (prediction,
     scores, probabilities), the predictions in the labels of the training file."""
@@ -722,21 +741,21 @@ def studies_ls(ctx: typer.Context, limit: Limit = 20, as_json: Json = False) -> 
 
 @studies.command("show")
 @covers("GET /v1/studies/{study_id}")
-def studies_show(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+def studies_show(ctx: typer.Context, study_id: StudyId, as_json: Json = False) -> None:
     """One study with its time-to-target table."""
     _show_study(_client(ctx).studies.get(study_id), as_json)
 
 
 @studies.command("watch")
 @covers("GET /v1/studies/{study_id}")
-def studies_watch(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+def studies_watch(ctx: typer.Context, study_id: StudyId, as_json: Json = False) -> None:
     """Follow a study until all its jobs have ended; exit 1 unless they all succeeded."""
     _show_study(_client(ctx).studies.wait(study_id, progress=True), as_json, finished=True)
 
 
 @studies.command("jobs")
 @covers("GET /v1/studies/{study_id}/jobs")
-def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100, as_json: Json = False) -> None:
+def studies_jobs(ctx: typer.Context, study_id: StudyId, limit: Limit = 100, as_json: Json = False) -> None:
     """The study's jobs."""
     items = list(_client(ctx).studies.jobs(study_id, limit))
     output.show(_scored(items, as_json), as_json, JOB_COLUMNS)
@@ -744,7 +763,7 @@ def studies_jobs(ctx: typer.Context, study_id: int, limit: Limit = 100, as_json:
 
 @studies.command("cancel")
 @covers("POST /v1/studies/{study_id}/cancel")
-def studies_cancel(ctx: typer.Context, study_id: int, as_json: Json = False) -> None:
+def studies_cancel(ctx: typer.Context, study_id: StudyId, as_json: Json = False) -> None:
     """Cancel every queued or running job of the study."""
     _show_study(_client(ctx).studies.cancel(study_id), as_json)
 
@@ -753,7 +772,7 @@ def studies_cancel(ctx: typer.Context, study_id: int, as_json: Json = False) -> 
 @covers("GET /v1/studies/{study_id}/plot")
 def studies_plot(
     ctx: typer.Context,
-    study_id: int,
+    study_id: StudyId,
     out: Annotated[Path, typer.Option("-o", "--output", help="File to write (.svg or .png)")],
     y: Annotated[str, typer.Option(help="seconds | iterations")] = "seconds",
 ) -> None:

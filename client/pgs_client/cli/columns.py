@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from pgs_client.cli import output
-from pgs_client.cli.context import Json, client
+from pgs_client.cli.context import DatasetId, Json, client
 from pgs_client.operations import covers
 
 COLUMNS = ["index", "name", "kind", "count", "missing", "mean", "std", "min", "max", "categories"]
@@ -27,7 +27,7 @@ def _row(column: Any) -> dict[str, Any]:
 @covers("GET /v1/datasets/{dataset_id}/columns")
 def datasets_columns(
     ctx: typer.Context,
-    dataset_id: int,
+    dataset_id: DatasetId,
     limit: Annotated[int, typer.Option(help="At most this many, in column order.")] = 100,
     as_json: Json = False,
 ) -> None:

@@ -12,6 +12,9 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a tabl
 Limit = Annotated[int, typer.Option(help="At most this many, newest first.")]
 # The service resolves name@alias in every path that names a model, so commands pass it on as is.
 ModelArg = Annotated[str, typer.Argument(metavar="MODEL", help="A model id or name@alias")]
+DatasetId = Annotated[int, typer.Argument(metavar="DATASET", help="A data set id")]
+JobId = Annotated[int, typer.Argument(metavar="JOB", help="A job id")]
+StudyId = Annotated[int, typer.Argument(metavar="STUDY", help="A study id")]
 
 
 def client(ctx: typer.Context) -> Client:

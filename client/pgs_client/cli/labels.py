@@ -8,13 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from pgs_client.cli import output
-from pgs_client.cli.context import Json, ModelArg, client
+from pgs_client.cli.context import DatasetId, JobId, Json, ModelArg, client
 from pgs_client.operations import covers
 
 NewName = Annotated[str | None, typer.Option("--name", help="The new name")]
 Description = Annotated[str | None, typer.Option(help="The new description")]
 NewTags = Annotated[
-    list[str] | None, typer.Option("--tag", help="The tags, replacing the present ones (repeat it)")
+    list[str] | None,
+    typer.Option("--tag", metavar="TAG", help="The tags, replacing the present ones (repeat it)"),
 ]
 ClearTags = Annotated[bool, typer.Option("--clear-tags", help="Remove every tag")]
 
@@ -39,7 +40,7 @@ def _changes(
 @covers("PATCH /v1/datasets/{dataset_id}")
 def datasets_edit(
     ctx: typer.Context,
-    dataset_id: int,
+    dataset_id: DatasetId,
     name: NewName = None,
     description: Description = None,
     tag: NewTags = None,
@@ -56,7 +57,7 @@ def datasets_edit(
 @covers("PATCH /v1/jobs/{job_id}")
 def jobs_edit(
     ctx: typer.Context,
-    job_id: int,
+    job_id: JobId,
     name: NewName = None,
     description: Description = None,
     tag: NewTags = None,
