@@ -347,3 +347,35 @@ def test_solvers_command(service: ApiServer):
     assert "hinge" not in as_json["tasks"][0]["losses"]
     unknown = run_pgs("solvers", "no-such-solver", url=service.base)
     assert unknown.returncode == 4 and "no-such-solver" in unknown.stderr
+
+
+def test_a_dual_solver_s_trace_shows_its_duality_gap(service: ApiServer, heart: Path):
+    url = service.base
+    ds = _json(run_pgs("datasets", "upload", str(heart), "--json", url=url))
+    job = _json(
+        run_pgs(
+            "jobs",
+            "create",
+            "--dataset",
+            str(ds["id"]),
+            "--solver",
+            "sdca",
+            "--param",
+            "sigma=1e-3",
+            "--wait",
+            "--json",
+            url=url,
+        )
+    )
+    assert job["status"] == "succeeded", job
+    # A terminal wide enough for the header's names unfolded.
+    table = run_pgs("jobs", "trace", str(job["id"]), url=url, COLUMNS="200")
+    assert table.returncode == 0 and "duality_gap" in table.stdout
+    # The other solvers record no gap: no empty column for them.
+    pgs = _json(
+        run_pgs(
+            "jobs", "create", "--dataset", str(ds["id"]), "--param", "n_iter=100", "--wait", "--json", url=url
+        )
+    )
+    plain = run_pgs("jobs", "trace", str(pgs["id"]), url=url, COLUMNS="200")
+    assert "objective" in plain.stdout and "duality_gap" not in plain.stdout

@@ -240,6 +240,26 @@ def test_a_job_choosing_sigma_says_so(console: Console, api: httpx.Client, regis
         poll_job(api, job["id"])
 
 
+def test_a_dual_solver_s_job_draws_its_duality_gap(
+    console: Console, api: httpx.Client, registry: dict[str, Any]
+) -> None:
+    body = {"dataset_id": registry["credit"], "solver": "sdca", "params": {"loss": "logistic", "sigma": 1e-3}}
+    job = poll_job(api, _ok(api.post("/v1/jobs", json=body))["id"])
+    assert job["status"] == "succeeded", job
+    page = console.page
+    console.goto(f"#/jobs/{job['id']}")
+    gap = page.locator("figure", has_text="Duality gap")
+    expect()(gap).to_be_visible()
+    expect()(gap.locator("canvas").first).to_be_visible()
+    page.get_by_text("Checkpoints (the data of the curves)").click()
+    expect()(page.locator(".checkpoints th", has_text="Duality gap")).to_have_count(1)
+    # A primal solver's job has no gap to draw.
+    console.goto(f"#/jobs/{registry['jobs'][0]}")
+    expect()(page.locator("figure", has_text="Training objective")).to_be_visible()
+    expect()(page.locator("figure", has_text="Duality gap")).to_be_hidden()
+    assert not console.failures, console.failures
+
+
 def test_every_page_loads_without_a_failed_request(console: Console, registry: dict[str, Any]) -> None:
     deleted_model = registry["models"][2]
     routes = [

@@ -565,8 +565,12 @@ def jobs_watch(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None
 @jobs.command("trace")
 @covers("GET /v1/jobs/{job_id}/trace")
 def jobs_trace(ctx: typer.Context, job_id: JobId, as_json: Json = False) -> None:
-    """The run's checkpoints: iteration, solver seconds, objective, test score."""
-    output.show(_client(ctx).jobs.trace(job_id), as_json, TRACE_COLUMNS, title=f"job {job_id}")
+    """The run's checkpoints: iteration, solver seconds, objective, test score (and the duality
+    gap of a dual solver's run)."""
+    points = _client(ctx).jobs.trace(job_id)
+    # sdca records the gap that stops it; the other solvers leave it null.
+    gap = ["duality_gap"] if any(p.duality_gap is not None for p in points) else []
+    output.show(points, as_json, TRACE_COLUMNS + gap, title=f"job {job_id}")
 
 
 @jobs.command("plot")

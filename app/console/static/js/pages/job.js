@@ -31,6 +31,10 @@ export async function render(main, { params: [id], signal }) {
   const controls = chartControls(view, () => draw());
   const scoreBox = h("figure", { class: "chart-box" });
   const objectiveBox = h("figure", { class: "chart-box" });
+  // A dual solver (sdca) records its duality gap, the bound on its objective's distance to the
+  // optimum that stops it: drawn on a log scale, shown only for such a run.
+  const gapBox = h("figure", { class: "chart-box", hidden: true },
+    h("figcaption", {}, "Duality gap (log scale): a bound on the objective's distance to the optimum"));
   const checkpoints = h("div");
   const pathBox = h("figure", { class: "chart-box" }, h("figcaption", {}, "Held-out score against sigma (band: ± one standard deviation over the splits; marker: the chosen sigma)"));
   const pathSection = h("section", { "aria-labelledby": "path-title", hidden: true },
@@ -44,7 +48,7 @@ export async function render(main, { params: [id], signal }) {
   main.append(head, status, info,
     h("section", { "aria-labelledby": "charts-title" },
       h("h2", { id: "charts-title" }, "Curves"), controls,
-      h("div", { class: "chart-pair" }, scoreBox, objectiveBox)),
+      h("div", { class: "chart-pair" }, scoreBox, objectiveBox), gapBox),
     pathSection,
     testSlot,
     learnedSlot,
@@ -55,6 +59,7 @@ export async function render(main, { params: [id], signal }) {
   objectiveBox.append(objectiveTitle);
   let scoreChart = null;
   let objectiveChart = null;
+  let gapChart = null;
 
   function draw() {
     const axis = X_AXES[view.x];
@@ -69,6 +74,11 @@ export async function render(main, { params: [id], signal }) {
     else scoreChart = new LineChart(scoreBox, scoreSpec);
     if (objectiveChart) objectiveChart.update(objectiveSpec);
     else objectiveChart = new LineChart(objectiveBox, objectiveSpec);
+    if (!hasGap(trace)) return;
+    gapBox.hidden = false;
+    const gapSpec = { ...common, yLabel: "duality gap", logY: true, series: series("duality_gap", "duality gap") };
+    if (gapChart) gapChart.update(gapSpec);
+    else gapChart = new LineChart(gapBox, gapSpec);
   }
 
   function show() {
@@ -209,7 +219,10 @@ function reachText(seconds, job) {
   return fmtSeconds(seconds);
 }
 
+const hasGap = (trace) => trace.points.some((p) => p.duality_gap !== null && p.duality_gap !== undefined);
+
 function checkpointTable(trace) {
+  const gap = hasGap(trace) ? [{ label: "Duality gap", cell: (p) => fmtNum(p.duality_gap), numeric: true }] : [];
   return table([
     { label: "Iteration", cell: (p) => fmtNum(p.iteration), numeric: true },
     { label: "Samples seen", cell: (p) => fmtNum(p.samples_seen), numeric: true },
@@ -217,5 +230,6 @@ function checkpointTable(trace) {
     { label: "Objective", cell: (p) => fmtNum(p.objective), numeric: true },
     { label: trace.score_name ?? "test score", cell: (p) => fmtNum(p.test_score), numeric: true },
     { label: "Non-zero weights", cell: (p) => fmtNum(p.nnz_weights), numeric: true },
+    ...gap,
   ], trace.points, { empty: "No checkpoint yet." });
 }
