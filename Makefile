@@ -107,6 +107,7 @@ bench: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.hostile_bench
 	$(BIN)/python -m bench.long_poll_bench
 	$(BIN)/python -m bench.end_to_end
+	$(BIN)/python -m bench.setup_pass
 	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m bench.sigma_auto --timeout 120 --seeds 5
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from numbers import Integral, Real
 from typing import Any, TypeVar, dataclass_transform
 
@@ -183,7 +183,17 @@ def check_parameters(cls: type, params: Mapping[str, Any]) -> list[ParameterProb
         elif not any(make_constraint(constraint).is_satisfied_by(value) for constraint in spec.allowed):
             problems.append(ParameterProblem(name, type_text(spec.allowed), value))
     refused = {problem.name for problem in problems}
+    return problems + joint_problems(cls, params, refused)
+
+
+def joint_problems(
+    cls: type, params: Mapping[str, Any], refused: Set[str] = frozenset()
+) -> list[ParameterProblem]:
+    """The broken joint rules of estimator class ``cls`` among ``params`` (the others at their
+    defaults), skipping the rules of a parameter in ``refused``: what is left to check once each
+    parameter passed alone (an estimator's fit checks each one with scikit-learn's own words first)."""
     values = {**defaults(cls), **params}
+    problems = []
     for joint in getattr(cls, "_parameter_rules", ()):
         first, second = joint.names
         if refused.isdisjoint(joint.names) and not joint.holds(values[first], values[second]):

@@ -56,6 +56,8 @@ from .service import (
     soak,
     soak_goals,
 )
+from .setup_pass import FIGURES as SETUP_PASS_FIGURES
+from .setup_pass import setup_pass, setup_pass_goals
 from .sigma_auto import FIGURES as SIGMA_AUTO_FIGURES
 from .sigma_auto import sigma_auto, sigma_auto_goals
 from .wall_clock import FIGURES as WALL_CLOCK_FIGURES
@@ -70,6 +72,7 @@ GOALS: dict[str, Callable[[Any], list[Goal]]] = {
     "dispatch_bench": dispatch_bench_goals,
     "soak": soak_goals,
     "peers": peers_goals,
+    "setup_pass": setup_pass_goals,
     "end_to_end": end_to_end_goals,
     "end_to_end_files": end_to_end_files_goals,
     "cold_start": cold_start_goals,
@@ -108,6 +111,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("early_stopping", "table"): early_stopping,
     ("warm_start", "table"): warm_start,
     ("sigma_auto", "table"): sigma_auto,
+    ("setup_pass", "table"): setup_pass,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).
@@ -120,6 +124,7 @@ FIGURES: dict[tuple[str, str], Figure] = {
     **SERVICE_FIGURES,
     **END_TO_END_FIGURES,
     **SIGMA_AUTO_FIGURES,
+    **SETUP_PASS_FIGURES,
 }
 
 __all__ = [
@@ -148,6 +153,7 @@ __all__ = [
     "predict_bench",
     "provenance",
     "scale_rows",
+    "setup_pass",
     "sigma_auto",
     "soak",
     "threads",

@@ -274,13 +274,15 @@ def _check_unweighted_shards(estimator: Any, sample_weight: Any) -> None:
 def _classes_of(y: np.ndarray) -> np.ndarray:
     """``np.unique(y)`` of classification labels, after scikit-learn's check that they are.
 
-    Labels of at most two integral values (the common binary case) are recognised in a few
-    vectorised passes; scikit-learn's check and the sort of np.unique cost 30 ms at m = 500k.
+    Labels of at most two integral values (the common binary case) are recognised in four
+    vectorised passes over y (min, max, and a count of each); scikit-learn's check and the sort of
+    np.unique cost 30 ms at m = 500k.
     """
     if y.ndim == 1 and y.size and y.dtype.kind in "iuf":
         low, high = y.min(), y.max()
         integral = y.dtype.kind != "f" or (float(low).is_integer() and float(high).is_integer())
-        if integral and np.count_nonzero((y == low) | (y == high)) == y.size:
+        at_ends = np.count_nonzero(y == low) + (np.count_nonzero(y == high) if high != low else 0)
+        if integral and at_ends == y.size:
             return np.unique(np.array([low, high], dtype=y.dtype))
     check_classification_targets(y)
     return np.unique(y)
@@ -295,7 +297,31 @@ def _regression_targets(y: np.ndarray) -> np.ndarray:
 
 
 def _one_vs_rest(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Targets in {-1, +1}: one row for two classes (positive = classes[1]), else one per class."""
-    if classes.shape[0] == 2:
-        return np.where(y == classes[1], 1.0, -1.0)[None, :]
-    return np.stack([np.where(y == c, 1.0, -1.0) for c in classes])
+    """Targets in {-1, +1}: one row for two classes (positive = classes[1]), else one per class.
+
+    Labels that already are the targets (float64 -1/+1, in memory the kernels may take as it is)
+    are used without a copy; the others are mapped by 2 [y == c] - 1, which, unlike
+    ``np.where(y == c, 1.0, -1.0)`` and its unpredictable branch per row, streams: 0.3 ms instead
+    of 2.3 ms at m = 400k.
+    """
+    if classes.shape[0] == 2 and _are_targets(y, classes):
+        return y[None, :]
+    positives = classes[1:] if classes.shape[0] == 2 else classes
+    targets = np.empty((positives.shape[0], y.shape[0]))
+    for row, c in zip(targets, positives, strict=True):
+        np.multiply(y == c, 2.0, out=row)
+        row -= 1.0
+    return targets
+
+
+def _are_targets(y: np.ndarray, classes: np.ndarray) -> bool:
+    """Whether binary labels y of ``classes`` are the +-1 float64 targets themselves, in an array
+    the kernels read as they read their own: C-contiguous and writeable (a read-only array is
+    another type to Numba, which would compile the kernels again for it)."""
+    return (
+        y.dtype == np.float64
+        and y.flags.c_contiguous
+        and y.flags.writeable
+        and classes[0] == -1.0
+        and classes[1] == 1.0
+    )

@@ -68,3 +68,28 @@ def test_malformed_csr_structure_is_refused(indices, indptr, match):
     X._shape = (len(indptr) - 1, 3)
     with pytest.raises(ValueError, match=match):
         prepare(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("planted", [None, np.nan, np.inf, -np.inf])
+def test_the_pass_agrees_with_numpy_on_values_empty_rows_and_stored_zeros(dtype, planted):
+    """The one compiled pass against NumPy's own finite check and sums, on CSR with empty rows and
+    explicitly stored zeros, and on the same values dense."""
+    rng = np.random.default_rng(7)
+    X = sp.random(300, 50, density=0.1, format="csr", random_state=3, dtype=dtype)
+    X = (sp.diags((np.arange(300) % 7 != 0).astype(dtype)) @ X).tocsr()  # every 7th row empty
+    X.eliminate_zeros()
+    X.data[rng.random(X.nnz) < 0.1] = 0.0  # stored zeros: values, but not non-zero ones
+    if planted is not None:
+        X.data[rng.integers(X.nnz)] = planted
+    for given in (X, X.toarray()):
+        values = given.data if sp.issparse(given) else given
+        if not np.isfinite(values).all():
+            with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+                prepare(given)
+            continue
+        _, stats = prepare(given)
+        assert stats.sum_sq == pytest.approx(float(np.sum(values.astype(np.float64) ** 2)), rel=1e-12)
+        assert stats.n_values == np.count_nonzero(values)
+        assert stats.m == 300
+    assert X.dtype == dtype and np.diff(X.indptr)[::7].sum() == 0 and np.count_nonzero(X.data) < X.nnz
