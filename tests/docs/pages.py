@@ -47,6 +47,7 @@ RUN: dict[str, Run] = {
     "docs/how-to/backup.md": Run(reader={"PGS_DATA_DIR": "{service}/var", "PYTHONPATH": "{repo}"}),
     "docs/how-to/batch-predictions.md": Run(),
     "docs/how-to/choose-sigma.md": Run(),
+    "docs/how-to/export-import.md": Run(),
     # The operator starts the service with the import root the page names: ./imports of its
     # working directory.
     "docs/how-to/large-uploads.md": Run(service={"PGS_IMPORT_ROOTS": "{reader}/imports"}),
@@ -69,5 +70,4 @@ NOT_RUN: dict[str, str] = {
     "were measured on (no-run, syntax only)",
     "docs/how-to/datasets.md": "its sections continue services of their own (the tutorial's, others) and "
     "upload files the page shows but does not create (patients.csv, sentinel.csv, patients.parquet)",
-    "docs/how-to/export-import.md": "continues datasets.md's service (model 4)",
 }
