@@ -68,6 +68,6 @@ NOT_RUN: dict[str, str] = {
     "docs/how-to/early-stopping.md": "hour-long benchmark commands (no-run, syntax only)",
     "docs/explanation/solvers-lecture.md": "benchmark scripts over the large data sets the figures "
     "were measured on (no-run, syntax only)",
-    "docs/how-to/datasets.md": "its sections continue services of their own (the tutorial's, others) and "
+    "docs/how-to/datasets.md": "its sections ran on services of their own (the ids are each section's) and "
     "upload files the page shows but does not create (patients.csv, sentinel.csv, patients.parquet)",
 }
