@@ -165,3 +165,18 @@ def test_a_python_block_that_fails_fails_with_its_traceback(tmp_path: Path) -> N
     page = _python_page(tmp_path, ("", "x = 1\n"), ("", "1 / (x - 1)\n"))
     with pytest.raises(AssertionError, match="ZeroDivisionError"):
         run_python(page, "http://service.test", tmp_path / "reader")
+
+
+def test_a_page_of_python_blocks_only_runs(tmp_path: Path) -> None:
+    page = _python_page(tmp_path, ("", 'open("ran", "w").close()\n'))
+    run_page(page, "http://service.test", tmp_path / "reader")  # no command: nothing to do
+    run_python(page, "http://service.test", tmp_path / "reader")
+    assert (tmp_path / "reader" / "ran").exists()
+
+
+def test_the_answer_of_curl_i_is_its_body_after_the_crlf_headers(tmp_path: Path) -> None:
+    page = _page(
+        tmp_path,
+        'printf \'HTTP/1.1 202 Accepted\\r\\nlocation: /v1/studies/1\\r\\n\\r\\n{"id": 1}\'\n# {"id":1}\n',
+    )
+    run_page(page, "http://service.test", tmp_path / "reader")
