@@ -2,8 +2,8 @@
 
 ====  ===========================================================================
 0     success
-1     a job or study ended failed or cancelled (``--wait``, ``watch``), or an
-      unexpected error
+1     a job, study or batch prediction ended failed or cancelled (``--wait``,
+      ``watch``, ``batches create FILE``), or an unexpected error
 2     bad command line (unknown option, missing argument: click's usage error)
 3     the service refused the request (409, 413, 415, 422 and other 4xx)
 4     not found (404)
