@@ -1,9 +1,10 @@
 """Data sets without labels (``labelled=false``): new rows to predict in a batch. The upload of a
-CSV, Parquet or svmlight file without labels, parsed like any other (feature names, text
-columns, column statistics); the options that contradict it; every request that needs labels
-refusing it with a 422 that names the field (a job's training and test set, a study, a warm
-start, a task change); a batch prediction over it equal to /predict on the same rows, with no
-metrics and the reason."""
+CSV (also one too wide for Arrow's reader), Parquet or svmlight file without labels, parsed like
+any other (feature names, text columns, column statistics); the options that contradict it;
+every request that needs labels refusing it with a 422 that names the field (a job's training
+and test set, a study, a warm start, a task change); a batch prediction over it equal to
+/predict on the same rows, with no metrics and the reason; a file with the model's columns in
+another order refused by name."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
-from tests.helpers import assert_problem, create_job, make_settings, poll, upload, wait_for
+from app.services.datasets.csv_format import WIDE_COLUMNS
+from tests.helpers import assert_problem, create_job, make_settings, parse_rows, poll, upload, wait_for
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 LABEL = "credit_risk"
@@ -158,3 +160,36 @@ def test_a_file_with_its_columns_in_another_order_is_refused_by_name(served: dic
     refused = c.post(f"/v1/models/{served['model']}/predictions", json={"dataset_id": r.json()["id"]})
     detail = assert_problem(refused, 422, "body.dataset_id")["detail"]
     assert "in the model's order" in detail
+
+
+def _wide_csv(n_cols: int, label_at: int | None) -> bytes:
+    """Three rows of ``n_cols`` feature columns (column 5 text, NA cells), with a label column
+    inserted at ``label_at``."""
+    rows = []
+    for r in range(3):
+        cells = ["NA" if (r + c) % 11 == 0 else f"{r * n_cols + c}" for c in range(n_cols)]
+        cells[5] = ["red", "blue", "NA"][r]
+        if label_at is not None:
+            cells.insert(label_at, "ab"[r % 2])
+        rows.append(",".join(cells))
+    names = [f"f{c}" for c in range(n_cols)]
+    if label_at is not None:
+        names.insert(label_at, "label")
+    return ("\n".join([",".join(names), *rows]) + "\n").encode()
+
+
+def test_a_csv_too_wide_for_arrow_reads_the_same_rows_without_its_label(tmp_path: Path):
+    """Past WIDE_COLUMNS columns a CSV is read row by row: the label column, wherever it is,
+    or none, leaves the same features."""
+    n_cols = WIDE_COLUMNS + 10
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_bytes(_wide_csv(n_cols, label_at=7))
+    unlabelled = tmp_path / "unlabelled.csv"
+    unlabelled.write_bytes(_wide_csv(n_cols, label_at=None))
+    with_label = parse_rows(labelled, tmp_path / "a", label_column="label", filename="labelled.csv")
+    without = parse_rows(unlabelled, tmp_path / "b", labelled=False, filename="unlabelled.csv")
+    assert with_label.y.tolist() == ["a", "b", "a"] and not without.labelled
+    assert without.columns.feature_names == with_label.columns.feature_names
+    assert without.columns.text_columns == with_label.columns.text_columns == [5]
+    assert without.columns.n_missing == with_label.columns.n_missing > 0
+    np.testing.assert_array_equal(without.X.toarray(), with_label.X.toarray())
