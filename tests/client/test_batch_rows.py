@@ -145,6 +145,9 @@ def test_pgs_uploads_rows_without_labels_and_refuses_what_does_not_fit(
     reordered = tmp_path / "reordered.csv"
     with reordered.open("w", newline="") as fh:
         csv.writer(fh).writerows([list(reversed(r)) for r in rows])
-    refused = run_pgs("batches", "create", credit, str(reordered), url=service.base)
-    assert refused.returncode == 3, refused.stderr
-    assert "in the model's order" in refused.stderr and "Traceback" not in refused.stderr
+    with Client(service.base) as c:
+        before = _ids(c)
+        refused = run_pgs("batches", "create", credit, str(reordered), url=service.base)
+        assert refused.returncode == 3, refused.stderr
+        assert "in the model's order" in refused.stderr and "Traceback" not in refused.stderr
+        assert _ids(c) == before  # the data set it uploaded is gone with the refusal
