@@ -1,6 +1,7 @@
 """A data set without labels (uploaded with ``labelled=false``) in the console, in a real browser
-against a real service: the list and its page say it has no labels and what it is for, with no
-failed request and no console error (conftest.py checks both after each test)."""
+against a real service: the list and its page say it has no labels and what it is for, the job
+form does not offer it, with no failed request and no console error (conftest.py checks both
+after each test)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,7 @@ def test_a_data_set_without_labels_says_so(console: Console, service: ApiServer)
     expect(schema).to_contain_text("none (rows to predict)")
     expect(schema).to_contain_text("no labels: it was uploaded with labelled=false")
     expect(schema).to_contain_text("Text columnshome")
+    # The job form offers the data sets a job can train on or be evaluated with: not this one.
+    console.goto("#/jobs/new")
+    expect(page.locator("main")).to_contain_text("There is no data set to train on yet")
+    assert "new rows" not in page.locator("main").inner_text()
