@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     text,
+    true,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -107,6 +108,10 @@ class Dataset(Base):
     # Migration 0010: bytes its shards take in the store (PGS_STORE_QUOTA_BYTES counts them);
     # NULL until an old .npz data set is converted.
     stored_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # Migration 0019: false for rows without labels (uploaded to be predicted in a batch). Their
+    # stored labels are zeros and their task "regression", never read: the answer shows no task,
+    # and jobs refuse the data set.
+    labelled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class UploadState:
@@ -480,6 +485,8 @@ class BatchPrediction(Base):
     outputs: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     # Migration 0015: the predictions' metrics against the data set's labels (app/services/metrics).
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Migration 0019: why a succeeded run has no metrics (no labels, or labels of another kind).
+    metrics_note: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -45,7 +45,12 @@ class BatchPredictionRead(BaseModel):
         default=None,
         description="Once succeeded: the predictions' metrics against the data set's labels, the "
         "same set as a job's metrics.test (at the model's decision threshold); null when the "
-        "labels are not of the model's kind",
+        "labels are not of the model's kind, or there are none (metrics_note says which)",
+    )
+    metrics_note: str | None = Field(
+        default=None,
+        description="Once succeeded without metrics: why (the data set has no labels, or labels "
+        "of another kind than the model's)",
     )
     error: str | None
     attempts: int

@@ -10,9 +10,16 @@ from pydantic import (
     ConfigDict,
     Field,
     computed_field,
+    model_validator,
 )
 
 from app.schemas.common import Label, LabelsPatch, PrintableName, Task
+
+# What a data set without labels is for, as its answer and the refusals say.
+NO_LABELS_USE = (
+    "it was uploaded with labelled=false, to predict its rows in a batch "
+    "(POST /v1/models/{model_id}/predictions); no job can train on or evaluate it"
+)
 
 
 class DatasetRead(BaseModel):
@@ -25,7 +32,12 @@ class DatasetRead(BaseModel):
     n_samples: int
     n_features: int
     nnz: int
-    task: Task
+    labelled: bool = Field(
+        default=True,
+        description="false: rows without labels (uploaded with labelled=false) to predict in a "
+        "batch; no job trains on or evaluates them",
+    )
+    task: Task | None = Field(description="binary, multiclass or regression; null without labels")
     classes: list[Label] | None = Field(description="Sorted distinct labels (classification)")
     index_base: int = Field(description="1 if svmlight feature indices in the file were 1-based")
     sha256: str = Field(description="SHA-256 of the file as uploaded")
@@ -55,8 +67,17 @@ class DatasetRead(BaseModel):
         description="Whether the task was guessed from the labels or declared (upload or PATCH)"
     )
 
+    @model_validator(mode="after")
+    def _no_task_without_labels(self) -> DatasetRead:
+        # The row keeps a task for its stored zeros; the data set has none to show.
+        if not self.labelled:
+            self.task, self.classes = None, None
+        return self
+
     @computed_field(description="How the task was chosen, and how to change it")
     def task_note(self) -> str:
+        if not self.labelled:
+            return f"no labels: {NO_LABELS_USE}"
         change = f'PATCH /v1/datasets/{self.id} with {{"task": "%s"}} if they are %s'
         if self.task_source == "declared":
             return f"{self.task}, as declared"
@@ -72,6 +93,8 @@ class DatasetRead(BaseModel):
 
     @computed_field(description="What the data set cannot be used for (stored all the same)")
     def warnings(self) -> list[str]:
+        if not self.labelled:
+            return [f"the data set has no labels: {NO_LABELS_USE}"]
         if self.task != "regression" and len(self.classes or []) < 2:
             # Kept: it can still evaluate a model (test_dataset_id), but no job can train on it.
             return [

@@ -16,6 +16,7 @@ from pgs_client.convert import to_frame
 from pgs_client.errors import (
     ApiError,
     AuthError,
+    BatchPredictionFailed,
     Conflict,
     ConnectionFailed,
     JobCancelled,
@@ -51,6 +52,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ApiError",
     "AuthError",
+    "BatchPredictionFailed",
     "Client",
     "Conflict",
     "ConnectionFailed",

@@ -27,8 +27,8 @@ _CSV = (".csv",)
 _SVMLIGHT = (".svm", ".svmlight", ".libsvm")
 NOT_FOR_PREDICT = (
     "{name}: Parquet and Arrow files cannot be sent for prediction (the service's predict "
-    "reads CSV, svmlight and JSON rows); upload it as a data set and predict that in a batch "
-    "(models.predict_dataset, or pgs datasets upload), or read it into a DataFrame"
+    "reads CSV, svmlight and JSON rows); predict it in a batch (models.predict_batch, or "
+    "pgs batches create MODEL FILE), or read it into a DataFrame"
 )
 
 

@@ -171,27 +171,41 @@ def _all_numbers(row: Row) -> bool:
     return not isinstance(row, list) or all(isinstance(v, float) for v in row)
 
 
-def write_upload(X: Any, y: Any, directory: Path) -> tuple[Path, dict[str, str]]:
+def write_upload(
+    X: Any, y: Any | None, directory: Path, order: Sequence[str] | None = None
+) -> tuple[Path, dict[str, str]]:
     """Write ``(X, y)`` gzip-compressed into ``directory``; returns the file and the upload's
     form fields. A DataFrame gives a CSV with its header and the labels as a last named
     column; otherwise numbers with numeric labels give svmlight (sparse, 1-based indices), and
     string labels, text or missing cells a CSV with the label last (dense: a sparse X is
-    written out in full)."""
+    written out in full). ``y`` None: rows without labels (``labelled=false``), their columns
+    by name in ``order`` (a model's features) when they hold all of them."""
+    unlabelled = {"labelled": "false"} if y is None else {}
     if frames.is_frame(X):
+        if y is None:
+            return write_frame(frames.in_order(X, order), directory), {
+                "format": "csv",
+                "header": "true",
+                **unlabelled,
+            }
         frame, label = frames.with_label(X, y)
         return write_frame(frame, directory), {"format": "csv", "header": "true", "label_column": label}
-    labels = _labels(y)
-    if len(labels) != n_rows(X):
+    labels = None if y is None else _labels(y)
+    if labels is not None and len(labels) != n_rows(X):
         raise ValueError(f"X has {n_rows(X)} rows and y {len(labels)} labels")
     all_rows = list(rows(X))
     if any(_is_named(row) for row in all_rows):
-        return _write_named_csv(all_rows, labels, directory)
+        path, fields = _write_named_csv(all_rows, labels, directory, order)
+        return path, fields | unlabelled
     width = int(X.shape[1]) if hasattr(X, "shape") else _width(all_rows)
-    if any(isinstance(v, str) for v in labels) or not all(map(_all_numbers, all_rows)):
-        return _write_csv(all_rows, width, labels, directory)
+    if any(isinstance(v, str) for v in labels or []) or not all(map(_all_numbers, all_rows)):
+        path, fields = _write_csv(all_rows, width, labels, directory)
+        return path, fields | unlabelled
     path = directory / "arrays.svm.gz"
+    # Rows without labels still start with one: the service reads it and keeps none.
+    label_texts = ["0"] * len(all_rows) if labels is None else [_label_text(v) for v in labels]
     with gzip.open(path, "wt", compresslevel=5, encoding="ascii") as out:
-        for i, (label, row) in enumerate(zip(labels, all_rows, strict=True)):
+        for i, (label, row) in enumerate(zip(label_texts, all_rows, strict=True)):
             pairs = dict(
                 zip(row["indices"], row["values"], strict=True) if isinstance(row, dict) else enumerate(row)
             )
@@ -200,8 +214,8 @@ def write_upload(X: Any, y: Any, directory: Path) -> tuple[Path, dict[str, str]]
                 # svmlight has no width: an explicit last feature keeps trailing all-zero
                 # columns, so the model takes rows as wide as X.
                 features.append(f"{width}:0")
-            out.write(f"{_label_text(label)} {' '.join(features)}\n")
-    return path, {"format": "svmlight", "zero_based": "false"}
+            out.write(f"{label} {' '.join(features)}\n")
+    return path, {"format": "svmlight", "zero_based": "false", **unlabelled}
 
 
 def _cell_text(value: Any) -> str:
@@ -212,35 +226,42 @@ def _cell_text(value: Any) -> str:
 
 
 def _write_csv(
-    all_rows: Iterable[Row], width: int, labels: list[Any], directory: Path
+    all_rows: list[Row], width: int, labels: list[Any] | None, directory: Path
 ) -> tuple[Path, dict[str, str]]:
     path = directory / "arrays.csv.gz"
     with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
-        for label, row in zip(labels, all_rows, strict=True):
-            writer.writerow([*map(_cell_text, _dense(row, width)), str(label)])
-    return path, {"format": "csv", "header": "false", "label_column": "-1"}
+        for i, row in enumerate(all_rows):
+            label = [] if labels is None else [str(labels[i])]
+            writer.writerow([*map(_cell_text, _dense(row, width)), *label])
+    return path, {"format": "csv", "header": "false"} | ({} if labels is None else {"label_column": "-1"})
 
 
 def _is_named(row: Row) -> bool:
     return isinstance(row, dict) and set(row) != {"indices", "values"}
 
 
-def _write_named_csv(all_rows: list[Row], labels: list[Any], directory: Path) -> tuple[Path, dict[str, str]]:
-    """Rows keyed by feature name as a CSV with a header: the names in the order first met, a
-    name a row lacks an empty (missing) cell, the labels in a last column "label"."""
+def _write_named_csv(
+    all_rows: list[Row], labels: list[Any] | None, directory: Path, order: Sequence[str] | None = None
+) -> tuple[Path, dict[str, str]]:
+    """Rows keyed by feature name as a CSV with a header: the names in the order first met (or
+    ``order``'s, when the rows name nothing else), a name a row lacks an empty (missing) cell,
+    the labels (if any) in a last column "label"."""
     if not all(map(_is_named, all_rows)):
         raise ValueError("X mixes rows keyed by feature name with other rows")
     names = list(dict.fromkeys(name for row in all_rows for name in row))
+    if order is not None and set(names) <= set(order):
+        names = list(order)
     label = next(f"label{'_' * n}" for n in range(len(names) + 1) if f"label{'_' * n}" not in names)
     path = directory / "named.csv.gz"
     with gzip.open(path, "wt", compresslevel=5, encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow([*names, label])
-        for value, row in zip(labels, all_rows, strict=True):
+        writer.writerow(names if labels is None else [*names, label])
+        for i, row in enumerate(all_rows):
             assert isinstance(row, dict)
-            writer.writerow([*(_cell_text(row.get(name)) for name in names), str(value)])
-    return path, {"format": "csv", "header": "true", "label_column": label}
+            value = [] if labels is None else [str(labels[i])]
+            writer.writerow([*(_cell_text(row.get(name)) for name in names), *value])
+    return path, {"format": "csv", "header": "true"} | ({} if labels is None else {"label_column": label})
 
 
 def write_frame(frame: Any, directory: Path) -> Path:

@@ -90,6 +90,14 @@ class JobCancelled(PgsError):
         super().__init__(f"job {job.id} was cancelled")
 
 
+class BatchPredictionFailed(PgsError):
+    """A batch prediction ended ``failed`` or ``cancelled``; ``batch.error`` says why."""
+
+    def __init__(self, batch: Any):
+        self.batch = batch
+        super().__init__(f"batch prediction {batch.id} {batch.status}: {batch.error or 'no result'}")
+
+
 _BY_STATUS: dict[int, type[ApiError]] = {
     401: AuthError,
     403: AuthError,

@@ -9,7 +9,7 @@ upload's boolean columns are), floats in full precision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 # Rows written per ``to_csv`` call: big enough that pandas' C writer does the work, small
@@ -51,3 +51,15 @@ def with_label(X: Any, y: Any) -> tuple[Any, str]:
     if len(values) != len(X):
         raise ValueError(f"X has {len(X)} rows and y {len(values)} labels")
     return pd.concat([X, pd.Series(values, index=X.index, name=name)], axis=1), name
+
+
+def in_order(frame: Any, order: Sequence[str] | None) -> Any:
+    """The frame's columns named in ``order`` (a model's features), in that order, when it
+    holds all of them (the others, such as a label column, left out); else the frame as it is,
+    for the service to name what does not fit."""
+    if order is None:
+        return frame
+    columns = {str(c): c for c in frame.columns}
+    if not set(order) <= set(columns):
+        return frame
+    return frame[[columns[name] for name in order]]

@@ -240,6 +240,10 @@ class ColumnStatsRead:
 class DatasetOptions:
     name: str | None = None
     format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] | None = "auto"
+    labelled: bool | None = True
+    """
+    false: the rows have no labels (new rows to predict in a batch): every CSV, Parquet or Arrow column is a feature, an svmlight line's leading label is read and not kept; no job trains on or evaluates the data set
+    """
     label_column: str | None = None
     """
     CSV: column number (0-based, negative from the end) or name; Parquet and Arrow: the column's name (default: the last column)
@@ -282,7 +286,10 @@ class DatasetRead:
     n_samples: int
     n_features: int
     nnz: int
-    task: Literal["binary", "multiclass", "regression"]
+    task: Literal["binary", "multiclass", "regression"] | None
+    """
+    binary, multiclass or regression; null without labels
+    """
     classes: list[int | float | str] | None
     """
     Sorted distinct labels (classification)
@@ -311,6 +318,10 @@ class DatasetRead:
     warnings: list[str]
     """
     What the data set cannot be used for (stored all the same)
+    """
+    labelled: bool | None = True
+    """
+    false: rows without labels (uploaded with labelled=false) to predict in a batch; no job trains on or evaluates them
     """
     feature_names: list[str] | None = None
     """
@@ -358,6 +369,10 @@ class ImportRequest:
     """
     name: str | None = None
     format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] | None = "auto"
+    labelled: bool | None = True
+    """
+    false: the rows have no labels (new rows to predict in a batch): every CSV, Parquet or Arrow column is a feature, an svmlight line's leading label is read and not kept; no job trains on or evaluates the data set
+    """
     label_column: str | None = None
     """
     CSV: column number (0-based, negative from the end) or name; Parquet and Arrow: the column's name (default: the last column)
@@ -1808,7 +1823,11 @@ class BatchPredictionRead:
     finished_at: datetime | None
     metrics: dict[str, Any] | None = None
     """
-    Once succeeded: the predictions' metrics against the data set's labels, the same set as a job's metrics.test (at the model's decision threshold); null when the labels are not of the model's kind
+    Once succeeded: the predictions' metrics against the data set's labels, the same set as a job's metrics.test (at the model's decision threshold); null when the labels are not of the model's kind, or there are none (metrics_note says which)
+    """
+    metrics_note: str | None = None
+    """
+    Once succeeded without metrics: why (the data set has no labels, or labels of another kind than the model's)
     """
 
 
@@ -1848,7 +1867,10 @@ class DatasetDetail:
     n_samples: int
     n_features: int
     nnz: int
-    task: Literal["binary", "multiclass", "regression"]
+    task: Literal["binary", "multiclass", "regression"] | None
+    """
+    binary, multiclass or regression; null without labels
+    """
     classes: list[int | float | str] | None
     """
     Sorted distinct labels (classification)
@@ -1885,6 +1907,10 @@ class DatasetDetail:
     warnings: list[str]
     """
     What the data set cannot be used for (stored all the same)
+    """
+    labelled: bool | None = True
+    """
+    false: rows without labels (uploaded with labelled=false) to predict in a batch; no job trains on or evaluates them
     """
     feature_names: list[str] | None = None
     """

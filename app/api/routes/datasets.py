@@ -40,6 +40,7 @@ from app.services.datasets.create import (
 from app.services.datasets.multipart import receive_upload
 from app.services.datasets.parse_base import ParseError
 from app.services.datasets.splits import task_from_labels
+from app.services.datasets.unlabelled import require_labels
 from app.services.idempotency import Idempotency, idempotency, replay
 from app.services.ownership import visible_to
 
@@ -284,6 +285,7 @@ def patch_dataset(
 
 
 def _change_task(session: Any, settings: Settings, dataset: Dataset, task: str) -> None:
+    require_labels(dataset, ["body", "task"], "a task is what its labels are")
     busy = session.scalars(
         select(Job.id).where(
             or_(Job.dataset_id == dataset.id, Job.test_dataset_id == dataset.id),

@@ -19,9 +19,8 @@ from app.services.datasets.parse_base import (
     LabelKind,
     ParseError,
     ParseOptions,
-    check_width,
 )
-from app.services.datasets.table_rows import TableLayout, TableRows, label_index
+from app.services.datasets.table_rows import TableLayout, TableRows, check_columns, label_index
 
 PARQUET_MAGIC = b"PAR1"
 ARROW_FILE_MAGIC = b"ARROW1"
@@ -49,18 +48,17 @@ def _is_text(t: pa.DataType) -> bool:
 
 def _layout(schema: pa.Schema, options: ParseOptions) -> TableLayout:
     names = list(schema.names)
-    if len(names) < 2:
-        raise ParseError("a data set needs at least one feature column and a label column")
-    check_width(len(names) - 1, options)
+    check_columns(len(names), options)
     for col, f in enumerate(schema):
         if not (_is_numeric(f.type) or _is_text(f.type)):
             raise ParseError(
                 f"column {col + 1} ({f.name!r}) holds {f.type}; numbers, booleans and strings "
                 "are read (nested, binary, date and time columns are not)"
             )
-    label_col = label_index(options.label_column, names, len(names))
+    label_col = label_index(options, names, len(names))
     text_cols = tuple(c for c in range(len(names)) if c != label_col and _is_text(schema.field(c).type))
-    return TableLayout(len(names), label_col, names, text_cols, _is_text(schema.field(label_col).type))
+    string_labels = label_col is not None and _is_text(schema.field(label_col).type)
+    return TableLayout(len(names), label_col, names, text_cols, string_labels)
 
 
 @contextmanager
@@ -95,4 +93,4 @@ def parse_columnar(
         raise  # a 413 naming the memory budget, not the file's fault
     except (pa.ArrowException, OSError) as exc:
         raise ParseError(f"the file is not a valid {what} file: {exc}") from exc
-    return layout.n_cols - 1, "string" if layout.string_labels else "numeric", layout.columns(rows.n_missing)
+    return layout.n_features, "string" if layout.string_labels else "numeric", layout.columns(rows.n_missing)

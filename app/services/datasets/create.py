@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from sqlalchemy import func, select
 
 from app.core.config import Settings
@@ -43,6 +51,12 @@ class DatasetOptions(BaseModel):
         default=None, max_length=MAX_NAME_CHARS
     )
     format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] = "auto"
+    labelled: bool = Field(
+        default=True,
+        description="false: the rows have no labels (new rows to predict in a batch): every CSV, "
+        "Parquet or Arrow column is a feature, an svmlight line's leading label is read and not "
+        "kept; no job trains on or evaluates the data set",
+    )
     label_column: str | None = Field(
         default=None,
         description="CSV: column number (0-based, negative from the end) or name; Parquet and "
@@ -65,6 +79,14 @@ class DatasetOptions(BaseModel):
     )
     description: str | None = Field(default=None, max_length=4000)
     tags: str | None = Field(default=None, description="Comma-separated tags")
+
+    @field_validator("label_column", "task")
+    @classmethod
+    def _labels_are_wanted(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Declared after ``labelled``, so its value is known here.
+        if info.data.get("labelled") is False and value not in (None, "", "auto"):
+            raise ValueError(f"{info.field_name} names labels, and labelled=false says the rows have none")
+        return value
 
     @field_validator("tags")
     @classmethod
@@ -122,6 +144,7 @@ def parse_options(settings: Settings, options: DatasetOptions, filename: str) ->
     return ParseOptions(
         format=options.format,
         label_column=options.label_column,
+        labelled=options.labelled,
         header=options.header,
         zero_based=options.zero_based,
         task=options.task,
@@ -221,6 +244,7 @@ def insert_dataset(
             description=options.description,
             tags=options.tag_list(),
             task_source="guessed" if options.task == "auto" else "declared",
+            labelled=stored.labelled,
         )
         s.add(ds)
         s.flush()

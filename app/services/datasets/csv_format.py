@@ -29,9 +29,9 @@ from app.services.datasets.parse_base import (
     LabelKind,
     ParseError,
     ParseOptions,
-    check_width,
+    no_labels,
 )
-from app.services.datasets.table_rows import TableLayout, TableRows, label_index
+from app.services.datasets.table_rows import TableLayout, TableRows, check_columns, label_index
 
 UTF8_BOM = b"\xef\xbb\xbf"
 # Arrow's reader holds about 10 KB a column whatever the rows: a wider file (a few rows of very
@@ -95,20 +95,18 @@ def _csv_layout(first: str, line_no: int, options: ParseOptions) -> _CsvFile:
     delimiter = _csv_delimiter(first)
     cells = _split_row(first, delimiter, line_no)
     n_cols = len(cells)
-    if n_cols < 2:
-        raise ParseError("a CSV data set needs at least one feature column and a label column")
-    check_width(n_cols - 1, options)
+    check_columns(n_cols, options)
     if options.header == "auto":
         if options.label_column and not _is_int(options.label_column):
             has_header = True  # a label column given by name needs a header row
         else:
             # Without a header every feature field of the first row is a number.
-            guess = label_index(options.label_column, None, n_cols)
+            guess = label_index(options, None, n_cols)
             has_header = not all(_is_number(c) for i, c in enumerate(cells) if i != guess)
     else:
         has_header = options.header == "true"
     names = cells if has_header else None
-    label_col = label_index(options.label_column, names, n_cols)
+    label_col = label_index(options, names, n_cols)
     table = TableLayout(n_cols, label_col, names)
     return _CsvFile(delimiter, has_header, line_no + 1 if has_header else line_no, table)
 
@@ -141,7 +139,7 @@ def _read_layout(fh: IO[bytes], options: ParseOptions, string_labels: bool | Non
     text_cols = _text_columns(fh, layout, cells, options, read)
     if string_labels is None:
         # A later label that is not a number reads the file again with string labels.
-        string_labels = bool(cells) and not _is_number(cells[table.label_col])
+        string_labels = table.label_col is not None and bool(cells) and not _is_number(cells[table.label_col])
     table = replace(table, text_cols=text_cols, string_labels=string_labels)
     return replace(layout, table=table), b"".join(read)
 
@@ -276,7 +274,8 @@ def _wide_rows(lines: _Lines, options: ParseOptions, rows: TableRows) -> None:
     text_cols = set(table.text_cols)
     numeric = [c for c in table.feature_cols if c not in text_cols]
     # Where the numeric columns go among the features (the label column is not one).
-    numeric_pos = [c - (c > table.label_col) for c in numeric]
+    position = {c: k for k, c in enumerate(table.feature_cols)}
+    numeric_pos = [position[c] for c in numeric]
     missing = {"", *options.na_values}
     dense: list[np.ndarray] = []
     text: list[list[str]] = []
@@ -285,9 +284,11 @@ def _wide_rows(lines: _Lines, options: ParseOptions, rows: TableRows) -> None:
 
     def flush() -> None:
         y = np.asarray(labels, dtype=str)
-        if not table.string_labels:
+        if table.label_col is None:
+            y = no_labels(len(dense))
+        elif not table.string_labels:
             y = np.asarray([float(v) if v else math.nan for v in labels])
-        features = np.zeros((len(dense), table.n_cols - 1))
+        features = np.zeros((len(dense), table.n_features))
         features[:, numeric_pos] = dense
         rows.add(features, np.asarray(text, dtype=str) if table.text_cols else None, y)
         for pending in (dense, text, labels):
@@ -301,7 +302,7 @@ def _wide_rows(lines: _Lines, options: ParseOptions, rows: TableRows) -> None:
         known = ["" if v in missing else v for v in cells]
         dense.append(np.asarray([known[c] or "nan" for c in numeric], dtype=np.float64))
         text.append([known[c] for c in table.text_cols])
-        labels.append(known[table.label_col])
+        labels.append("" if table.label_col is None else known[table.label_col])
         size += len(line)
         if size > BLOCK_BYTES:
             flush()
@@ -334,7 +335,7 @@ def _read_csv(
 
 def _result(layout: _CsvFile, rows: TableRows) -> tuple[int, LabelKind, CsvColumns]:
     table = layout.table
-    return table.n_cols - 1, "string" if table.string_labels else "numeric", table.columns(rows.n_missing)
+    return table.n_features, "string" if table.string_labels else "numeric", table.columns(rows.n_missing)
 
 
 def parse_csv(

@@ -39,6 +39,9 @@ class TooLargeError(ParseError):
 class ParseOptions:
     format: Literal["auto", "svmlight", "csv", "parquet", "arrow"] = "auto"
     label_column: str | None = None
+    # False: the rows have no label column (new rows to predict); svmlight lines' leading labels
+    # are read and not stored.
+    labelled: bool = True
     header: Literal["auto", "true", "false"] = "auto"
     zero_based: Literal["auto", "true", "false"] = "auto"
     task: Literal["auto", "classification", "regression"] = "auto"
@@ -79,6 +82,7 @@ class ParsedDataset:
     # CSV, Parquet and Arrow: the columns' names, the text columns (values given to the sink, one
     # column each, zeros in X) and the missing numeric cells (NaN in X).
     columns: CsvColumns | None = None
+    labelled: bool = True
 
 
 @dataclass
@@ -178,6 +182,12 @@ def check_width(width: int, options: ParseOptions) -> None:
 
 
 # -- labels -----------------------------------------------------------------------------------
+
+
+def no_labels(n_rows: int) -> np.ndarray:
+    """The labels stored for rows without any (``labelled=false``): zeros, never read as labels
+    (the data set says it has none)."""
+    return np.zeros(n_rows)
 
 
 def json_label(v: object) -> int | float | str:

@@ -85,6 +85,7 @@ class StoredDataset:
     label_name: str | None = None
     text_columns: list[int] | None = None
     n_missing: int = 0
+    labelled: bool = True
 
 
 def _summary(parsed: ParsedDataset, manifest: Manifest) -> StoredDataset:
@@ -104,6 +105,7 @@ def _summary(parsed: ParsedDataset, manifest: Manifest) -> StoredDataset:
         label_name=None if cols is None else cols.label_name,
         text_columns=None if cols is None else cols.text_columns,
         n_missing=0 if cols is None else cols.n_missing,
+        labelled=parsed.labelled,
     )
 
 

@@ -265,7 +265,10 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
     if width == 0:
         raise ParseError("the file has no features (every row is empty)")
     check_width(max(width, options.n_features or 0), options)
-    task, classes = infer_task(out.labels, label_kind, options.task)
+    # Rows without labels keep the kind of their stored zeros; the data set says it has none.
+    task, classes = (
+        infer_task(out.labels, label_kind, options.task) if options.labelled else ("regression", None)
+    )
     return ParsedDataset(
         _declared_width(width, options.n_features, index_base),
         fmt,
@@ -275,6 +278,7 @@ def parse_upload(path: Path, options: ParseOptions, sink: RowSink) -> ParsedData
         classes,
         index_base,
         columns,
+        options.labelled,
     )
 
 

@@ -27,6 +27,7 @@ from app.services.datasets.parse_base import (
     check_width,
     first_nonfinite_line,
     line_blocks,
+    no_labels,
 )
 from app.services.datasets.svmlight_kernel import BAD_BYTE, REASONS, SLOW_LABEL, parse_lines
 
@@ -123,7 +124,9 @@ def parse_svmlight(
             if problem:
                 raise ParseError(problem)
             raw_width = max(raw_width, X.shape[1])
-            out.add(base.apply(X), y)
+            # Rows without labels (labelled=false) still start with one, as /predict reads
+            # them: it is read and not kept.
+            out.add(base.apply(X), y if options.labelled else no_labels(X.shape[0]))
             check_width(raw_width - 1, options)  # stop early; the exact check is at the end
     return max(raw_width - base.base, 0), base.base
 

@@ -13,12 +13,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from app.services.datasets.parse_base import MAX_CLASSES, CountedRows, CsvColumns, ParseError, ParseOptions
+from app.services.datasets.parse_base import (
+    MAX_CLASSES,
+    CountedRows,
+    CsvColumns,
+    ParseError,
+    ParseOptions,
+    check_width,
+    no_labels,
+)
 
 
-def label_index(label_column: str | None, names: list[str] | None, n_cols: int) -> int:
+def label_index(options: ParseOptions, names: list[str] | None, n_cols: int) -> int | None:
     """The label column's index: a column number (negative from the end) or a name, by default
-    the last column."""
+    the last column; None for rows without labels (``labelled=false``)."""
+    label_column = options.label_column
+    if not options.labelled:
+        return None
     if label_column is None or label_column == "":
         return n_cols - 1
     try:
@@ -34,10 +45,22 @@ def label_index(label_column: str | None, names: list[str] | None, n_cols: int) 
     return idx % n_cols
 
 
+def check_columns(n_cols: int, options: ParseOptions) -> None:
+    """A table needs a feature column, and a label column beside it unless it has no labels."""
+    if n_cols < 1 + options.labelled:
+        raise ParseError(
+            "a data set needs at least one feature column and a label column"
+            if options.labelled
+            else "a data set needs at least one feature column"
+        )
+    check_width(n_cols - options.labelled, options)
+
+
 @dataclass(frozen=True)
 class TableLayout:
     n_cols: int
-    label_col: int
+    # None: the rows have no labels (every column is a feature).
+    label_col: int | None
     # The columns' names (a CSV without a header has none).
     names: list[str] | None = None
     # File columns of text features.
@@ -52,11 +75,15 @@ class TableLayout:
         """A column as an error names it: its 1-based number, and its name when it has one."""
         return f"column {col + 1}" + (f" ({self.names[col]!r})" if self.names else "")
 
+    @property
+    def n_features(self) -> int:
+        return len(self.feature_cols)
+
     def columns(self, n_missing: int) -> CsvColumns:
         feature_pos = {c: k for k, c in enumerate(self.feature_cols)}
         return CsvColumns(
             feature_names=None if self.names is None else [self.names[c] for c in self.feature_cols],
-            label_name=None if self.names is None else self.names[self.label_col],
+            label_name=None if self.names is None or self.label_col is None else self.names[self.label_col],
             text_columns=[feature_pos[c] for c in self.text_cols],
             n_missing=n_missing,
         )
@@ -124,15 +151,18 @@ class TableRows:
         lay = self.layout
         if batch.num_rows == 0:
             return
-        dense = np.zeros((batch.num_rows, lay.n_cols - 1))
+        dense = np.zeros((batch.num_rows, lay.n_features))
         values = []
         for k, col in enumerate(lay.feature_cols):
             if col in lay.text_cols:
                 values.append(_strings(batch.column(col)))
             else:
                 dense[:, k] = _numbers(batch.column(col))
-        label = batch.column(lay.label_col)
-        y = _strings(label) if lay.string_labels else _numbers(label)
+        if lay.label_col is None:
+            y = no_labels(batch.num_rows)
+        else:
+            label = batch.column(lay.label_col)
+            y = _strings(label) if lay.string_labels else _numbers(label)
         self.add(dense, np.column_stack(values) if values else None, y)
 
     def add(self, dense: np.ndarray, text: np.ndarray | None, y: np.ndarray) -> None:

@@ -22,6 +22,7 @@ from app.core.tenants import Caller
 from app.db.tables import Dataset, Job, JobStatus
 from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
+from app.services.datasets.unlabelled import require_labels
 from app.services.idempotency import Idempotency, commit_created, replay
 from app.services.jobs import limits as job_limits
 from app.services.jobs import selection, threshold, warm_start
@@ -52,6 +53,7 @@ def check_job_request(
     """``in_memory``: the job holds its rows in memory whatever its solver (a study's sigma
     selection). Its data sets must exist for ``caller``."""
     train = referenced_or_422(session, Dataset, body.dataset_id, caller, ["body", "dataset_id"], "dataset")
+    require_labels(train, ["body", "dataset_id"], "a model is trained on labelled rows")
     task = train.task
     if task != "regression" and len(train.classes or []) < 2:
         msg = f"dataset {train.id} has a single class; a classifier needs two or more"
@@ -112,6 +114,7 @@ def check_job_request(
 
 def _check_test_dataset(train: Dataset, test: Dataset) -> None:
     loc = ["body", "test_dataset_id"]
+    require_labels(test, loc, "a test score compares predictions with labels")
     if train.task == "regression":
         compatible = test.label_kind == "numeric"
     else:

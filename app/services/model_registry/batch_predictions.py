@@ -63,10 +63,28 @@ def beyond_width(n_features: int, model_width: int) -> str:
     )
 
 
+def _check_names(model: Model, dataset: Dataset) -> None:
+    """A stored data set is predicted column by column: when both have a header, its columns
+    must be the model's features in the model's order (a file with them reordered would
+    predict other classes)."""
+    ours, theirs = dataset.feature_names, model.feature_names
+    if ours is None or theirs is None:
+        return
+    shared = min(len(ours), len(theirs))
+    if ours[:shared] != theirs[:shared]:
+        msg = (
+            f"the data set's columns are {', '.join(ours)}; the model reads "
+            f"{', '.join(theirs)}, in the model's order (send the file to /predict, which matches "
+            "columns by name, or upload it with its columns in this order)"
+        )
+        raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+
+
 def create(s: Session, model: Model, dataset: Dataset, extra_features: str) -> BatchPrediction:
     if dataset.n_features > model.n_features and extra_features == "fail":
         msg = beyond_width(dataset.n_features, model.n_features)
         raise invalid(msg, [field_error(["body", "dataset_id"], msg)])
+    _check_names(model, dataset)
     prep = model.preprocessing or {}
     encoded, ignored = set(prep.get("categorical") or []), set(prep.get("ignore") or [])
     text = set(dataset.text_columns or [])
@@ -242,6 +260,8 @@ class _DatasetRows:
 
     data: DatasetShards
     text_columns: list[int]
+    # False: the data set has no labels (its stored zeros are not compared with anything).
+    labelled: bool = True
 
     def blocks(self, model: LoadedModel) -> Iterator[tuple[int, Any, np.ndarray]]:
         """The rows, BLOCK_ROWS at a time (one shard mapped at a time), as the model's predict()
@@ -269,6 +289,16 @@ class _DatasetRows:
         return raw_matrix(
             X, np.asarray(text) if text is not None else None, self.text_columns, model.preprocessing
         )
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """What a complete run wrote: its outputs, and the metrics against the data set's labels or
+    why there are none."""
+
+    outputs: list[str]
+    metrics: dict[str, Any] | None
+    metrics_note: str | None
 
 
 class _Run:
@@ -301,20 +331,17 @@ class _Run:
             if row.model_id is None or dataset is None:
                 return "its model or data set was deleted"
             model_id, key = row.model_id, dataset.file_name
-            text_columns = list(dataset.text_columns or [])
+            text_columns, labelled = list(dataset.text_columns or []), dataset.labelled
         try:
             model = load_model(model_id)
         except ProblemError:
             return "its model was deleted"
-        return model, _DatasetRows(open_dataset(self.store, key), text_columns)
+        return model, _DatasetRows(open_dataset(self.store, key), text_columns, labelled)
 
-    def predict_all(
-        self, model: LoadedModel, rows: _DatasetRows
-    ) -> tuple[list[str], dict[str, Any] | None] | None:
+    def predict_all(self, model: LoadedModel, rows: _DatasetRows) -> Predicted | None:
         """Predicts into the temp files; the outputs written and the metrics of the predictions
-        against the data set's labels (None when they are not the model's kind), or None when
-        the run stops."""
-        metrics = labelled_metrics(model)
+        against the data set's labels, or None when the run stops."""
+        metrics = labelled_metrics(model) if rows.labelled else None
         n = rows.data.manifest.n_samples
         min_dtype = None if model.classes is None else np.asarray(model.classes).dtype
         files = {name: self.tmp_path(name).open("wb") for name in OUTPUTS}
@@ -338,7 +365,11 @@ class _Run:
             written = [name for name in OUTPUTS if writers[name].rows]
             for name in written:
                 writers[name].close()
-            return written, None if metrics is None else metrics.result()
+            if metrics is None:
+                return Predicted(written, None, "the data set has no labels (uploaded with labelled=false)")
+            result = metrics.result()
+            note = None if result is not None else "the data set's labels are not of the model's kind"
+            return Predicted(written, result, note)
         finally:
             for fh in files.values():
                 fh.close()
@@ -352,10 +383,10 @@ class _Run:
             finish(self.factory, self.batch_id, self.token, JobStatus.CANCELLED)
         return owned and not cancel
 
-    def publish(self, outputs: list[str], n_rows: int, metrics: dict[str, Any] | None) -> None:
+    def publish(self, predicted: Predicted, n_rows: int) -> None:
         """Copy the complete temp files to the store, then mark the run succeeded."""
         result_key = f"predictions/{uuid.uuid4().hex}"
-        keys = result_keys(result_key, outputs)
+        keys = result_keys(result_key, predicted.outputs)
         try:
             for name, key in keys.items():
                 with self.tmp_path(name).open("rb") as src:
@@ -368,8 +399,9 @@ class _Run:
                 unless_cancelled=True,
                 rows_done=n_rows,
                 result_key=result_key,
-                outputs=outputs,
-                metrics=metrics,
+                outputs=predicted.outputs,
+                metrics=predicted.metrics,
+                metrics_note=predicted.metrics_note,
             )
         except BaseException:  # a full disk: no result files that no row names
             self.store.delete(*keys.values())
@@ -408,8 +440,7 @@ def run(
             return
         predicted = r.predict_all(model, rows)
         if predicted is not None:
-            outputs, metrics = predicted
-            r.publish(outputs, rows.data.manifest.n_samples, metrics)
+            r.publish(predicted, rows.data.manifest.n_samples)
     except Exception as exc:  # the run ends failed, never stays running
         log.exception("batch prediction %d failed", batch_id)
         finish(factory, batch_id, token, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")

@@ -27,7 +27,7 @@ EXIT_UNAVAILABLE = 6
 EXIT_CODES = {
     0: "success",
     EXIT_FINISHED_BADLY: "a job, study or batch prediction ended failed or cancelled (`--wait`, "
-    "`watch`), or an unexpected error",
+    "`watch`, `batches create FILE`), or an unexpected error",
     EXIT_USAGE: "bad command line: an unknown option, a missing argument, a value the command "
     "cannot use (click's usage error)",
     EXIT_REFUSED: "the service refused the request (409, 413, 415, 422 and other 4xx)",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from pgs_client.cli import (
     columns,
     labels,
     output,
+    predictions,
     service,
     transfer,
     uploads,
@@ -27,7 +27,6 @@ from pgs_client.client import Client
 from pgs_client.errors import JobCancelled, JobFailed
 from pgs_client.operations import UPLOAD_OPERATIONS, covers
 from pgs_client.resources.jobs import score_text
-from pgs_client.resources.models import Prediction
 from pgs_client.version import VERSION
 
 app = typer.Typer(
@@ -166,6 +165,17 @@ def _param_row(param: Any) -> dict[str, Any]:
 # -- datasets ------------------------------------------------------------------------------------
 
 
+# The upload form's labelled field: --unlabelled stores rows without labels, to predict in a batch.
+Labelled = Annotated[
+    bool,
+    typer.Option(
+        "--labelled/--unlabelled",
+        help="--unlabelled: the rows have no label column (new rows to predict with pgs batches "
+        "create); an svmlight line's leading label is not kept",
+    ),
+]
+
+
 @datasets.command("upload")
 @covers(*UPLOAD_OPERATIONS)
 def datasets_upload(
@@ -198,6 +208,7 @@ def datasets_upload(
     ] = None,
     tags: Annotated[str | None, typer.Option(metavar="T1,T2,...", help="Tags, comma-separated")] = None,
     description: Annotated[str | None, typer.Option(help="A description")] = None,
+    labelled: Labelled = True,
     compress: Annotated[bool, typer.Option(help="gzip a plain file on the way")] = False,
     resumable: Annotated[
         bool | None,
@@ -221,6 +232,7 @@ def datasets_upload(
         n_features=n_features,
         tags=None if tags is None else [t.strip() for t in tags.split(",") if t.strip()],
         description=description,
+        labelled=labelled,
         compress=compress,
         resumable=resumable,
     )
@@ -252,10 +264,12 @@ def datasets_import(
     tag: Annotated[
         list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag of the data set (repeat it)")
     ] = None,
+    labelled: Labelled = True,
     as_json: Json = False,
 ) -> None:
     """Have the service read a data set itself (no upload), and wait for it."""
     given = {
+        "labelled": None if labelled else "false",
         "label_column": label_column,
         "n_features": n_features,
         "na_values": na_values,
@@ -648,20 +662,6 @@ def models_rm(ctx: typer.Context, model_id: ModelArg) -> None:
     output.stderr.print(f"deleted model {model_id}")
 
 
-def _write_predictions(pred: Prediction, classes: list[Any] | None) -> None:
-    names = classes or []
-    scores = pred.scores.tolist() if hasattr(pred.scores, "tolist") else pred.scores
-    probs = pred.probabilities.tolist() if pred.probabilities is not None else None
-    multi = bool(scores) and isinstance(scores[0], list)
-    header = ["prediction"] + ([f"score_{c}" for c in names] if multi else ["score"])
-    header += [f"probability_{c}" for c in names] if probs is not None else []
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(header)
-    for i, label in enumerate(pred.predictions.tolist()):
-        row = [label, *(scores[i] if multi else [scores[i]])]
-        writer.writerow(row + (probs[i] if probs is not None else []))
-
-
 @app.command("predict")
 @covers("POST /v1/models/{model_id}/predict")
 def predict_cmd(
@@ -693,9 +693,9 @@ def predict_cmd(
     except ValueError as exc:  # a format the service's predict does not read, an empty file
         raise typer.BadParameter(str(exc), param_hint="FILE") from exc
     if as_json:
-        output.emit_json({k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in vars(pred).items()})
+        predictions.emit_json(pred)
     else:
-        _write_predictions(pred, c.models.get(model).classes)
+        predictions.write_csv(pred, c.models.get(model).classes, sys.stdout)
 
 
 # -- studies -------------------------------------------------------------------------------------

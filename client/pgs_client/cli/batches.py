@@ -1,20 +1,22 @@
-"""``pgs batches``: batch predictions of a stored data set, run by the service in the background
-(no request body limit), and their results."""
+"""``pgs batches``: batch predictions of a stored data set or of a file of new rows, run by the
+service in the background (no request body limit), and their results."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from pgs_client.cli import EXIT_FINISHED_BADLY, output
+from pgs_client.cli import EXIT_FINISHED_BADLY, output, predictions
 from pgs_client.cli.context import Json, Limit, ModelArg, client
-from pgs_client.operations import covers
+from pgs_client.operations import covers, operations_of
+from pgs_client.resources.models import Models
 
 group = typer.Typer(
-    help="Predict every row of a stored data set in the background; list, follow, cancel, "
-    "download and delete those predictions.",
+    help="Predict every row of a stored data set or a file in the background; list, follow, "
+    "cancel, download and delete those predictions.",
     no_args_is_help=True,
 )
 
@@ -27,28 +29,66 @@ def _title(model: str, batch: int) -> str:
 
 
 @group.command("create")
-@covers("POST /v1/models/{model_id}/predictions", "GET /v1/models/{model_id}/predictions/{prediction_id}")
+@covers(
+    "POST /v1/models/{model_id}/predictions",
+    "GET /v1/models/{model_id}/predictions/{prediction_id}",
+    *operations_of(Models.predict_batch),
+)
 def batches_create(
     ctx: typer.Context,
     model: ModelArg,
-    dataset: Annotated[int, typer.Argument(metavar="DATASET", help="The data set whose rows to predict")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="DATASET|FILE",
+            help="A stored data set's id, or a file of rows to predict (CSV with a header, "
+            "svmlight, Parquet or Arrow; plain or compressed), uploaded as it is without labels",
+        ),
+    ],
     extra_features: Annotated[
         str, typer.Option(help="fail | ignore: the columns of a data set wider than the model")
     ] = "fail",
     wait: Annotated[
-        bool, typer.Option("--wait", help="Follow it until it ends; exit 1 unless it succeeded")
+        bool,
+        typer.Option("--wait", help="DATASET: follow it until it ends; exit 1 unless it succeeded"),
+    ] = False,
+    format: Annotated[str, typer.Option(help="FILE: auto | svmlight | csv | parquet | arrow")] = "auto",
+    out: Annotated[
+        Path | None, typer.Option("-o", "--output", help="FILE: write the predictions here (default: stdout)")
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="FILE: keep its data set and batch prediction in the service")
     ] = False,
     as_json: Json = False,
 ) -> None:
-    """Start predicting every row of DATASET with MODEL."""
+    """Predict every row of DATASET or FILE with MODEL in the background.
+
+    DATASET: starts the batch prediction and shows it. FILE: uploads it (a data set without
+    labels), follows the batch to its end and writes the predictions as CSV, as pgs predict
+    does (prediction in the model's labels, scores, probabilities); the data set and the batch
+    prediction are deleted afterwards unless --keep."""
     c = client(ctx)
-    batch = c.models.predict_dataset(model, dataset, extra_features=extra_features)
-    if wait:
-        batch = c.models.wait_batch(model, batch)
-    output.show(batch, as_json, title=_title(model, batch.id))
-    if wait and batch.status != "succeeded":
-        output.stderr.print(f"batch prediction {batch.id} {batch.status}: {batch.error or ''}")
-        raise typer.Exit(EXIT_FINISHED_BADLY)
+    if source.isdigit() and not Path(source).exists():
+        batch = c.models.predict_dataset(model, int(source), extra_features=extra_features)
+        if wait:
+            batch = c.models.wait_batch(model, batch)
+        output.show(batch, as_json, title=_title(model, batch.id))
+        if wait and batch.status != "succeeded":
+            output.stderr.print(f"batch prediction {batch.id} {batch.status}: {batch.error or ''}")
+            raise typer.Exit(EXIT_FINISHED_BADLY)
+        return
+    path = Path(source)
+    if not path.is_file():
+        raise typer.BadParameter(f"{source!r} is neither a data set id nor a file", param_hint="DATASET|FILE")
+    pred = c.models.predict_batch(model, path, format=format, extra_features=extra_features, keep=keep)
+    if as_json:
+        predictions.emit_json(pred)
+    elif out is None:
+        predictions.write_csv(pred, c.models.get(model).classes, sys.stdout)
+    else:
+        with out.open("w", newline="") as stream:
+            predictions.write_csv(pred, c.models.get(model).classes, stream)
+        output.stderr.print(f"wrote {out}")
 
 
 @group.command("ls")

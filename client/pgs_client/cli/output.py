@@ -120,10 +120,14 @@ def top_weights(summary: dict[str, Any], each_side: int = 3) -> str:
 
 
 def fit_warnings(obj: Any) -> None:
-    """A job's or a model's warnings for a degenerate fit, on stderr in bold (also with --json,
-    whose stdout stays the JSON)."""
+    """A job's or a model's warnings for a degenerate fit, and a data set's (plain sentences:
+    what it cannot be used for), on stderr in bold (also with --json, whose stdout stays the
+    JSON)."""
     for warning in getattr(obj, "warnings", None) or []:
-        stderr.print(f"[bold yellow]warning ({warning.code}):[/] {escape(warning.message)}")
+        if isinstance(warning, str):
+            stderr.print(f"[bold yellow]warning:[/] {escape(warning)}")
+        else:
+            stderr.print(f"[bold yellow]warning ({warning.code}):[/] {escape(warning.message)}")
 
 
 def show(obj: Any, as_json: bool, columns: Sequence[str] | None = None, title: str | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -43,9 +44,17 @@ class _Reading:
         return self._file.fileno()
 
 
-def _file_of(source: Any, compress: bool, directory: Path) -> tuple[Path, str, dict[str, str]]:
-    """The file an upload sends, its name, and the form fields it sets: ``(X, y)`` and a
-    DataFrame written into ``directory``, a file as it is (gzipped there with ``compress``)."""
+def _file_of(
+    source: Any, compress: bool, labelled: bool, directory: Path
+) -> tuple[Path, str, dict[str, str]]:
+    """The file an upload sends, its name, and the form fields it sets: ``(X, y)``, a
+    DataFrame and (``labelled`` false) rows ``X`` written into ``directory``, a file as it is
+    (gzipped there with ``compress``)."""
+    if not labelled and not isinstance(source, (str, os.PathLike)):
+        if isinstance(source, tuple):
+            raise ValueError("labelled=False uploads rows without labels: pass X, not (X, y)")
+        path, fields = data.write_upload(source, None, directory)
+        return path, path.name, fields
     if isinstance(source, tuple):
         X, y = source
         path, fields = data.write_upload(X, y, directory)
@@ -78,6 +87,7 @@ class Datasets:
         na_values: Sequence[str] | None = None,
         description: str | None = None,
         tags: Sequence[str] | None = None,
+        labelled: bool = True,
         compress: bool = False,
         progress: bool | None = None,
         resumable: bool | None = None,
@@ -95,7 +105,10 @@ class Datasets:
         ``(X, y)``: X as in :mod:`pgs_client.data` (a DataFrame, NumPy, SciPy sparse, lists of
         rows or of dicts keyed by feature name), y the labels; a DataFrame or named dicts go as
         CSV with a header and the labels last, numbers as gzip svmlight, string labels, text or
-        missing cells as CSV. ``compress`` gzips a plain file
+        missing cells as CSV. ``labelled=False``: rows without labels, to predict in a batch
+        (:meth:`~pgs_client.resources.models.Models.predict_batch` does it all): ``source`` is
+        a file without a label column (an svmlight line's leading label is not kept) or ``X``
+        alone; no job trains on the data set. ``compress`` gzips a plain file
         on the way (the service reads both). ``progress``: a bar on stderr; by default for files
         of 16 MiB and more on a terminal. The request carries an ``Idempotency-Key`` (a fresh
         one unless given): a retry after a lost connection returns the first data set instead of
@@ -115,8 +128,10 @@ class Datasets:
             fields["na_values"] = ",".join(na_values)
         if description is not None:
             fields["description"] = description
+        if not labelled:
+            fields["labelled"] = "false"
         with tempfile.TemporaryDirectory(prefix="pgs-upload-") as tmp:
-            path, filename, written = _file_of(source, compress, Path(tmp))
+            path, filename, written = _file_of(source, compress, labelled, Path(tmp))
             fields.update(written)
             if name is not None:
                 fields["name"] = name

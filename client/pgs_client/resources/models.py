@@ -5,18 +5,21 @@ predictions of a stored data set. A model is named by its id, its result object,
 from __future__ import annotations
 
 import builtins
+import json
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, overload
 
-from pgs_client import bodies
+from pgs_client import bodies, data
 from pgs_client.convert import from_json
-from pgs_client.errors import PayloadTooLarge
-from pgs_client.operations import covers
+from pgs_client.errors import ApiError, BatchPredictionFailed, PayloadTooLarge
+from pgs_client.operations import UPLOAD_OPERATIONS, covers
 from pgs_client.resources import ident, labels, model_ref
+from pgs_client.resources.datasets import Datasets
 from pgs_client.resources.jobs import poll
 from pgs_client.schemas import BatchPredictionRead, Coefficient, CoefficientPage, DatasetRead, ModelRead
 from pgs_client.transport import Transport
@@ -254,6 +257,123 @@ class Models:
             params={"format": format, "output": output},
         )
 
+    @overload
+    def predict_batch(
+        self,
+        model: ModelRef,
+        X: Any,
+        *,
+        wait: Literal[True] = True,
+        keep: bool = False,
+        name: str | None = None,
+        format: str = "auto",
+        extra_features: str = "fail",
+        timeout: float | None = None,
+        poll_s: float = 1.0,
+    ) -> Prediction: ...
+
+    @overload
+    def predict_batch(
+        self,
+        model: ModelRef,
+        X: Any,
+        *,
+        wait: Literal[False],
+        keep: bool = False,
+        name: str | None = None,
+        format: str = "auto",
+        extra_features: str = "fail",
+        timeout: float | None = None,
+        poll_s: float = 1.0,
+    ) -> BatchPredictionRead: ...
+
+    @covers(
+        *UPLOAD_OPERATIONS,
+        "GET /v1/models/{model_id}",
+        "POST /v1/models/{model_id}/predictions",
+        "GET /v1/models/{model_id}/predictions/{prediction_id}",
+        "GET /v1/models/{model_id}/predictions/{prediction_id}/result",
+        "DELETE /v1/models/{model_id}/predictions/{prediction_id}",
+        "DELETE /v1/datasets/{dataset_id}",
+    )
+    def predict_batch(
+        self,
+        model: ModelRef,
+        X: Any,
+        *,
+        wait: bool = True,
+        keep: bool = False,
+        name: str | None = None,
+        format: str = "auto",
+        extra_features: str = "fail",
+        timeout: float | None = None,
+        poll_s: float = 1.0,
+    ) -> Prediction | BatchPredictionRead:
+        """Predict every row of ``X`` in the background, with no body limit: ``X`` is uploaded
+        as a data set without labels (``labelled=false``) and predicted in a batch.
+
+        ``X``: a file path (CSV, svmlight, Parquet or Arrow, plain or compressed, sent as it is,
+        ``format`` as for uploads; a CSV's columns in the model's order) or what
+        :meth:`predict` takes (a DataFrame or rows keyed by feature name are sent with the
+        model's features in its order, other columns such as a label left out).
+        ``wait``: poll until the batch ends and return its :class:`Prediction` (the model's
+        labels, scores, probabilities), as :meth:`predict` does; the uploaded data set and the
+        batch prediction are then deleted unless ``keep``. ``wait=False`` returns the batch
+        prediction at once (see :meth:`wait_batch`, :meth:`download_batch`); both stay.
+        Raises :class:`~pgs_client.errors.BatchPredictionFailed` when the batch fails or is
+        cancelled, ``TimeoutError`` after ``timeout`` seconds (everything is kept then).
+        """
+        found = self.get(model)
+        datasets = Datasets(self._t)
+        if isinstance(X, (str, os.PathLike)):
+            dataset = datasets.upload(X, name, format=format, labelled=False)
+        else:
+            with tempfile.TemporaryDirectory(prefix="pgs-batch-") as tmp:
+                path, fields = data.write_upload(X, None, Path(tmp), found.feature_names)
+                dataset = datasets.upload(
+                    path,
+                    name or f"rows for model {found.id}",
+                    format=fields["format"],
+                    header=fields.get("header", "auto"),
+                    zero_based=fields.get("zero_based", "auto"),
+                    labelled=False,
+                )
+        try:
+            batch = self.predict_dataset(found, dataset, extra_features=extra_features)
+        except ApiError:
+            if not keep:
+                datasets.delete(dataset)
+            raise
+        if not wait:
+            return batch
+        done = self.wait_batch(found, batch, timeout=timeout, poll_s=poll_s)
+        try:
+            if done.status != "succeeded":
+                raise BatchPredictionFailed(done)
+            return self._batch_prediction(found, done)
+        finally:
+            if not keep:
+                self.delete_batch(found, done)
+                datasets.delete(dataset)
+
+    def _batch_prediction(self, model: ModelRead, batch: BatchPredictionRead) -> Prediction:
+        """A succeeded batch's result as :meth:`predict` answers."""
+        response = self._t.request(
+            "GET",
+            f"/v1/models/{model.id}/predictions/{batch.id}/result",
+            safe=True,
+            params={"format": "jsonl"},
+        )
+        lines = [json.loads(line) for line in response.text.splitlines() if line]
+        part = {
+            "predictions": [line["prediction"] for line in lines],
+            "scores": [line["score"] for line in lines],
+            "probabilities": [line["probabilities"] for line in lines]
+            if "probabilities" in lines[0]
+            else None,
+        }
+        return _arrays([part])
+
     # -- predictions of rows sent in the request ------------------------------------------------
 
     @covers("POST /v1/models/{model_id}/predict")
@@ -290,8 +410,7 @@ class Models:
         lines (a leading label ignored), plain or gzip; ``file`` is a path or a binary stream.
         The file goes to the service as it is, in batches at record boundaries. ``format``:
         auto (by the name's extension, else the first line), csv or svmlight. Parquet and Arrow
-        files are refused (ValueError): predict reads text; upload them and use
-        :meth:`predict_dataset`."""
+        files are refused (ValueError): predict reads text; :meth:`predict_batch` takes them."""
         bodies_ = bodies.for_file(file, format, batch_rows, batch_bytes)
         return self._predict(model_ref(model), bodies_, extra_features)
 

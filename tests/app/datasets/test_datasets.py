@@ -42,6 +42,7 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
         "n_samples": 270,
         "n_features": 13,
         "nnz": X_ref.nnz,
+        "labelled": True,
         "task": "binary",
         "classes": [-1, 1],
         "index_base": 1,

@@ -11,7 +11,9 @@ import { datasetLabel } from "./pages/datasets.js";
 // null (after saying so) when there is no data set yet.
 export async function trainingFormPage(main, title, signal) {
   setTitle(title);
-  const [catalog, datasets] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
+  const [catalog, all] = await Promise.all([loadCatalog(), listAll("/v1/datasets", { signal })]);
+  // Rows without labels (labelled=false) are there to be predicted: no job trains on or evaluates them.
+  const datasets = all.filter((d) => d.labelled !== false);
   main.append(h("h1", { tabindex: "-1" }, title));
   if (!datasets.length) {
     main.append(alertBox(h("span", {}, "There is no data set to train on yet: ", link("#/datasets", "upload one"), "."), { kind: "info" }));

@@ -10,6 +10,11 @@ import { FieldError, controlFor, field, onSubmit, problemSlot, schemaHint } from
 
 const UPLOAD_OPTIONS = ["name", "format", "task", "label_column", "header", "zero_based", "na_values"];
 
+// A data set uploaded with labelled=false has no task: its rows are there to be predicted.
+function taskText(ds) {
+  return ds.labelled === false ? "no labels" : ds.task;
+}
+
 function classesText(ds) {
   if (!ds.classes) return ds.task === "regression" ? "numeric" : "—";
   const shown = ds.classes.slice(0, 6).join(", ");
@@ -17,7 +22,7 @@ function classesText(ds) {
 }
 
 export function datasetLabel(ds) {
-  return `${ds.name} (#${ds.id}, ${fmtNum(ds.n_samples)} × ${fmtNum(ds.n_features)}, ${ds.task})`;
+  return `${ds.name} (#${ds.id}, ${fmtNum(ds.n_samples)} × ${fmtNum(ds.n_features)}, ${taskText(ds)})`;
 }
 
 function columnsFor(view) {
@@ -28,7 +33,7 @@ function columnsFor(view) {
     { label: view.sortHeader("Rows", "n_samples"), cell: (d) => fmtNum(d.n_samples), numeric: true },
     { label: view.sortHeader("Features", "n_features"), cell: (d) => fmtNum(d.n_features), numeric: true },
     { label: "Non-zeros", cell: (d) => fmtNum(d.nnz), numeric: true },
-    { label: "Task", cell: (d) => d.task },
+    { label: "Task", cell: taskText },
     { label: "Label", cell: (d) => d.label_name ?? "—" },
     { label: "Classes", cell: classesText },
     { label: view.sortHeader("File", "size_bytes"), cell: (d) => `${d.format}${d.compressed ? " (gzip)" : ""}, ${fmtBytes(d.size_bytes)}` },
@@ -112,7 +117,7 @@ function uploadPanel(schema, onUploaded) {
     try {
       const ds = await upload("/v1/datasets", data, show);
       result.replaceChildren(alertBox(h("span", {}, "Uploaded ", link(`#/datasets/${ds.id}`, ds.name),
-        `: ${fmtNum(ds.n_samples)} rows × ${fmtNum(ds.n_features)} features, ${ds.task}.`), { kind: "success" }));
+        `: ${fmtNum(ds.n_samples)} rows × ${fmtNum(ds.n_features)} features, ${taskText(ds)}.`), { kind: "success" }));
       choose(null);
       form.reset();
       await onUploaded();
@@ -138,13 +143,13 @@ function topCategories(c) {
 function schemaFacts(ds) {
   const names = ds.feature_names;
   const textNames = (ds.text_columns ?? []).map((i) => names?.[i] ?? `#${i}`);
-  const taskNote = ds.task_source === "declared"
+  const taskNote = ds.labelled === false ? ds.task_note : ds.task_source === "declared"
     ? `${ds.task} (declared at upload)`
     : `${ds.task} (guessed from the labels; declare it at upload or change it with PATCH if that is wrong)`;
   return h("section", { "aria-labelledby": "schema-title", class: "dataset-schema" },
     h("h2", { id: "schema-title" }, "Schema"),
     facts([
-      ["Label", ds.label_name ?? (ds.format === "svmlight" ? "the first field of each line" : "—")],
+      ["Label", ds.labelled === false ? "none (rows to predict)" : ds.label_name ?? (ds.format === "svmlight" ? "the first field of each line" : "—")],
       ["Task", taskNote],
       ["Feature names", names?.length ? names.join(", ") : "none (indices only)"],
       ["Text columns", textNames.length ? textNames.join(", ") : "none"],
