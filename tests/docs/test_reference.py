@@ -90,5 +90,7 @@ def _options(callback: Callable[..., Any]) -> list[str]:
                 # In Annotated, typer reads the first positional argument (the default's place)
                 # as the option's first name.
                 declared = [d for d in (info.default, *info.param_decls) if isinstance(d, str)]
-                names.append(declared[0] if declared else "--" + parameter.name.replace("_", "-"))
+                first = declared[0] if declared else "--" + parameter.name.replace("_", "-")
+                # A boolean pair ("--labelled/--unlabelled"): its "on" name.
+                names.append(first.split("/")[0])
     return names
