@@ -100,6 +100,9 @@ class Dataset(Base):
     text_columns: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
     # Empty numeric CSV cells, stored as NaN: a job must impute them.
     n_missing: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The cells a CSV upload read as missing besides the empty one (migration 0022): its models
+    # read a CSV prediction body with them. Null: another format, or stored before 0022.
+    na_values: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     # Migration 0007: labels, and whether the task was "declared" by the upload (or a PATCH) or
     # "guessed" from the labels.
     description: Mapped[str | None] = mapped_column(Text, nullable=True)

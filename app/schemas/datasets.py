@@ -61,6 +61,11 @@ class DatasetRead(BaseModel):
         description="Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet "
         "and Arrow nulls (imputed by a job's preprocessing)",
     )
+    na_values: list[str] | None = Field(
+        default=None,
+        description="CSV: the cells its upload read as missing besides the empty one; its models read "
+        "a CSV sent to /predict with the same markers (null: another format)",
+    )
     description: str | None = None
     tags: list[str] = []
     task_source: Literal["guessed", "declared"] = Field(

@@ -103,6 +103,8 @@ class TrainingJob:
     sigma_search: SigmaSearch | None = None
     feature_names: list[str] | None = None
     label_name: str | None = None
+    # The training CSV's missing markers besides the empty cell (datasets.na_values).
+    na_values: list[str] | None = None
     # The run's wall-clock limit (jobs.time_limit_s; None for a job queued before it existed).
     time_limit_s: float | None = None
     # The stored model the fit starts from (init_model); None for a cold start.
@@ -173,6 +175,7 @@ def load_job(factory: SessionFactory, job_id: int) -> TrainingJob:
             sigma_search=search,
             feature_names=train.feature_names,
             label_name=train.label_name,
+            na_values=train.na_values,
             time_limit_s=job.time_limit_s,
             init_model=init_model,
             threshold_options=job.threshold_options,
@@ -486,6 +489,7 @@ def package_model(
         "preprocessing": preprocessing,
         "feature_names": job.feature_names,
         "label_name": job.label_name,
+        "na_values": job.na_values,
         "solver": job.estimator.solver,
         "task": job.estimator.task,
         "n_features": job.data.n_features,

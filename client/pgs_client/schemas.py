@@ -339,6 +339,10 @@ class DatasetRead:
     """
     Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet and Arrow nulls (imputed by a job's preprocessing)
     """
+    na_values: list[str] | None = None
+    """
+    CSV: the cells its upload read as missing besides the empty one; its models read a CSV sent to /predict with the same markers (null: another format)
+    """
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)
 
@@ -1927,6 +1931,10 @@ class DatasetDetail:
     n_missing: int | None = 0
     """
     Missing numeric cells: CSV cells that are empty or a na_values marker, Parquet and Arrow nulls (imputed by a job's preprocessing)
+    """
+    na_values: list[str] | None = None
+    """
+    CSV: the cells its upload read as missing besides the empty one; its models read a CSV sent to /predict with the same markers (null: another format)
     """
     description: str | None = None
     tags: list[str] | None = field(default_factory=list)

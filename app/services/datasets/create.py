@@ -36,6 +36,8 @@ from app.services.datasets.shards import new_dataset_key
 from app.services.idempotency import Idempotency, commit_created
 
 MAX_NA_CHARS = 100
+# As many markers as the form field's 4,000 characters hold (one character and a comma each).
+MAX_NA_MARKERS = 2000
 
 
 class DatasetOptions(BaseModel):
@@ -241,6 +243,7 @@ def insert_dataset(
             label_name=stored.label_name,
             text_columns=stored.text_columns,
             n_missing=stored.n_missing,
+            na_values=split_list(options.na_values) if stored.format == "csv" else None,
             description=options.description,
             tags=options.tag_list(),
             task_source="guessed" if options.task == "auto" else "declared",

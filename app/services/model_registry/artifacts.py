@@ -71,6 +71,7 @@ def stored_preprocessing(meta: dict[str, Any], arrays: dict[str, np.ndarray]) ->
         "preprocessing": settings,
         "feature_names": service.get("feature_names"),
         "label_name": service.get("label_name"),
+        "na_values": service.get("na_values"),
     }
 
 
@@ -100,6 +101,8 @@ class LoadedModel:
     feature_names: list[str] | None = None
     # The training CSV's label column: a CSV prediction body may carry it (it is left out).
     label_name: str | None = None
+    # The training CSV's missing markers besides the empty cell; None: the upload defaults.
+    na_values: list[str] | None = None
     # A binary classifier's decision threshold as stored (app/services/metrics/threshold.py);
     # None: the default (a model trained before thresholds, or not a binary classifier).
     threshold: dict[str, Any] | None = None

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.db.tables import Model
+from app.services.datasets.create import MAX_NA_CHARS, MAX_NA_MARKERS
 
 FORMAT = "pgs-model"
 VERSION = 1
@@ -85,6 +86,10 @@ class ServiceFiles(BaseModel):
     preprocessing: dict[str, Any] | None = None
     feature_names: list[str] | None = None
     label_name: str | None = None
+    # The training CSV's missing markers (app/services/datasets/create.py bounds an upload's).
+    na_values: list[Annotated[str, Field(min_length=1, max_length=MAX_NA_CHARS)]] | None = Field(
+        default=None, max_length=MAX_NA_MARKERS
+    )
     solver: str | None = None
     task: str | None = None
     n_features: int | None = None

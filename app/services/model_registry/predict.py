@@ -21,7 +21,8 @@ from app.services.model_registry.artifacts import LoadedModel
 MAX_REPORTED_ERRORS = 20
 # The category of a missing text cell: the one a data set's text column stores for it.
 MISSING_TEXT = ""
-# The CSV cells that are missing: an upload's defaults (a model does not keep its data set's own).
+# The CSV cells that are missing for a model that does not name its own (not trained on a CSV,
+# or before data sets kept theirs): an upload's defaults.
 CSV_MISSING = frozenset(DEFAULT_NA_VALUES)
 
 
@@ -390,8 +391,10 @@ def svmlight_to_matrix(
 def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
     """A text/csv body (a header, then one row per instance) as the JSON payload it stands for:
     rows keyed by the header when the model knows its feature names (the label column, if
-    present, is left out), else positional rows of n_features values. Empty cells and an upload's
-    default missing markers (``NA``, ``NaN``, ``null``, ...) are missing."""
+    present, is left out), else positional rows of n_features values. Empty cells and the
+    training CSV's missing markers (``na_values`` of its upload; else the defaults ``NA``,
+    ``NaN``, ``null``, ...) are missing."""
+    missing = CSV_MISSING if model.na_values is None else frozenset(["", *model.na_values])
     try:
         lines = list(csv.reader(io.StringIO(body.decode("utf-8"))))
     except (UnicodeDecodeError, csv.Error) as exc:
@@ -403,7 +406,7 @@ def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
     header = [h.strip() for h in lines[0]]
     text = set((model.preprocessing or {}).get("categorical", []))
     if model.feature_names is None:
-        rows: list[Any] = [[_csv_cell(c, j in text) for j, c in enumerate(r)] for r in lines[1:]]
+        rows: list[Any] = [[_csv_cell(c, j in text, missing) for j, c in enumerate(r)] for r in lines[1:]]
         return {"instances": rows}
     position = {name: j for j, name in enumerate(model.feature_names)}
     unknown = sorted(set(header) - set(position) - {model.label_name})
@@ -419,14 +422,18 @@ def csv_to_payload(body: bytes, model: LoadedModel) -> dict[str, Any]:
             msg = f"row {i + 1} has {len(r)} fields; the header has {len(header)}"
             raise invalid(msg, [field_error(["body", "instances", i], msg)])
         rows.append(
-            {h: _csv_cell(c, position[h] in text) for h, c in zip(header, r, strict=True) if h in position}
+            {
+                h: _csv_cell(c, position[h] in text, missing)
+                for h, c in zip(header, r, strict=True)
+                if h in position
+            }
         )
     return {"instances": rows}
 
 
-def _csv_cell(cell: str, is_text: bool) -> Any:
+def _csv_cell(cell: str, is_text: bool, missing: frozenset[str]) -> Any:
     value = cell.strip()
-    if value in CSV_MISSING:
+    if value in missing:
         return None
     if is_text:
         return value

@@ -54,6 +54,7 @@ def test_svmlight_upload_is_stored_as_csr(client: TestClient, settings: Settings
         "label_name": None,
         "text_columns": None,
         "n_missing": 0,
+        "na_values": None,
         "description": None,
         "tags": [],
         "task_source": "guessed",

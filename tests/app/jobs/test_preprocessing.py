@@ -263,6 +263,44 @@ def test_csv_in_with_a_header_and_csv_out_when_asked(client: TestClient, data_di
     assert "unknown column(s) 'colour'" in assert_problem(bad, 422, "body.header")["detail"]
 
 
+def test_a_model_reads_a_csv_with_its_training_file_s_missing_markers(
+    client: TestClient, data_dir: Path, tmp_path: Path
+):
+    """A data set uploaded with na_values="-999,?" (a sentinel and a text marker): its model
+    reads a CSV sent to /predict with the same markers, also once exported and imported
+    elsewhere, as the upload read the training file."""
+    text = _mixed_csv(data_dir, rows=400).decode().replace(",,", ",-999,").replace(",low,", ",?,", 40)
+    ds = upload(client, text.encode(), "sentinels.csv", na_values="-999,?").json()
+    assert ds["na_values"] == ["-999", "?"] and ds["n_missing"] > 0
+    job = _train(client, dataset_id=ds["id"], preprocessing={"ignore": ["id"]}, **LOGISTIC)
+    url = f"/v1/models/{job['model_id']}/predict"
+    header = ",".join(ds["feature_names"])
+    cells = "new,28.8,16,{size},0.39,0.2,27.7,22,-8.2,{band},81.9"
+    marked = "\n".join([header, cells.format(size="-999", band="?")])
+    empty = "\n".join([header, cells.format(size="", band="")])
+    by_marker = client.post(url, content=marked.encode(), headers={"content-type": "text/csv"})
+    by_empty = client.post(url, content=empty.encode(), headers={"content-type": "text/csv"})
+    assert by_marker.status_code == by_empty.status_code == 200, by_marker.text
+    assert by_marker.json()["scores"] == pytest.approx(by_empty.json()["scores"], abs=1e-12)
+    # A value the upload read as a number would have moved the score a long way.
+    literal = "\n".join([header, cells.format(size="-998", band="mid")])
+    moved = client.post(url, content=literal.encode(), headers={"content-type": "text/csv"}).json()
+    assert moved["scores"] != pytest.approx(by_marker.json()["scores"], abs=1e-6)
+
+    exported = client.get(f"/v1/models/{job['model_id']}/export", params={"format": "json"})
+    with TestClient(create_app(make_settings(tmp_path))) as other:
+        imported = other.post(
+            "/v1/models", content=exported.content, headers={"content-type": "application/json"}
+        )
+        assert imported.status_code == 201, imported.text
+        again = other.post(
+            f"/v1/models/{imported.json()['id']}/predict",
+            content=marked.encode(),
+            headers={"content-type": "text/csv"},
+        )
+    assert again.json()["scores"] == pytest.approx(by_marker.json()["scores"], abs=1e-12)
+
+
 def test_predictions_are_the_labels_of_the_file_not_class_codes(client: TestClient, data_dir: Path):
     # abalone's ages 1..29 as 28 classes: a prediction is an age, never a 0-based code.
     ds = upload(client, data_dir / "abalone.svm", "abalone.svm", task="classification").json()
