@@ -29,12 +29,13 @@ def resolve(
     if body.solver != AUTO:
         return body, None
     params = body.params | selection.estimator_params(selection.stored_options(body))
+    ignored = len(set(body.preprocessing.ignore)) if body.preprocessing is not None else 0
     choice = choose_solver(
         task=task,
         loss=_string(params, "loss"),
         p=_number(params, "p"),
         m=max(n_train, 1),
-        d=max(train.n_features - len((body.preprocessing.ignore if body.preprocessing else None) or []), 1),
+        d=max(train.n_features - ignored, 1),
         nnz=round(train.nnz * n_train / max(train.n_samples, 1)),
         sigma=_smallest_sigma(params),
         dense=train.format != "svmlight",

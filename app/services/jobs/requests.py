@@ -37,16 +37,18 @@ from solver.auto import SolverChoice
 
 @dataclass(frozen=True)
 class JobPlan:
-    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator."""
+    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator, its
+    solver."""
 
     task: str
     n_train: int
     estimator: Any
     preprocessing: dict[str, Any] | None
+    # The solver it trains with: the request's, or the one "auto" chose.
+    solver: str
     # The model the fit starts from (init_model), None for a cold start.
     init_model_id: int | None = None
-    # The concrete solver (the request's, or the one "auto" chose) and, for "auto", the choice.
-    solver: str = "pgs"
+    # For "auto": {"requested", "chosen", "reason"} (solver.auto.SolverChoice.as_dict).
     solver_choice: dict[str, str] | None = None
 
 
@@ -117,8 +119,8 @@ def check_job_request(
         n_train,
         estimator,
         preprocessing,
-        init_model_id,
         body.solver,
+        init_model_id,
         None if choice is None else choice.as_dict(),
     )
 

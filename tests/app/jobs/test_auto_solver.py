@@ -48,6 +48,19 @@ def test_auto_is_resolved_at_creation_and_the_job_says_what_and_why(app_client: 
     assert model["solver"] == "pgs"
 
 
+def test_the_choice_sees_the_columns_the_fit_keeps(app_client: TestClient):
+    r = create_job(
+        app_client,
+        dataset_id=app_client.heart,  # type: ignore[attr-defined]
+        solver="auto",
+        params={"sigma": 1e-3},
+        preprocessing={"ignore": [0, 1]},
+    )
+    assert r.status_code == 202, r.text
+    # All 270 rows (no test split), 13 stored columns less the 2 ignored.
+    assert "m=270, d=11" in r.json()["solver_choice"]["reason"]
+
+
 def test_a_job_that_names_its_solver_has_no_choice(app_client: TestClient):
     r = create_job(app_client, dataset_id=app_client.heart, solver="sdca", params={"sigma": 1e-3})  # type: ignore[attr-defined]
     assert r.status_code == 202, r.text
