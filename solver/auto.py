@@ -93,17 +93,14 @@ def choose_solver(
     """The solver for ``task`` ("binary", "multiclass" or "regression") with ``loss`` and ``p``
     (None: the estimators' defaults) on m rows of d features with nnz stored values, at
     ``sigma``: the smallest of a sigma "auto" path, whose fits warm-start from each other on one
-    solver; None when that is known only at fit (the default grid's, sigma_max * 1e-6, far below
-    1 / m), which the rule takes as small."""
+    solver; None when that is known only at fit (the default grid's, sigma_max * 1e-6), which the
+    reason then says. Raises ``ValueError`` for a shape no data has."""
     if m < 1 or d < 1 or nnz < 0:
         raise ValueError(
             f"a problem has m >= 1 rows, d >= 1 features and nnz >= 0 values; got {m}, {d}, {nnz}"
         )
-    loss = (
-        loss
-        if loss is not None
-        else defaults(PGSRegressor if task == "regression" else PGSClassifier)["loss"]
-    )
+    if loss is None:
+        loss = defaults(PGSRegressor if task == "regression" else PGSClassifier)["loss"]
     p = 2.0 if p is None else float(p)
     values = m * d if dense else nnz
     shape = f"m={m:,}, d={d:,}, {values:,} {'dense' if dense else 'stored'} values"
