@@ -6,12 +6,14 @@ Public API::
     from solver import PGSClassifier, SOLVERS, estimator_for, load_model, warm_up, TracePoint
     from solver import make_preprocessor   # scaling, imputation, one-hot: scikit-learn's own
     from solver import ShardedMatrix  # training data larger than memory, opened shard by shard
+    from solver import choose_solver_for  # solver="auto": the solver a problem trains fastest with
 
 ``SOLVERS`` is the catalogue: every solver a training job can name, with its classifier and regressor.
 """
 
 from typing import TYPE_CHECKING
 
+from .auto import SolverChoice, choose_solver, choose_solver_for
 from .catalogue import SOLVERS, SolverSpec, estimator_for, load_model
 from .estimators import (
     GCDClassifier,
@@ -64,10 +66,13 @@ __all__ = [
     "SMIDASClassifier",
     "SMIDASRegressor",
     "ShardedMatrix",
+    "SolverChoice",
     "SolverSpec",
     "TracePoint",
     "TruncGradClassifier",
     "TruncGradRegressor",
+    "choose_solver",
+    "choose_solver_for",
     "estimator_for",
     "export_preprocessor",
     "load_model",

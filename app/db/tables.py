@@ -255,6 +255,9 @@ class Job(LearnedFacts, Base):
     # Migration 0018: the stored model the fit starts from (init_model, app/services/jobs/
     # warm_start.py); null for a cold start. A plain id: the lineage outlives that model.
     init_model_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Migration 0021: how the solver was chosen when the request named "auto" (solver/auto.py):
+    # {"requested": "auto", "chosen", "reason"}; null when the request named the solver.
+    solver_choice: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # Migration 0015: the request's decision threshold options (app/services/jobs/threshold.py);
     # null: the default threshold.
     threshold_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

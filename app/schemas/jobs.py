@@ -178,7 +178,12 @@ class JobCreate(BaseModel):
         default=None, gt=0.0, lt=1.0, description="Hold out this fraction of the training set"
     )
     split_seed: int = Field(default=0, ge=0, description="Seed of the test_fraction split")
-    solver: str = Field(default="pgs", description="Training algorithm: a name of GET /v1/solvers")
+    solver: str = Field(
+        default="pgs",
+        description='Training algorithm: a name of GET /v1/solvers, or "auto": pgs, sdca or lbfgs, '
+        "chosen from the training rows, features, stored values and the (smallest) sigma; the "
+        "job's solver is then the chosen one and its solver_choice says why",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The solver's parameters, validated before queueing. Without random_state, "
@@ -340,6 +345,12 @@ TEST_METRICS_DESCRIPTION = (
 )
 
 
+class SolverChoiceRead(BaseModel):
+    requested: Literal["auto"]
+    chosen: str = Field(description="The solver the job trains with (its solver)")
+    reason: str = Field(description="Why, from the rows, features, stored values and sigma")
+
+
 class JobRead(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -443,6 +454,11 @@ class JobRead(BaseModel):
     init_model_id: int | None = Field(
         default=None,
         description="The model the fit started from (the request's init_model); null: a cold start",
+    )
+    solver_choice: SolverChoiceRead | None = Field(
+        default=None,
+        description='When the request named solver "auto": what it chose (the job\'s solver) and '
+        "why; null when the request named the solver",
     )
 
 

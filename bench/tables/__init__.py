@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .auto_calibration import auto_calibration, auto_calibration_hinge, auto_calibration_small
 from .early_stopping import early_stopping, early_stopping_goals
 from .end_to_end import FIGURES as END_TO_END_FIGURES
 from .end_to_end import (
@@ -112,6 +113,9 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("warm_start", "table"): warm_start,
     ("sigma_auto", "table"): sigma_auto,
     ("setup_pass", "table"): setup_pass,
+    ("auto_calibration", "table"): auto_calibration,
+    ("auto_calibration", "hinge"): auto_calibration_hinge,
+    ("auto_calibration", "small"): auto_calibration_small,
 }
 
 # The figures the template's prose draws from each benchmark's record, by (benchmark, name).

@@ -596,6 +596,19 @@ class SelectionResult:
 
 
 @dataclass(kw_only=True)
+class SolverChoiceRead:
+    requested: Literal["auto"]
+    chosen: str
+    """
+    The solver the job trains with (its solver)
+    """
+    reason: str
+    """
+    Why, from the rows, features, stored values and sigma
+    """
+
+
+@dataclass(kw_only=True)
 class SolverParamRange:
     min: float
     """
@@ -1980,11 +1993,12 @@ class JobCreate:
             "sgd",
             "ogd",
             "kernel_pgs",
+            "auto",
         ]
         | None
     ) = "pgs"
     """
-    Training algorithm: a name of GET /v1/solvers
+    Training algorithm: a name of GET /v1/solvers, or "auto": pgs, sdca or lbfgs, chosen from the training rows, features, stored values and the (smallest) sigma; the job's solver is then the chosen one and its solver_choice says why
     """
     params: (
         PGSParams
@@ -2138,6 +2152,10 @@ class JobRead:
     init_model_id: int | None = None
     """
     The model the fit started from (the request's init_model); null: a cold start
+    """
+    solver_choice: SolverChoiceRead | None = None
+    """
+    When the request named solver "auto": what it chose (the job's solver) and why; null when the request named the solver
     """
 
 

@@ -321,7 +321,9 @@ def test_the_job_form_follows_the_solver_catalog(
         ).json()["id"]
     console.goto("#/jobs/new")
     solver = page.get_by_label("Solver", exact=True)
-    assert solver.locator("option").evaluate_all("os => os.map(o => o.value)") == [s["name"] for s in catalog]
+    # The catalog's solvers, and "auto" (the service chooses among them when the job is created).
+    options = solver.locator("option").evaluate_all("os => os.map(o => o.value)")
+    assert options == [*(s["name"] for s in catalog), "auto"]
     loss_options = 'el => [...el.options].map(o => o.value ? o.textContent : "").filter(Boolean)'
     loss = page.get_by_label("loss", exact=True)
     page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
@@ -357,6 +359,26 @@ def test_the_job_form_follows_the_solver_catalog(
     assert isinstance(params.pop("random_state"), int)
     assert params == {"loss": "logistic", "p": 1.5, "n_iter": 1000, "sampling": "replacement"}
     console.shot("new-job-catalog")
+
+
+def test_auto_from_the_form_shows_the_chosen_solver_and_why(
+    console: Console, service: ApiServer, datasets: dict[str, int]
+) -> None:
+    page = console.page
+    console.goto("#/jobs/new")
+    page.get_by_label("Training data set").select_option(str(datasets["heart_scale.svm"]))
+    fill_solver(page, {"sigma": 1e-3, "random_state": 0}, solver="auto")
+    expect()(page.locator(".solver-editor")).to_contain_text("pgs, sdca or lbfgs")
+    page.get_by_role("button", name="Start job").click()
+    queued = page.locator(".alert-success").filter(has_text="queued").last
+    expect()(queued).to_be_visible()
+    job_id = int(queued.locator("a").first.inner_text().lstrip("#"))
+    with api(service) as client:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+    assert job["solver"] == "pgs" and job["solver_choice"]["requested"] == "auto"
+    console.goto(f"#/jobs/{job_id}")
+    expect()(page.get_by_text("Chosen by auto")).to_be_visible()
+    expect()(page.get_by_text(job["solver_choice"]["reason"])).to_be_visible()
 
 
 def test_jobs_list_updates_live_and_cancels_and_a_used_dataset_is_not_deleted(

@@ -24,8 +24,8 @@ from app.schemas.jobs import JobCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.datasets.unlabelled import require_labels
 from app.services.idempotency import Idempotency, commit_created, replay
+from app.services.jobs import auto_solver, selection, threshold, warm_start
 from app.services.jobs import limits as job_limits
-from app.services.jobs import selection, threshold, warm_start
 from app.services.jobs import state as jobs
 from app.services.jobs import weights as job_weights
 from app.services.jobs.preprocessing import resolve as resolve_preprocessing
@@ -33,18 +33,24 @@ from app.services.metrics import names as metric_names
 from app.services.metrics.evaluation import has_proba
 from app.services.ownership import referenced_or_422
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
+from solver.auto import SolverChoice
 
 
 @dataclass(frozen=True)
 class JobPlan:
-    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator."""
+    """A checked request: its task, how many rows its fit gets, its (unfitted) estimator, its
+    solver."""
 
     task: str
     n_train: int
     estimator: Any
     preprocessing: dict[str, Any] | None
+    # The solver it trains with: the request's, or the one "auto" chose.
+    solver: str
     # The model the fit starts from (init_model), None for a cold start.
     init_model_id: int | None = None
+    # For "auto": {"requested", "chosen", "reason"} (solver.auto.SolverChoice.as_dict).
+    solver_choice: dict[str, str] | None = None
 
 
 def check_job_request(
@@ -75,10 +81,11 @@ def check_job_request(
     n_train = train.n_samples
     if body.test_fraction is not None:
         n_train -= _held_out(train.n_samples, body.test_fraction)
+    body, choice = auto_solver.resolve(body, train, task, n_train)
     selection.check_request(body, train, n_train, settings.store)
     weight_column = job_weights.check_request(body, task, datasets, settings, in_memory)
     params = body.params | selection.estimator_params(selection.stored_options(body))
-    estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s))
+    estimator = checked_estimator(EstimatorSpec(body.solver, task, params, body.time_budget_s), choice)
     check_batch_fits(estimator, n_train, "training rows")
     threshold.check_request(body, task, len(train.classes or []), estimator)
     if body.target_metric in metric_names.NEEDS_PROBABILITIES and not has_proba(estimator):
@@ -109,7 +116,15 @@ def check_job_request(
         start = warm_start.referenced_model(session, body.init_model, caller)
         warm_start.check_start(start, body.solver, task, estimator, train, preprocessing)
         init_model_id = start.id
-    return JobPlan(task, n_train, estimator, preprocessing, init_model_id)
+    return JobPlan(
+        task,
+        n_train,
+        estimator,
+        preprocessing,
+        body.solver,
+        init_model_id,
+        None if choice is None else choice.as_dict(),
+    )
 
 
 def _check_test_dataset(train: Dataset, test: Dataset) -> None:
@@ -187,12 +202,14 @@ def check_test_scores(
     raise invalid(msg, [field_error(loc, msg)])
 
 
-def checked_estimator(spec: EstimatorSpec) -> Any:
-    """The estimator of ``spec``, or a 422 naming the solver or parameter it refuses."""
+def checked_estimator(spec: EstimatorSpec, choice: SolverChoice | None = None) -> Any:
+    """The estimator of ``spec``, or a 422 naming the solver or parameter it refuses (and, when
+    "auto" chose the solver, which it chose and why)."""
     try:
         return spec.build()
     except InvalidParams as exc:
-        raise invalid(str(exc), exc.errors) from exc
+        detail = str(exc) if choice is None else f'solver "auto" chose {choice.solver}: {exc}'
+        raise invalid(detail, exc.errors) from exc
 
 
 def check_batch_fits(estimator: Any, n_rows: int, rows: str) -> None:
@@ -219,7 +236,8 @@ def create_job(
     plan = check_job_request(session, body, settings, caller)
     job = Job(
         status=JobStatus.QUEUED,
-        solver=body.solver,
+        solver=plan.solver,
+        solver_choice=plan.solver_choice,
         task=plan.task,
         dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id,

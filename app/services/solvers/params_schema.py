@@ -1,7 +1,8 @@
 """Each solver's ``params`` as a JSON Schema in the OpenAPI document, so that a client generated
 from it types them: a component ``<Solver>Params`` per solver (``PGSParams``, ``SCDParams``, ...),
 from the same declarations and bounds the check of a request applies, and the ``params`` of a job
-and of a study's run as any of them (the one of its ``solver``, which lists the solvers' names).
+and of a study's run as any of them (the one of its ``solver``, which lists the solvers' names,
+and for a job "auto", whose params are those of the solver it chooses).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from app.services.solvers.catalogue import CATALOGUE_TASKS
 _COMPONENTS = "#/components/schemas/"
 # The request models whose ``solver`` names a solver and whose ``params`` are its parameters.
 REQUEST_MODELS = ("JobCreate", "StudyRun")
+# The request models whose ``solver`` may also be "auto" (a study names its solvers).
+AUTO_MODELS = ("JobCreate",)
 
 
 def add_params_schemas(document: dict[str, Any]) -> None:
@@ -35,7 +38,7 @@ def add_params_schemas(document: dict[str, Any]) -> None:
     which = ", ".join(f"{component} for {name}" for name, component in components.items())
     for model in REQUEST_MODELS:
         properties = schemas[model]["properties"]
-        properties["solver"]["enum"] = list(components)
+        properties["solver"]["enum"] = list(components) + (["auto"] if model in AUTO_MODELS else [])
         properties["params"] = {
             "title": properties["params"]["title"],
             "description": f"{properties['params']['description']}; the schema of its solver's: {which}",

@@ -21,6 +21,7 @@ from app.schemas.jobs import JobCreate
 from app.schemas.studies import StudyCreate
 from app.services.datasets.splits import held_out_rows
 from app.services.idempotency import Idempotency, commit_created, replay
+from app.services.jobs import auto_solver
 from app.services.jobs import limits as job_limits
 from app.services.jobs import requests as job_requests
 from app.services.solvers.estimators import EstimatorSpec, InvalidParams
@@ -72,6 +73,8 @@ def _check_run(
 ) -> job_requests.JobPlan:
     """Run ``index`` as the job request it becomes (and its sigma grid, with select_sigma)."""
     run = body.runs[index]
+    if run.solver == auto_solver.AUTO:
+        auto_solver.refuse_in_study(index)
     request = JobCreate(
         dataset_id=body.dataset_id,
         test_dataset_id=body.test_dataset_id,

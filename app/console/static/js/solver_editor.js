@@ -7,9 +7,11 @@ import { fmtNum, h, options } from "./dom.js";
 import { field } from "./forms.js";
 import { catalogTask } from "./catalog.js";
 
-export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, initial = {} } = {}) {
+// ``auto``: the API's description of solver "auto" when the request takes it (a job's, not a
+// study's run), offered after the catalog's solvers.
+export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, initial = {}, auto = null } = {}) {
   let prefix = firstPrefix;
-  const solvers = catalog.solvers;
+  const solvers = auto ? [...catalog.solvers, autoSpec(catalog.solvers, auto)] : catalog.solvers;
   const select = h("select", { name: `${prefix}solver` },
     options(solvers.map((s) => [s.name, `${s.name}: ${s.title}`]), initial.solver ?? solvers[0].name));
   const about = h("p", { class: "hint" });
@@ -25,7 +27,7 @@ export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, i
     const typed = { ...initial.params, ...readControls() };
     const spec = solvers.find((s) => s.name === select.value) ?? solvers[0];
     const entry = entryOf(spec);
-    about.replaceChildren(`${spec.paper}, ${spec.algorithm}. ${entry.estimator}.`);
+    about.replaceChildren(spec.about ?? `${spec.paper}, ${spec.algorithm}. ${entry.estimator}.`);
     controls = entry.params.map((p) => ({ name: p.name, ...paramControl(p, typed[p.name]) }));
     paramsBox.replaceChildren(...controls.map((c) => {
       c.el.name = `${prefix}params.${c.name}`;
@@ -72,6 +74,14 @@ export function solverEditor(catalog, { prefix: firstPrefix = "", task = null, i
       return { solver: select.value, params: readControls() };
     },
   };
+}
+
+// "auto" as a catalog entry: the service chooses pgs, sdca or lbfgs when the job is created and
+// checks the params against its choice. pgs's parameters are offered: they include sdca's and
+// lbfgs's, and pgs takes every loss either takes.
+function autoSpec(solvers, description) {
+  const pgs = solvers.find((s) => s.name === "pgs");
+  return { ...pgs, name: "auto", title: "chosen from the data", about: description };
 }
 
 // A bound as the hint shows it: the service's 1e12 as 1e+12, not thirteen digits.

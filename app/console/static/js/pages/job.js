@@ -179,6 +179,7 @@ function runFacts(job) {
     ["Name", job.name ?? "—"], ["Tags", tagList(job.tags)],
     job.model_name ? ["Registers as", job.model_name] : null,
     ["Solver", job.solver], ["Task", job.task],
+    job.solver_choice ? ["Chosen by auto", job.solver_choice.reason] : null,
     ["Data set", job.dataset_id ? link(`#/datasets/${job.dataset_id}`, `#${job.dataset_id}`) : "deleted"],
     job.init_model_id ? ["Started from", link(`#/models/${job.init_model_id}`, `model #${job.init_model_id}`)] : null,
     ["Evaluation", evaluation],

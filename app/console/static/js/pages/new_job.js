@@ -19,7 +19,10 @@ export async function render(main, { query, signal }) {
   const started = [];
 
   const data = dataFields(datasets, { schema, example, preselect: query.get("dataset") });
-  const solver = solverEditor(catalog, { task: byId.get(Number(data.dataset.value))?.task });
+  const solver = solverEditor(catalog, {
+    task: byId.get(Number(data.dataset.value))?.task,
+    auto: schema.solver?.enum?.includes("auto") ? schema.solver.description : null,
+  });
   data.dataset.addEventListener("change", () => solver.setTask(byId.get(Number(data.dataset.value))?.task));
   const selection = selectionFields(catalog.schemas.Selection);
   const initModel = initModelField(schema.init_model, query.get("init_model"));
