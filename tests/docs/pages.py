@@ -58,6 +58,8 @@ RUN: dict[str, Run] = {
     "docs/how-to/studies.md": Run(),
     "docs/how-to/weights.md": Run(),
     "docs/explanation/solver.md": Run(),
+    "docs/explanation/solver-auto.md": Run(),
+    "docs/explanation/solver-sdca.md": Run(),
     "docs/explanation/solvers-l1.md": Run(),
     "docs/explanation/storage.md": Run(service={"PGS_WORKER_MEMORY_BYTES": "40000"}),
 }
