@@ -47,6 +47,7 @@ RUN: dict[str, Run] = {
     "docs/how-to/backup.md": Run(reader={"PGS_DATA_DIR": "{service}/var", "PYTHONPATH": "{repo}"}),
     "docs/how-to/batch-predictions.md": Run(),
     "docs/how-to/choose-sigma.md": Run(),
+    "docs/how-to/datasets.md": Run(),
     "docs/how-to/export-import.md": Run(),
     # The operator starts the service with the import root the page names: ./imports of its
     # working directory.
@@ -70,6 +71,4 @@ NOT_RUN: dict[str, str] = {
     "docs/how-to/early-stopping.md": "hour-long benchmark commands (no-run, syntax only)",
     "docs/explanation/solvers-lecture.md": "benchmark scripts over the large data sets the figures "
     "were measured on (no-run, syntax only)",
-    "docs/how-to/datasets.md": "its sections ran on services of their own (the ids are each section's) and "
-    "upload files the page shows but does not create (patients.csv, sentinel.csv, patients.parquet)",
 }
