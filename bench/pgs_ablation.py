@@ -9,7 +9,7 @@ Two families of variants:
 * ``defaults``: each row changes one setting, starting from the paper's Figure 1 and ending at the
   default; the last rows try larger first steps than ``t0="auto"`` picks.
 * ``small_m``: how far PGS itself goes where sigma m is small (the paper's slow regime, Theorem 1):
-  the default against one change each: the first step (t0) 1/4, 4 and 16 times ``t0="auto"``'s,
+  the default against one change each: the first step (t0) 1/4, 2, 4 and 16 times ``t0="auto"``'s,
   the average's weights t^a (a = 0, 2, 3), the minibatch k = 4, 16, 64 at p = 2 and k = 1, 4, 16,
   64 at p = 1.8 (Section VII: k > 1 is "worthless" at p = 2, while for p < 2 the paper takes
   k = O(n / d) because its O(T (d k + n)) iteration makes a larger minibatch free; this solver's
@@ -78,6 +78,7 @@ VARIANTS = {
     "small_m": {
         DEFAULT: Variant(),
         "first step 1/4x t0=auto's": Variant(first_step=0.25),
+        "first step 2x t0=auto's": Variant(first_step=2.0),
         "first step 4x t0=auto's": Variant(first_step=4.0),
         "first step 16x t0=auto's": Variant(first_step=16.0),
         "average_power=0 (plain mean)": Variant({"average_power": 0.0}),
@@ -155,6 +156,7 @@ def peers_reference(path: Path | None) -> dict[tuple[str, float], dict]:
         found[case["set"], case["sigma"]] = {
             "record": f"{rec['command']} (commit {rec['commit']}, {rec['started_at'][:10]})",
             "target": case["target"],
+            "max_epochs": rec["results"]["max_epochs"],
             **{
                 f"{key}_{what}": rows[label][what]
                 for key, label in (("snapml", SNAPML), ("pgs", "PGS p=2"))
