@@ -47,7 +47,7 @@ def test_each_stage_starts_from_the_previous_model(separable, monkeypatch):
 
 
 def _case(snapml_epochs: float | None) -> dict:
-    labels = [pgs_ablation.DEFAULT, "average_power=2"]
+    labels = [pgs_ablation.DEFAULT, "average_power=1"]
     return {
         "set": "s",
         "sigma": 1e-5,
@@ -72,10 +72,10 @@ def test_the_snapml_table_names_the_fewest_epochs_and_a_case_snapml_never_reache
         "family": "small_m",
         "seeds": 3,
         "epoch_cap": 30,
-        "variants": [pgs_ablation.DEFAULT, "average_power=2"],
+        "variants": [pgs_ablation.DEFAULT, "average_power=1"],
         "cases": [_case(5.0), _case(None)],
     }
     table = RENDERERS["pgs_ablation", "snapml"](results)
-    assert "average_power=2: 0.90" in table
+    assert "average_power=1: 0.90" in table
     assert "| 5 | 0.50 |" in table
     assert "never (20 epochs) | - |" in table
