@@ -524,8 +524,11 @@ VARIANTS = {
 
 
 def _variant(r: dict, key: str) -> str:
-    """The record's row a short name stands for: the row of that whole label, else the first row
-    whose label contains it (the defaults family's rows carry a prefix)."""
+    """The record's row a short name stands for ("default": the defaults' row): the row of that
+    whole label, else the first row whose label contains it (the defaults family's rows carry a
+    prefix)."""
+    if key == "default":
+        return _default_label(r)
     wanted = VARIANTS[key]
     if wanted in r["variants"]:
         return wanted
