@@ -112,6 +112,7 @@ bench: $(STAMP) $(WARM)
 	$(BIN)/python -m bench.sigma_auto --timeout 120 --seeds 5
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python -m bench.peers
+	$(BIN)/python -m bench.pgs_ablation --variants small_m --sets rt_polarity,reuters_moneyfx,w8a,a9a,ijcnn1 --seeds 10 --epochs 30 --name pgs_ablation_small_m
 	$(BIN)/python -m bench.threads
 	$(MAKE) bench-report
 

@@ -35,6 +35,7 @@ from .l1 import l1_paths, l1_paths_speed, l1_paths_survival
 from .pgs_vs_sgd import FIGURES as PGS_VS_SGD_FIGURES
 from .pgs_vs_sgd import (
     pgs_ablation,
+    pgs_ablation_snapml,
     throughput,
     throughput_goals,
     time_to_accuracy,
@@ -91,6 +92,7 @@ RENDERERS: dict[tuple[str, str], Callable[[Any], str]] = {
     ("time_to_accuracy", "table"): time_to_accuracy,
     ("time_to_accuracy", "details"): time_to_accuracy_details,
     ("pgs_ablation", "table"): pgs_ablation,
+    ("pgs_ablation", "snapml"): pgs_ablation_snapml,
     ("paper_figures", "table"): paper_figures,
     ("inverse_time", "table"): inverse_time,
     ("inverse_time_scale", "table"): inverse_time_scale,

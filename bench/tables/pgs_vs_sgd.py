@@ -316,11 +316,80 @@ def pgs_ablation(r: dict) -> str:
         text = "never" if math.isinf(median) else f"{median:.2f}"
         return text if len(reached) == len(epochs) else f"{text} ({len(reached)}/{len(epochs)})"
 
-    header = ["PGS p=2: epochs to target"] + [f"{c['set']} {c['sigma']:g}" for c in r["cases"]]
+    header = ["PGS: epochs to target"] + [f"{c['set']} {c['sigma']:g}" for c in r["cases"]]
     rows = [[label] + [cell(c["epochs"][label]) for c in r["cases"]] for label in r["variants"]]
     return (
         f"Median over {r['seeds']} seeds of the epochs to the target; cap {r['epoch_cap']} "
         "epochs; (k/n) where only k of n seeds reached it.\n\n" + md_table(header, rows)
+    )
+
+
+def _default_label(r: dict) -> str:
+    """The row of the defaults as they were when the record was made."""
+    return next(label for label in r["variants"] if "(the default)" in label or label.startswith("default ("))
+
+
+def _fewest(r: dict, case: dict) -> str:
+    """The variant with the fewest median epochs in the case (the first of equals, the default
+    first of all)."""
+    return min(r["variants"], key=lambda label: _ablation_epochs(case, label))
+
+
+def _median_seconds(case: dict, label: str) -> float:
+    return statistics.median(case["seconds"][label])
+
+
+def _snapml_cell(peers: dict | None) -> str:
+    if not peers:
+        return "-"
+    epochs = peers["snapml_epochs"]
+    return f"{epochs:g}" if epochs is not None else f"never ({peers['max_epochs']} epochs)"
+
+
+def _seconds_vs_snapml(peers: dict | None) -> str:
+    if not peers or peers["snapml_seconds"] is None:
+        return "-"
+    return f"{peers['pgs_seconds'] / peers['snapml_seconds']:.2f}"
+
+
+def pgs_ablation_snapml(r: dict) -> str:
+    """Per case: the default's epochs, the fewest any variant needed, and the peers record's Snap ML
+    (1 thread) epochs and its fit() seconds against PGS p=2's."""
+    rows = []
+    for case in r["cases"]:
+        default, best = _default_label(r), _fewest(r, case)
+        peers = case.get("peers")
+        seconds = _median_seconds(case, best) / _median_seconds(case, default)
+        rows.append(
+            [
+                f"{case['set']} {case['sigma']:g}",
+                f"{case['sigma'] * case['m']:.2g}",
+                f"{_ablation_epochs(case, default):.2f}",
+                f"{best}: {_ablation_epochs(case, best):.2f}",
+                f"{seconds:.2f}",
+                _snapml_cell(peers),
+                _seconds_vs_snapml(peers),
+            ]
+        )
+    header = [
+        "case",
+        "sigma m",
+        "default: epochs",
+        "fewest epochs: variant",
+        "its solver s / default's (this run)",
+        "Snap ML 1 thread: epochs (peers)",
+        "PGS p=2 fit() s / Snap ML's (peers)",
+    ]
+    sources = sorted({c["peers"]["record"] for c in r["cases"] if "peers" in c})
+    return "\n".join(
+        [
+            "Epochs are medians over the seeds (never: the median run missed the target within the cap); "
+            "Snap ML's are whole epochs, the smallest budget that reaches the same target. The seconds "
+            "ratio is of the traced runs' solver clocks in this run (a loaded machine: indicative only). "
+            "The peers columns are from " + (", ".join(f"`{s}`" for s in sources) or "no peers record") + ".",
+            "",
+            md_table(header, rows),
+        ]
     )
 
 
@@ -425,7 +494,7 @@ def _intercept_scaling(r: dict, *cases: str) -> str:
 
 
 # The variants of bench.pgs_ablation by the short names the template uses; each one's effect is
-# read against the row above it, the larger first steps against the default.
+# read against the row above it (``change``) or against the default.
 VARIANTS = {
     "figure1": "paper's Figure 1",
     "permutation": "sampling=permutation",
@@ -433,11 +502,37 @@ VARIANTS = {
     "average": "average_power=1",
     "step4": "first step 4x",
     "step16": "first step 16x",
+    # The small-m family's rows, each by its whole label.
+    "step_quarter": "first step 1/4x t0=auto's",
+    "step2": "first step 2x t0=auto's",
+    "avg0": "average_power=0 (plain mean)",
+    "avg1": "average_power=1",
+    "avg3": "average_power=3",
+    "k4": "k=4",
+    "k16": "k=16",
+    "k64": "k=64",
+    "k16_step16": "k=16, first step 16x t0=auto's (k=1's step per sample)",
+    "p18": "p=1.8, k=1",
+    "p18_k4": "p=1.8, k=4",
+    "p18_k16": "p=1.8, k=16",
+    "p18_k64": "p=1.8, k=64",
+    "replacement": "sampling=replacement",
+    "cont10": "continuation 10 sigma (1 epoch) -> sigma",
+    "cont10_quarter": "continuation 10 sigma (1/4 epoch) -> sigma",
+    "cont100": "continuation 100, 10 sigma (1/4 epoch each) -> sigma",
 }
 
 
 def _variant(r: dict, key: str) -> str:
-    return next(label for label in r["variants"] if VARIANTS[key] in label)
+    """The record's row a short name stands for ("default": the defaults' row): the row of that
+    whole label, else the first row whose label contains it (the defaults family's rows carry a
+    prefix)."""
+    if key == "default":
+        return _default_label(r)
+    wanted = VARIANTS[key]
+    if wanted in r["variants"]:
+        return wanted
+    return next(label for label in r["variants"] if wanted in label)
 
 
 def _ablation_epochs(case: dict, label: str) -> float:
@@ -462,14 +557,14 @@ def _change(r: dict, key: str, *cases: str) -> str:
 
 def _ablation_ratio(r: dict, key: str, *cases: str) -> str:
     """The variant's median epochs over the default's."""
-    variant, default = _variant(r, key), _variant(r, "average")
+    variant, default = _variant(r, key), _default_label(r)
     chosen = select(r["cases"], cases)
     return ratio_span([_ablation_epochs(c, variant) / _ablation_epochs(c, default) for c in chosen], ".2g")
 
 
 def _helped(r: dict, *keys: str) -> str:
     """The cases in which every one of the variants needs fewer epochs than the default."""
-    default = _variant(r, "average")
+    default = _default_label(r)
     chosen = [
         c
         for c in r["cases"]
@@ -481,6 +576,48 @@ def _helped(r: dict, *keys: str) -> str:
 def _reached(r: dict, key: str, *cases: str) -> str:
     epochs = [e for c in select(r["cases"], cases) for e in c["epochs"][_variant(r, key)]]
     return count(sum(e is not None for e in epochs), len(epochs))
+
+
+def _fewer(r: dict, key: str, *cases: str) -> str:
+    """In how many of the cases the variant needs fewer median epochs than the default."""
+    chosen = select(r["cases"], cases)
+    label, default = _variant(r, key), _default_label(r)
+    return count(sum(_ablation_epochs(c, label) < _ablation_epochs(c, default) for c in chosen), len(chosen))
+
+
+def _epochs_of(r: dict, key: str, *cases: str) -> str:
+    """The variant's median epochs over the cases, as a range ('never' for a case that missed)."""
+    values = [_ablation_epochs(c, _variant(r, key)) for c in select(r["cases"], cases)]
+    return span(values, lambda e: "never" if math.isinf(e) else f"{e:.2f}")
+
+
+def _snapml_reached(r: dict, *cases: str) -> list[dict]:
+    return [c for c in select(r["cases"], cases) if c.get("peers", {}).get("snapml_epochs") is not None]
+
+
+def _snapml_epochs(r: dict, *cases: str) -> str:
+    """Snap ML's (1 thread) epochs to the target in the peers record, over the cases it reached."""
+    return span([c["peers"]["snapml_epochs"] for c in _snapml_reached(r, *cases)], "g")
+
+
+def _snapml_never(r: dict) -> str:
+    """The cases where the peers record's Snap ML (1 thread) never reached the target."""
+    chosen = [c for c in r["cases"] if "peers" in c and c["peers"]["snapml_epochs"] is None]
+    return case_names(chosen, r["cases"])
+
+
+def _vs_snapml(r: dict, key: str, *cases: str) -> str:
+    """The variant's median epochs over Snap ML's (peers record), per case Snap ML reached."""
+    label = _variant(r, key)
+    chosen = _snapml_reached(r, *cases)
+    return ratio_span([_ablation_epochs(c, label) / c["peers"]["snapml_epochs"] for c in chosen], ".2g")
+
+
+def _seconds_ratio(r: dict, key: str, *cases: str) -> str:
+    """The variant's median solver seconds over the default's in the same run, per case."""
+    label, default = _variant(r, key), _default_label(r)
+    chosen = select(r["cases"], cases)
+    return ratio_span([_median_seconds(c, label) / _median_seconds(c, default) for c in chosen], ".2g")
 
 
 def _epoch_cap(r: dict) -> str:
@@ -513,4 +650,10 @@ FIGURES: dict[tuple[str, str], Figure] = {
     ("pgs_ablation", "reached"): _reached,
     ("pgs_ablation", "never"): _ablation_never,
     ("pgs_ablation", "epoch_cap"): _epoch_cap,
+    ("pgs_ablation", "fewer"): _fewer,
+    ("pgs_ablation", "epochs"): _epochs_of,
+    ("pgs_ablation", "snapml_epochs"): _snapml_epochs,
+    ("pgs_ablation", "vs_snapml"): _vs_snapml,
+    ("pgs_ablation", "snapml_never"): _snapml_never,
+    ("pgs_ablation", "seconds_ratio"): _seconds_ratio,
 }

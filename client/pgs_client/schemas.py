@@ -993,7 +993,7 @@ class PGSParams:
     """
     s, the value of the constant feature; the intercept is b = s w_b.
     """
-    average_power: float | None = 1.0
+    average_power: float | None = 2.0
     """
     output="average" returns sum_t t^a w_t / sum_t t^a with a = average_power.
     """
