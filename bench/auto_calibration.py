@@ -31,12 +31,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 
 from solver import LBFGSClassifier, PGSClassifier, SDCAClassifier, warm_up
 
-from .datasets import DATA_DIR
+from .datasets import load_pair
 from .peers import load_set
 from .results import add_results_dir, record
 
@@ -101,15 +100,7 @@ def sdca_epochs_to(X, y, Xt, yt, sigma: float, target: float, max_epochs: int) -
 
 
 def load_small(name: str):
-    train, test = SMALL_SETS[name]
-    X, y = load_svmlight_file(str(DATA_DIR / train))
-    if test is None:
-        idx = np.random.default_rng(0).permutation(X.shape[0])
-        cut = int(0.75 * X.shape[0])
-        X, y, Xt, yt = X[idx[:cut]], y[idx[:cut]], X[idx[cut:]], y[idx[cut:]]
-    else:
-        Xt, yt = load_svmlight_file(str(DATA_DIR / test), n_features=X.shape[1])
-    return X.tocsr(), y, Xt.tocsr(), yt
+    return load_pair(*SMALL_SETS[name])
 
 
 def small_case(name: str, sigma: float) -> dict:

@@ -23,9 +23,9 @@ REAL_SETS = {
 }
 
 
-def load_real(name: str):
-    """(X_train, y_train, X_test, y_test) with labels in {-1, +1}."""
-    train, test = REAL_SETS[name]
+def load_pair(train: str, test: str | None):
+    """(X_train, y_train, X_test, y_test) of the shared data's files, labels as stored: the test
+    file's rows, or without one a seeded 25 % of the training file's."""
     X, y = load_svmlight_file(str(DATA_DIR / train))
     if test is None:
         idx = np.random.default_rng(0).permutation(X.shape[0])
@@ -34,13 +34,14 @@ def load_real(name: str):
         X, y = X[idx[:cut]], y[idx[:cut]]
     else:
         X_test, y_test = load_svmlight_file(str(DATA_DIR / test), n_features=X.shape[1])
+    return X.tocsr(), y, X_test.tocsr(), y_test
+
+
+def load_real(name: str):
+    """(X_train, y_train, X_test, y_test) with labels in {-1, +1}."""
+    X, y, X_test, y_test = load_pair(*REAL_SETS[name])
     classes = np.unique(y)
-    return (
-        X.tocsr(),
-        np.where(y == classes[1], 1.0, -1.0),
-        X_test.tocsr(),
-        np.where(y_test == classes[1], 1.0, -1.0),
-    )
+    return X, np.where(y == classes[1], 1.0, -1.0), X_test, np.where(y_test == classes[1], 1.0, -1.0)
 
 
 def _zipf_terms(n_features: int) -> np.ndarray:
