@@ -149,7 +149,10 @@ def _snapml(problem: Problem, threads: int, seed: int) -> Callable[[int], Callab
             random_state=seed,
         )
         clf.fit(problem.X, problem.y)
-        return lambda: problem.Xt @ np.ravel(clf.coef_) + float(np.ravel(clf.intercept_)[0])
+        # Snap ML's intercept_ is the weight of the constant feature intercept_scaling, as its
+        # predict() applies it: the intercept is their product.
+        intercept = problem.s * float(np.ravel(clf.intercept_)[0])
+        return lambda: problem.Xt @ np.ravel(clf.coef_) + intercept
 
     return fit
 

@@ -1,0 +1,38 @@
+"""bench.peers scores Snap ML by a decision function of its own: it must label the test rows as
+Snap ML's predict() does, or Snap ML is scored as missing a target it reached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from bench.peers import Problem, _snapml
+
+
+def _problem(tmp_path) -> Problem:
+    rng = np.random.default_rng(0)
+    X = sp.random(400, 30, density=0.3, format="csr", random_state=1)
+    y = np.where(X @ rng.normal(size=30) + 0.8 > 0.0, 1.0, -1.0)  # an intercept that matters
+    # s far from 1, as the shared sets' intercept_scaling "auto" is (0.15-0.2)
+    return Problem(X[:300], y[:300], X[300:], y[300:], sigma=1e-3, s=0.17, workdir=tmp_path)
+
+
+def _agrees_with_predict(decision: np.ndarray, predicted: np.ndarray) -> float:
+    return float(np.mean(np.where(decision > 0.0, 1.0, -1.0) == predicted))
+
+
+def test_snapml_s_decision_function_applies_the_intercept_scaling(tmp_path):
+    snapml = pytest.importorskip("snapml")
+    problem = _problem(tmp_path)
+    decision = _snapml(problem, threads=1, seed=0)(5)()
+    clf = snapml.LogisticRegression(
+        max_iter=5,
+        regularizer=problem.sigma * problem.m,
+        n_jobs=1,
+        fit_intercept=True,
+        intercept_scaling=problem.s,
+        tol=1e-12,
+        random_state=0,
+    ).fit(problem.X, problem.y)
+    assert _agrees_with_predict(decision, clf.predict(problem.Xt)) == 1.0
