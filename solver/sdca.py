@@ -7,8 +7,12 @@ The paper's primal, eq. (1), with its lambda = our sigma and its n = our m::
 
 which is eq. (7) of the PGS paper for p = 2 (sigma / (2 (p-1)) ||w||_2^2 = sigma/2 ||w||^2) with the
 rows' weights c_i of ``solver.weights``: the objective PGS, L-BFGS and gd minimise at p = 2, so the
-three reach the same optimum. The intercept, when fitted, is the weight of a constant feature 1,
-regularised like the others (as PGS, L-BFGS and LIBLINEAR's dual solvers do).
+three reach the same optimum (given the same constant feature). The intercept, when fitted, is
+s w_b, w_b the weight of a constant feature of value s regularised like the others (LIBLINEAR's
+dual solvers and PGS's convention; s = 1 is the constant feature 1 of L-BFGS). The SDCA paper's
+rates depend on the data through R^2 = max ||x_i||^2, the constant feature included: on
+L2-normalised text (||x|| = 1, values about 0.1) s = 1 doubles R^2; an s of the values' size keeps
+it near 1.
 
 Its dual, eq. (2), and the primal point of a dual one, eq. (3)::
 
@@ -335,19 +339,25 @@ class SDCAEngine:
         sigma: float,
         fit_intercept: bool,
         tol: float,
+        intercept_scaling: float = 1.0,
         rng: np.random.Generator,
         initial: np.ndarray | None = None,
         sample_weight: np.ndarray = UNWEIGHTED,
     ):
-        """``initial``: weights to start from, one row per output (a warm start from the dual
-        point they imply, ``dual_start``); None: alpha = 0, w = 0."""
+        """``initial``: weights to start from, one row per output, the intercept b last (a warm
+        start from the dual point they imply, ``dual_start``); None: alpha = 0, w = 0.
+        ``intercept_scaling``: s, the value of the constant feature (when ``fit_intercept``)."""
         m = targets.shape[1]
         self._data = data
         self._targets = [np.ascontiguousarray(y, dtype=np.float64) for y in targets]
         self._sample_weight = sample_weight
         self._code = loss.code
         self._sigma = float(sigma)
-        self._bias = 1.0 if fit_intercept else 0.0
+        self._bias = float(intercept_scaling) if fit_intercept else 0.0
+        # The weights as the estimator reads them end with the intercept b = s w_b.
+        self._output_scale = np.ones(data.n_features + int(fit_intercept))
+        if fit_intercept:
+            self._output_scale[-1] = self._bias
         self._rng = rng
         n_weights = data.n_features + int(fit_intercept)
         self._sq_norms = row_squared_norms(data, m, self._bias)
@@ -355,7 +365,14 @@ class SDCAEngine:
             self._alphas = [np.zeros(m) for _ in self._targets]
         else:
             self._alphas = [
-                dual_start(data, y, sample_weight, np.array(w, dtype=np.float64), self._code, self._bias)
+                dual_start(
+                    data,
+                    y,
+                    sample_weight,
+                    np.asarray(w, dtype=np.float64) / self._output_scale,
+                    self._code,
+                    self._bias,
+                )
                 for y, w in zip(self._targets, initial, strict=True)
             ]
         self._weights = [
@@ -428,4 +445,4 @@ class SDCAEngine:
             )
 
     def output_weights(self) -> np.ndarray:
-        return np.stack(self._weights)
+        return np.stack(self._weights) * self._output_scale

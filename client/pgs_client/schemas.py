@@ -1457,6 +1457,10 @@ class SDCAParams:
     """
     The trace's test score is computed on this many rows of fit's eval_set, evenly spread, when it has more; None: on every row.
     """
+    intercept_scaling: float | Literal["auto"] | None = "auto"
+    """
+    s, the value of the constant feature; the intercept is b = s w_b.
+    """
     class_weight: Literal["balanced"] | dict[str, float] | None = None
     """
     Weights of the classes in the loss: "balanced" (n_samples / (n_classes * n_samples of the class)), a mapping from label to weight (1 for a label it omits), or None (all 1).

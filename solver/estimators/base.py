@@ -521,6 +521,18 @@ class Evaluation:
         return self.finish(total / count if count > 0 else 0.0)
 
 
+def constant_feature_value(fit_intercept: bool, intercept_scaling: float | str, stats: DataStats) -> float:
+    """s, the value of the constant feature whose weight w_b makes the intercept b = s w_b (0.0
+    without an intercept): as given, or for "auto" the root mean square of the stored non-zero
+    feature values (1 for binary features, about 0.1 for L2-normalised text), so that the constant
+    feature is the size of a typical value."""
+    if not fit_intercept:
+        return 0.0
+    if intercept_scaling != "auto":
+        return float(intercept_scaling)
+    return math.sqrt(stats.sum_sq / stats.n_values) if stats.n_values else 1.0
+
+
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:
     """X @ W.T (+ the intercept column when ``weights`` carries it last): shape (m, n_outputs)."""
     coef = weights[:, :-1] if with_intercept else weights

@@ -14,7 +14,7 @@ from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
-from .base import LinearModelBase
+from .base import LinearModelBase, constant_feature_value
 from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
@@ -165,14 +165,9 @@ class _PGSBase(LinearModelBase):
         return PGSEngine(states, sampler, int(self.batch_size), self.output, rng)
 
     def _intercept_value_for(self, stats) -> float:
-        """s, the value of the constant feature that carries the intercept."""
-        if not self.fit_intercept:
-            return 0.0
-        if self.intercept_scaling != "auto":
-            return float(self.intercept_scaling)
-        # The root mean square of the stored non-zero feature values: the bias then steps and is
-        # regularised like a typical weight (1 for binary features, ~0.1 for L2-normalised text).
-        return math.sqrt(stats.sum_sq / stats.n_values) if stats.n_values else 1.0
+        """s, the value of the constant feature that carries the intercept: with "auto", the bias
+        then steps and is regularised like a typical weight."""
+        return constant_feature_value(bool(self.fit_intercept), self.intercept_scaling, stats)
 
     def _penalty(self, w: np.ndarray) -> float:
         """sigma / (2 (p - 1)) ||(coef, b / s)||_p^2 of eq. (7): the intercept b is the weight b / s

@@ -232,11 +232,15 @@ def _sdca_coordinate(loss, alpha, z, y, c, q):
     return best
 
 
-def reference_sdca(X, y, orders, *, loss, sigma, fit_intercept, sample_weight=None):
+def reference_sdca(X, y, orders, *, loss, sigma, fit_intercept, sample_weight=None, intercept_scaling=1.0):
     """SDCA (Shalev-Shwartz & Zhang 2013) as the paper states it: for each row of each epoch's
     order, alpha_i maximises D along its coordinate, then w = (1 / (sigma m)) sum alpha_i x_i is
-    recomputed from scratch (eq. (3)). Returns (alpha, w) after the last epoch."""
+    recomputed from scratch (eq. (3)). With an intercept, x_i ends with the constant feature
+    ``intercept_scaling``. Returns (alpha, w) after the last epoch, w's last entry the
+    constant feature's weight."""
     Xa = _augment(X, fit_intercept)
+    if fit_intercept:
+        Xa[:, -1] = intercept_scaling
     m = Xa.shape[0]
     c = np.ones(m) if sample_weight is None else sample_weight
     alpha = np.zeros(m)

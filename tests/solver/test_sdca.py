@@ -28,11 +28,12 @@ def _weights(est) -> np.ndarray:
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic", "squared"])
-@pytest.mark.parametrize("fit_intercept", [True, False])
-def test_the_epochs_follow_the_papers_algorithm(loss, fit_intercept):
+@pytest.mark.parametrize(("fit_intercept", "intercept_scaling"), [(True, 1.0), (True, 0.3), (False, 1.0)])
+def test_the_epochs_follow_the_papers_algorithm(loss, fit_intercept, intercept_scaling):
     """Every iterate of three epochs equals the plain-NumPy SDCA's (its coordinate maximised
     numerically, w recomputed from all of alpha), on sparse data with an empty row; the reference
-    draws each epoch's order as the engine does, from a generator of the same seed."""
+    draws each epoch's order as the engine does, from a generator of the same seed. The engine's
+    intercept is s times the reference's weight of the constant feature s."""
     X, y, _ = sparse_problem(loss, seed=2, m=30, n=8)
     X[5] = 0.0
     rng = np.random.default_rng(7)
@@ -44,11 +45,16 @@ def test_the_epochs_follow_the_papers_algorithm(loss, fit_intercept):
         fit_intercept=fit_intercept,
         tol=0.0,
         rng=rng,
+        intercept_scaling=intercept_scaling,
     )
     orders_rng = np.random.default_rng(7)
     orders = [orders_rng.permutation(30) for _ in range(3)]
     engine.run(3)
-    alpha, w = reference_sdca(X, y, orders, loss=loss, sigma=SIGMA, fit_intercept=fit_intercept)
+    alpha, w = reference_sdca(
+        X, y, orders, loss=loss, sigma=SIGMA, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling
+    )
+    if fit_intercept:
+        w[-1] *= intercept_scaling
     # The reference's maximiser is numerical (bounded Brent): it agrees to about 1e-9.
     np.testing.assert_allclose(engine._alphas[0], alpha, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(engine.output_weights()[0], w, rtol=1e-6, atol=1e-7)
@@ -58,7 +64,10 @@ def test_the_epochs_follow_the_papers_algorithm(loss, fit_intercept):
 def test_sdca_reaches_the_lbfgs_optimum(loss):
     """The same objective as L-BFGS at p = 2, regularised intercept included."""
     X, y = binary_problem(n=300)
-    ours = SDCAClassifier(loss=loss, sigma=SIGMA, tol=1e-13, n_iter=5000, random_state=0).fit(X, y)
+    ours = SDCAClassifier(
+        loss=loss, sigma=SIGMA, tol=1e-13, n_iter=5000, random_state=0, intercept_scaling=1.0
+    )
+    ours.fit(X, y)
     theirs = LBFGSClassifier(loss=loss, sigma=SIGMA, tol=1e-15, n_iter=5000).fit(X, y)
     assert ours.stop_reason_ == "converged"
     np.testing.assert_allclose(_weights(ours), _weights(theirs), atol=2e-6)
@@ -75,13 +84,19 @@ def test_sdca_is_scikit_learns_logistic_regression():
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
-def test_sdca_is_liblinears_dual_svm_with_its_regularised_bias(loss):
-    """LIBLINEAR's intercept is a constant feature (intercept_scaling=1) regularised like the
-    others: our fit_intercept, so the two agree with the intercept too."""
+@pytest.mark.parametrize("intercept_scaling", [1.0, 0.2])
+def test_sdca_is_liblinears_dual_svm_with_its_regularised_bias(loss, intercept_scaling):
+    """LIBLINEAR's intercept is the weight of a constant feature intercept_scaling, regularised like
+    the others, times that value: our fit_intercept, so the two agree with the intercept too."""
     X, y = binary_problem(n=300, seed=4)
-    ours = SDCAClassifier(loss=loss, sigma=SIGMA, tol=1e-14, n_iter=20_000, random_state=0).fit(X, y)
+    ours = SDCAClassifier(
+        loss=loss, sigma=SIGMA, tol=1e-14, n_iter=20_000, random_state=0, intercept_scaling=intercept_scaling
+    )
+    ours.fit(X, y)
     C = 1.0 / (SIGMA * X.shape[0])
-    theirs = LinearSVC(loss=loss, C=C, dual=True, tol=1e-9, max_iter=1_000_000, intercept_scaling=1.0)
+    theirs = LinearSVC(
+        loss=loss, C=C, dual=True, tol=1e-9, max_iter=1_000_000, intercept_scaling=intercept_scaling
+    )
     theirs.fit(X, y)
     np.testing.assert_allclose(_weights(ours), _weights(theirs), rtol=1e-4, atol=1e-5)
 
@@ -112,6 +127,34 @@ def test_the_trace_records_a_shrinking_duality_gap_that_bounds_the_suboptimality
     assert est.trace_[-1].iteration == est.n_iter_  # the last checkpoint is the epoch that stopped
 
 
+def test_intercept_scaling_auto_is_the_rms_of_the_non_zero_values():
+    """As PGS's: 1 for binary features; the values' RMS for L2-normalised rows."""
+    X, y = binary_problem(n=200, seed=8)
+    binary = sp.csr_matrix((np.abs(X) > 0.5).astype(float))
+    assert SDCAClassifier(n_iter=1).fit(binary, y).intercept_scaling_ == 1.0
+    rows = sp.csr_matrix(np.abs(X) * (np.abs(X) > 0.5))
+    normalised = sp.diags(1.0 / np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())) @ rows
+    expected = np.sqrt(np.mean(normalised.data**2))
+    assert SDCAClassifier(n_iter=1).fit(normalised, y).intercept_scaling_ == pytest.approx(
+        expected, rel=1e-12
+    )
+    assert SDCAClassifier(n_iter=1, fit_intercept=False).fit(normalised, y).intercept_scaling_ == 0.0
+
+
+def test_the_objective_regularises_the_constant_feature_s_weight():
+    """The trace's objective is sigma/2 ||(coef, b / s)||^2 plus the mean loss: the same value
+    at the same model whatever s, once b / s is counted as the weight."""
+    X, y = binary_problem(n=200, seed=9)
+    est = SDCAClassifier(sigma=SIGMA, intercept_scaling=0.25, tol=1e-12, random_state=0).fit(X, y, trace=True)
+    w = _weights(est)
+    signs = np.where(y == est.classes_[1], 1.0, -1.0)
+    margins = X @ w[:-1] + w[-1]
+    expected = SIGMA / 2 * (w[:-1] @ w[:-1] + (w[-1] / 0.25) ** 2) + np.mean(
+        np.logaddexp(0.0, -signs * margins)
+    )
+    assert est.trace_[-1].objective == pytest.approx(expected, rel=1e-9)
+
+
 def test_n_iter_caps_the_epochs():
     X, y = binary_problem(n=300)
     est = SDCAClassifier(sigma=1e-4, tol=0.0, n_iter=3, random_state=0).fit(X, y)
@@ -125,7 +168,8 @@ def test_integer_weights_are_repeated_rows():
     weights[7] = 0.0
     repeated = np.repeat(np.arange(120), weights.astype(int))
     for loss in ("hinge", "logistic", "squared_hinge", "squared"):
-        params = dict(loss=loss, sigma=SIGMA, tol=1e-14, n_iter=20_000, random_state=0)
+        # s fixed: "auto" is the values' RMS, which repeating rows changes (another objective).
+        params = dict(loss=loss, sigma=SIGMA, tol=1e-14, n_iter=20_000, random_state=0, intercept_scaling=1.0)
         weighted = SDCAClassifier(**params).fit(X, y, sample_weight=weights)
         copied = SDCAClassifier(**params).fit(X[repeated], y[repeated])
         np.testing.assert_allclose(_weights(weighted), _weights(copied), atol=1e-5, err_msg=loss)

@@ -44,7 +44,8 @@ def _weights(c: TestClient, job: dict[str, Any]) -> np.ndarray:
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
 def test_an_sdca_job_reaches_the_lbfgs_model_and_its_accuracy(app_client: TestClient, loss: str):
     c = app_client
-    sdca = _run(c, "sdca", {"loss": loss, "tol": 1e-10, "n_iter": 20_000})
+    # L-BFGS's constant feature is 1; sdca's is the values' RMS unless told.
+    sdca = _run(c, "sdca", {"loss": loss, "tol": 1e-10, "n_iter": 20_000, "intercept_scaling": 1})
     lbfgs = _run(c, "lbfgs", {"loss": loss, "tol": 1e-12, "n_iter": 5000})
     assert sdca["stop_reason"] == "converged"
     assert sdca["metrics"]["test_accuracy"] == pytest.approx(lbfgs["metrics"]["test_accuracy"], abs=1e-12)
@@ -77,8 +78,16 @@ def test_the_trace_gives_the_duality_gap_that_stopped_the_run(app_client: TestCl
         ({"loss": "smooth_hinge"}, "loss"),
         ({"p": 1.5}, "p"),
         ({"early_stopping": True}, "early_stopping"),
+        ({"intercept_scaling": 0}, "intercept_scaling"),
     ],
-    ids=["negative tol", "no epochs", "a loss without an sdca step", "p below 2", "early stopping"],
+    ids=[
+        "negative tol",
+        "no epochs",
+        "a loss without an sdca step",
+        "p below 2",
+        "early stopping",
+        "a constant feature of 0",
+    ],
 )
 def test_values_sdca_does_not_take_are_a_422_naming_them(
     app_client: TestClient, params: dict[str, Any], field: str
