@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._sparse import DataStats, KernelData, prepare
 from ..losses import LOSSES, UNWEIGHTED, Loss, max_weight, mean_loss
-from ..parameters import declare_parameters, joint_problems, param
+from ..parameters import declare_parameters, joint_problems, param, validate_given
 from ..sampling import TrainingRows, TrainingShards, even_rows
 from ..shards import ShardedMatrix
 from ..tracing import CheckpointSchedule, Engine, NoImprovement, drive
@@ -196,8 +196,9 @@ class LinearModelBase(FittedModel):
 
     def validate_params(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the parameter, its allowed values and the value given."""
-        self._validate_params()  # each parameter alone, in scikit-learn's words
-        problems = joint_problems(type(self), self.get_params(deep=False))  # what is left
+        params = self.get_params(deep=False)
+        validate_given(self, params)  # each parameter alone, in scikit-learn's words
+        problems = joint_problems(type(self), params)  # what is left
         if problems:
             raise ValueError(problems[0].message(type(self).__name__))
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Self
 
 import numpy as np
@@ -10,6 +11,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..tracing import TracePoint
+
+
+@functools.cache
+def _param_names(cls: type) -> tuple[str, ...]:
+    return tuple(BaseEstimator._get_param_names.__func__(cls))  # type: ignore[attr-defined]
 
 
 class FittedModel(BaseEstimator):
@@ -27,6 +33,12 @@ class FittedModel(BaseEstimator):
     checkpoint_seconds_: float
     # A warm start's weights, set only during a fit given coef_init (LinearModelBase._starting_from).
     _initial_weights: np.ndarray | None = None
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        # scikit-learn reads the names from __init__'s signature at every get_params (0.15 ms,
+        # twice per fit); a class's signature does not change, so it is read once per class.
+        return list(_param_names(cls))
 
     def _as_task_outputs(self) -> None:
         """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""

@@ -24,6 +24,7 @@ from solver import (
     PGSClassifier,
     SCDClassifier,
     SCDRegressor,
+    SDCAClassifier,
     SGDClassifier,
     SGDRegressor,
     SMIDASClassifier,
@@ -37,6 +38,7 @@ from solver.parameters import (
     describe_parameters,
     param,
     type_text,
+    validate_given,
 )
 
 from .problems import binary_problem
@@ -91,6 +93,35 @@ def test_a_subclass_redeclares_a_parameter_in_place():
     with pytest.raises(ValueError, match="'mode' parameter of ExactToy must be a str among"):
         ExactToy(mode="fast")._validate_params()
     assert ExactToy.__doc__.rstrip().endswith("mode : \"exact\", default='exact'\n        Only exact.")
+
+
+def test_a_default_outside_its_allowed_values_fails_when_the_class_is_declared():
+    """Declaring checks the defaults once; a fit then checks only the values it was given."""
+    with pytest.raises(ValueError, match="'mode' parameter of BadToy must be a str among"):
+
+        @declare_parameters
+        class BadToy(Toy):
+            """A toy whose default is not allowed."""
+
+            mode: str = param(default="slow", allowed=[StrOptions({"exact"})], doc="Never slow.")
+
+
+def test_only_the_values_given_are_checked_again_and_each_is():
+    """The default objects are skipped; any other value, even one equal to a default, is checked."""
+    validate_given(ExactToy(), {"size": 3, "mode": "exact"})
+    with pytest.raises(ValueError, match="'size' parameter of ExactToy must be an int in the range"):
+        validate_given(ExactToy(), {"size": 0, "mode": "exact"})
+    with pytest.raises(ValueError, match="'mode' parameter of ExactToy must be a str among"):
+        validate_given(ExactToy(), {"size": 3, "mode": "fast"})
+    for cls in ESTIMATORS:  # every estimator's defaults pass as given, too
+        validate_given(cls(), dict(cls._parameter_defaults))
+
+
+def test_get_params_reads_the_signature_once_per_class():
+    first = PGSClassifier._get_param_names()
+    first.append("not a parameter")  # a caller's change does not reach the cache
+    assert PGSClassifier._get_param_names() == sorted(inspect.signature(PGSClassifier).parameters)
+    assert SDCAClassifier._get_param_names() == sorted(inspect.signature(SDCAClassifier).parameters)
 
 
 def test_the_generated_section_goes_before_the_attributes():
