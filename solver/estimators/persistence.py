@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Self
 
 import numpy as np
@@ -12,10 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..tracing import TracePoint
 
-
-@functools.cache
-def _param_names(cls: type) -> tuple[str, ...]:
-    return tuple(BaseEstimator._get_param_names.__func__(cls))  # type: ignore[attr-defined]
+# Each estimator class's parameter names, read from its signature once (_get_param_names).
+_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 class FittedModel(BaseEstimator):
@@ -38,7 +35,10 @@ class FittedModel(BaseEstimator):
     def _get_param_names(cls) -> list[str]:
         # scikit-learn reads the names from __init__'s signature at every get_params (0.15 ms,
         # twice per fit); a class's signature does not change, so it is read once per class.
-        return list(_param_names(cls))
+        names = _PARAM_NAMES.get(cls)
+        if names is None:
+            names = _PARAM_NAMES[cls] = tuple(super()._get_param_names())
+        return list(names)
 
     def _as_task_outputs(self) -> None:
         """Reshape the per-output attributes as the task has them (LinearRegressorMixin)."""
