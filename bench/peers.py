@@ -54,13 +54,13 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
-from solver import PGSClassifier, SDCAClassifier, warm_up
+from solver import PGSClassifier, SDCAClassifier, choose_solver_for, warm_up
 from solver._sparse import prepare
 
 from . import tables
 from .datasets import REAL_SETS, kdd_like
 from .results import add_results_dir, record
-from .tables.wall_clock import SDCA
+from .tables.wall_clock import AUTO, SDCA
 from .time_to_accuracy import TARGET_DROP, exact_optimum_p, exact_optimum_p2, load
 
 DEFAULT_SETS = (*REAL_SETS, "rcv1_like", "kdd_like")
@@ -228,12 +228,34 @@ def _sdca(problem: Problem, seed: int) -> Callable[[int], Callable[[], np.ndarra
     return fit
 
 
+def _auto(problem: Problem, ours: dict[str, Solver]) -> Solver:
+    """``solver="auto"`` as a library user runs it: the rule's choice for this data and sigma
+    (``solver.choose_solver_for``), then that solver's fit at the budget it needs. Timed whole,
+    the choice included; its budget is the chosen solver's, found before it in the list."""
+    params = {"loss": "logistic", "sigma": problem.sigma}
+    chosen = ours[choose_solver_for(problem.X, "binary", params).solver]
+
+    def fit(budget: int):
+        assert ours[choose_solver_for(problem.X, "binary", params).solver] is chosen
+        return chosen.fit(budget)
+
+    def budgets() -> list[int]:
+        return [] if chosen.budget is None else [chosen.budget]
+
+    return Solver(f"{AUTO} ({chosen.label})", fit, budgets, chosen.epochs_of)
+
+
 def build_solvers(problem: Problem, target: float, seed: int, max_epochs: int) -> list[Solver]:
     epochs = list(range(1, max_epochs + 1))
+    ours = {
+        "pgs": _pgs(problem, 2.0, seed, target, max_epochs * problem.m),
+        "sdca": Solver(SDCA, _sdca(problem, seed), lambda: epochs, float),
+    }
     solvers = [
-        _pgs(problem, 2.0, seed, target, max_epochs * problem.m),
+        ours["pgs"],
         _pgs(problem, 1.8, seed, target, max_epochs * problem.m),
-        Solver(SDCA, _sdca(problem, seed), lambda: epochs, float),
+        ours["sdca"],
+        _auto(problem, ours),
         Solver("SGDClassifier", _sgd(problem, False, seed), lambda: epochs, float),
         Solver("SGDClassifier average=True", _sgd(problem, True, seed), lambda: epochs, float),
         Solver("LIBLINEAR", _liblinear(problem), lambda: list(range(1, 51)), lambda k: math.nan),

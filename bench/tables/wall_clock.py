@@ -17,19 +17,50 @@ from .goals import Goal, ratio_goal
 GOAL_PEERS, GOAL_PEERS_P18 = 0.5, 1.5
 
 
-# The project's own solvers in bench.peers' rows: PGS and SDCA; every other row is a peer.
-OURS = ("PGS", "SDCA")
-SDCA, SNAP_ONE_THREAD = "SDCA (ours)", "Snap ML 1 thread"
+# The project's own solvers in bench.peers' rows: PGS, SDCA and solver="auto" (its row named
+# "auto (the chosen solver's row)"); every other row is a peer.
+OURS = ("PGS", "SDCA", "auto")
+SDCA, SNAP_ONE_THREAD, AUTO = "SDCA (ours)", "Snap ML 1 thread", "auto"
+# Goals: solver="auto" at most 0.5x the fastest peer in every case; SDCA within 1.2x of Snap ML on
+# one thread (the same method) on the small-m text sets.
+GOAL_AUTO, GOAL_SDCA = 0.5, 1.2
+SDCA_GOAL_SETS = ("rt_polarity", "reuters_moneyfx")
+
+
+def _fastest_peer(case: dict) -> tuple[str | None, float | None]:
+    """The fastest peer's name and seconds (None, None when no peer reached the target)."""
+    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
+    peers = {k: v for k, v in seconds.items() if not k.startswith(OURS) and v is not None}
+    fastest = min(peers, key=peers.__getitem__) if peers else None
+    return fastest, (peers[fastest] if fastest is not None else None)
 
 
 def _peer_ratios(case: dict) -> tuple[float | None, float | None, str | None]:
     """(PGS p=2 / the fastest peer, p=1.8 / p=2, the fastest peer's name)."""
     seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
-    peers = {k: v for k, v in seconds.items() if not k.startswith(OURS) and v is not None}
-    fastest = min(peers, key=peers.__getitem__) if peers else None
+    fastest, peer_seconds = _fastest_peer(case)
     p2, p18 = seconds.get("PGS p=2"), seconds.get("PGS p=1.8")
-    to_peer = p2 / peers[fastest] if p2 is not None and fastest is not None else None
+    to_peer = p2 / peer_seconds if p2 is not None and peer_seconds else None
     return to_peer, (p18 / p2 if p18 is not None and p2 else None), fastest
+
+
+def _auto_row(case: dict) -> dict | None:
+    return next((row for row in case["rows"] if row["solver"].startswith(AUTO)), None)
+
+
+def _auto_ratio(case: dict) -> float | None:
+    """solver="auto"'s fit() (the choice and the chosen solver's fit) over the fastest peer's;
+    None in records without an auto row or where no peer reached the target."""
+    row, (_, peer_seconds) = _auto_row(case), _fastest_peer(case)
+    if row is None or row["seconds"] is None or not peer_seconds:
+        return None
+    return row["seconds"] / peer_seconds
+
+
+def _sdca_to_snap(case: dict) -> float | None:
+    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
+    ours, snap = seconds.get(SDCA), seconds.get(SNAP_ONE_THREAD)
+    return None if ours is None or not snap else ours / snap
 
 
 def peers_case(case: dict) -> str:
@@ -68,13 +99,15 @@ def peers_case(case: dict) -> str:
 
 
 def _sdca_ratio(case: dict) -> str:
-    """SDCA against Snap ML on one thread (the same method), in records that have an SDCA row."""
-    seconds = {row["solver"]: row["seconds"] for row in case["rows"]}
-    if SDCA not in seconds:
-        return ""
-    ours, snap = seconds[SDCA], seconds.get(SNAP_ONE_THREAD)
-    quotient = "-" if ours is None or not snap else sig3(ours / snap)
-    return f" SDCA / Snap ML 1 thread: {quotient}."
+    """SDCA against Snap ML on one thread (the same method), and solver="auto" against the
+    fastest peer, in records that have those rows."""
+    text = ""
+    if any(row["solver"] == SDCA for row in case["rows"]):
+        text += f" SDCA / Snap ML 1 thread: {sig3(_sdca_to_snap(case))}."
+    row = _auto_row(case)
+    if row is not None:
+        text += f" {row['solver']} / fastest peer: {sig3(_auto_ratio(case))} (goal <= {GOAL_AUTO})."
+    return text
 
 
 def peers(r: dict) -> str:
@@ -83,7 +116,26 @@ def peers(r: dict) -> str:
 
 def peers_goals(r: dict) -> list[Goal]:
     ratios = [_peer_ratios(case) for case in r["cases"]]
-    return [
+    goals = []
+    if any(_auto_row(case) for case in r["cases"]):
+        goals.append(
+            ratio_goal(
+                'Wall-clock fit() to the target accuracy: solver="auto" (the choice and the chosen '
+                "solver's fit) against the fastest peer (each set and sigma)",
+                [_auto_ratio(case) for case in r["cases"]],
+                GOAL_AUTO,
+            )
+        )
+    if any(row["solver"] == SDCA for case in r["cases"] for row in case["rows"]):
+        goals.append(
+            ratio_goal(
+                "Wall-clock fit() to the target accuracy: SDCA against Snap ML on 1 thread, "
+                + " and ".join(SDCA_GOAL_SETS),
+                [_sdca_to_snap(case) for case in r["cases"] if case["set"] in SDCA_GOAL_SETS],
+                GOAL_SDCA,
+            )
+        )
+    return goals + [
         ratio_goal(
             "Wall-clock fit() to the target accuracy: PGS p=2 against the fastest peer (each set and sigma)",
             [to_peer for to_peer, _, _ in ratios],

@@ -36,3 +36,39 @@ def test_snapml_s_decision_function_applies_the_intercept_scaling(tmp_path):
         random_state=0,
     ).fit(problem.X, problem.y)
     assert _agrees_with_predict(decision, clf.predict(problem.Xt)) == 1.0
+
+
+def _case(name: str, seconds: dict[str, float | None]) -> dict:
+    seconds = {"PGS p=1.8": 1.0, **seconds}
+    rows = [
+        {"solver": solver, "seconds": s, "budget": 1, "epochs": 1.0, "accuracy": 0.9, "runs": []}
+        for solver, s in seconds.items()
+    ]
+    return {"set": name, "rows": rows}
+
+
+def test_the_goals_judge_auto_against_the_fastest_peer_and_sdca_against_snap_ml_on_text():
+    from bench.tables.wall_clock import peers_goals
+
+    cases = [
+        _case(
+            "rt_polarity",
+            {
+                "PGS p=2": 0.4,
+                "SDCA (ours)": 1.1,
+                "auto (PGS p=2)": 0.45,
+                "Snap ML 1 thread": 1.0,
+                "SGDClassifier": 2.0,
+            },
+        ),
+        _case(
+            "reuters_moneyfx",
+            {"PGS p=2": 0.3, "SDCA (ours)": 1.5, "auto (PGS p=2)": 0.6, "Snap ML 1 thread": 1.0},
+        ),
+        # a9a: not an SDCA goal set; no peer reached the target, so auto is not judged there
+        _case("a9a", {"PGS p=2": 0.3, "SDCA (ours)": 9.0, "auto (PGS p=2)": 0.3, "Snap ML 1 thread": None}),
+    ]
+    auto, sdca, p2, _ = peers_goals({"cases": cases})
+    assert (auto.met, auto.cases, auto.measured) == (1, 2, "0.45-0.60x")
+    assert (sdca.met, sdca.cases, sdca.measured) == (1, 2, "1.10-1.50x")
+    assert (p2.met, p2.cases) == (2, 2)  # the auto and SDCA rows are ours, not peers
