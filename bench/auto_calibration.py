@@ -94,7 +94,10 @@ def per_epoch_costs(X, y, sigma: float, loss: str = "logistic") -> dict[str, flo
 
 
 def sdca_epochs_to(X, y, Xt, yt, sigma: float, target: float, max_epochs: int) -> int | None:
-    clf = SDCAClassifier(sigma=sigma, n_iter=max_epochs, tol=0.0, target_score=target, random_state=0)
+    # eval_rows=None: the target is the whole test set's accuracy, as in bench.peers.
+    clf = SDCAClassifier(
+        sigma=sigma, n_iter=max_epochs, tol=0.0, target_score=target, eval_rows=None, random_state=0
+    )
     clf.fit(X, y, eval_set=(Xt, yt))
     return clf.n_iter_ if clf.stop_reason_ == "target_score" else None
 
@@ -115,7 +118,7 @@ def small_case(name: str, sigma: float) -> dict:
     caps = {"pgs": 100 * X.shape[0], "lbfgs": 1000}
     budgets = {}
     for solver, make in fits.items():
-        traced = make(caps[solver], target_score=target, checkpoint_growth=1.1)
+        traced = make(caps[solver], target_score=target, checkpoint_growth=1.1, eval_rows=None)
         traced.fit(X, y, eval_set=(Xt, yt))
         budgets[solver] = traced.n_iter_ if traced.stop_reason_ == "target_score" else None
     runs: dict[str, list[float]] = {solver: [] for solver, budget in budgets.items() if budget}
@@ -144,7 +147,13 @@ def hinge_case(name: str, data, sigma: float, max_epochs: int) -> dict:
     optimum = SDCAClassifier(loss="hinge", sigma=sigma, tol=1e-9, n_iter=2000, random_state=0).fit(X, y)
     target = float(np.mean(optimum.predict(Xt) == yt)) - 0.005
     sdca = SDCAClassifier(
-        loss="hinge", sigma=sigma, n_iter=max_epochs, tol=0.0, target_score=target, random_state=0
+        loss="hinge",
+        sigma=sigma,
+        n_iter=max_epochs,
+        tol=0.0,
+        target_score=target,
+        eval_rows=None,
+        random_state=0,
     ).fit(X, y, eval_set=(Xt, yt))
     pgs = PGSClassifier(
         loss="hinge",
@@ -152,6 +161,7 @@ def hinge_case(name: str, data, sigma: float, max_epochs: int) -> dict:
         n_iter=max_epochs * m,
         target_score=target,
         checkpoint_growth=1.1,
+        eval_rows=None,
         random_state=0,
     ).fit(X, y, eval_set=(Xt, yt))
     return {

@@ -208,6 +208,7 @@ def _pgs(problem: Problem, p: float, seed: int, target: float, max_iter: int) ->
             random_state=seed,
             target_score=solver.target or target,
             checkpoint_growth=1.1,
+            eval_rows=None,  # the target is the whole test set's accuracy, as for the peers
         )
         traced.fit(problem.X, problem.y, eval_set=(problem.Xt, problem.yt))
         return [traced.n_iter_] if traced.stop_reason_ == "target_score" else []

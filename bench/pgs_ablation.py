@@ -134,6 +134,7 @@ def run_variant(X, y, Xt, yt, sigma, target, variant: Variant, t0_auto: float, s
         n_iter=math.ceil(epochs * m / k),
         target_score=target,
         checkpoint_growth=1.1,
+        eval_rows=None,  # the target is the whole test set's accuracy
         random_state=seed,
         **params,
     )

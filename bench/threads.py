@@ -330,6 +330,7 @@ class Run:
             target_score=target,
             checkpoint_growth=1.1,
             checkpoint_interval=None,
+            eval_rows=None,  # the target is the whole test set's accuracy
             **self.params(sigma, n_iter),
         )
         if est.stop_reason_ == "target_score":

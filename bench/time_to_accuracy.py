@@ -215,6 +215,7 @@ def run_pgs(method: Method, X, y, Xt, yt, sigma, seed, targets, epochs) -> None:
         n_iter=math.ceil(epochs * m / k),
         target_score=max(reachable),
         checkpoint_growth=1.1,
+        eval_rows=None,  # the targets are the whole test set's accuracy, as for the peers
         random_state=seed,
         **method.params,
     )
