@@ -271,8 +271,11 @@ SOLVERS = {
     "snap1": "Snap ML 1 thread",
     "snap2": "Snap ML 2 threads",
     "vw": "Vowpal Wabbit",
+    "sdca": SDCA,
 }
-PEER_GOALS = {"p2": GOAL_PEERS, "p18": GOAL_PEERS_P18}
+# 'auto': solver="auto" against the fastest peer; 'sdca': SDCA against Snap ML on 1 thread, on the
+# SDCA goal's sets only.
+PEER_GOALS = {"p2": GOAL_PEERS, "p18": GOAL_PEERS_P18, "auto": GOAL_AUTO, "sdca": GOAL_SDCA}
 
 
 def _solver_row(case: dict, solver: str) -> dict:
@@ -281,6 +284,10 @@ def _solver_row(case: dict, solver: str) -> dict:
 
 
 def _goal_ratio(case: dict, goal: str) -> float | None:
+    if goal == "auto":
+        return _auto_ratio(case)
+    if goal == "sdca":
+        return _sdca_to_snap(case) if case["set"] in SDCA_GOAL_SETS else None
     to_peer, p18, _ = _peer_ratios(case)
     return to_peer if goal == "p2" else p18
 
@@ -327,6 +334,17 @@ def _misses(r: dict, goal: str) -> str:
 def _missed_ratio(r: dict, goal: str) -> str:
     """The range of the ratios of the cases that miss the goal."""
     return ratio_span([_goal_ratio(c, goal) or 0.0 for c in _judged(r, goal, False)])
+
+
+def _auto_choices(r: dict) -> str:
+    """The solvers solver="auto" chose, with the number of cases each: 'PGS p=2 (16)'."""
+    chosen: dict[str, int] = {}
+    for case in r["cases"]:
+        row = _auto_row(case)
+        if row is not None:
+            label = row["solver"][len(AUTO) :].strip(" ()")
+            chosen[label] = chosen.get(label, 0) + 1
+    return ", ".join(f"{label} ({n})" for label, n in chosen.items())
 
 
 def _fastest_count(r: dict, prefix: str) -> str:
@@ -430,6 +448,7 @@ FIGURES: dict[tuple[str, str], Figure] = {
     ("peers", "misses"): _misses,
     ("peers", "missed_ratio"): _missed_ratio,
     ("peers", "fastest_count"): _fastest_count,
+    ("peers", "auto_choices"): _auto_choices,
     ("peers", "ms"): _ms,
     ("peers", "seconds_per_epoch"): _seconds_per_epoch,
     ("peers", "budget"): _budget,
