@@ -522,16 +522,35 @@ class Evaluation:
         return self.finish(total / count if count > 0 else 0.0)
 
 
-def constant_feature_value(fit_intercept: bool, intercept_scaling: float | str, stats: DataStats) -> float:
-    """s, the value of the constant feature whose weight w_b makes the intercept b = s w_b (0.0
-    without an intercept): as given, or for "auto" the root mean square of the stored non-zero
-    feature values (1 for binary features, about 0.1 for L2-normalised text), so that the constant
-    feature is the size of a typical value."""
-    if not fit_intercept:
-        return 0.0
-    if intercept_scaling != "auto":
-        return float(intercept_scaling)
-    return math.sqrt(stats.sum_sq / stats.n_values) if stats.n_values else 1.0
+class ConstantFeatureIntercept:
+    """For a family whose intercept is b = s w_b, w_b the weight of a constant feature of value s
+    regularised like the others (LIBLINEAR's convention): s comes from the family's declared
+    ``intercept_scaling`` and is kept in ``intercept_scaling_``."""
+
+    fit_intercept: bool
+    intercept_scaling: float | str
+    intercept_scaling_: float
+
+    def _set_constant_feature(self, stats: DataStats) -> float:
+        """s as given, or for "auto" the root mean square of the stored non-zero feature values
+        (1 for binary features, about 0.1 for L2-normalised text), so that the constant feature is
+        the size of a typical value; 0.0 without an intercept. Sets ``intercept_scaling_``."""
+        if not self.fit_intercept:
+            value = 0.0
+        elif self.intercept_scaling != "auto":
+            value = float(self.intercept_scaling)
+        else:
+            value = math.sqrt(stats.sum_sq / stats.n_values) if stats.n_values else 1.0
+        self.intercept_scaling_ = value
+        return value
+
+    def _regularised_weights(self, w: np.ndarray) -> np.ndarray:
+        """Engine weights (intercept b last when fitted) as the penalty sees them: (coef, b / s)."""
+        if not self.fit_intercept:
+            return w
+        s = self.intercept_scaling
+        s = self.intercept_scaling_ if s == "auto" else float(s)
+        return np.concatenate([w[:-1], w[-1:] / s])
 
 
 def _margins(X, weights: np.ndarray, with_intercept: bool) -> np.ndarray:

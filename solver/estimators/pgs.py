@@ -14,7 +14,7 @@ from ..penalties import conjugate_exponent, pnorm_penalty
 from ..pgs import PGSEngine, PGSState
 from ..sampling import InMemoryRows, TrainingRows
 from ..step_sizes import first_step_t0, mean_sq_dual_norm, pnorm_margin_gain
-from .base import LinearModelBase, constant_feature_value
+from .base import ConstantFeatureIntercept, LinearModelBase
 from .constraints import AT_LEAST_ONE, POSITIVE, choice, classifier_loss, regressor_loss
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
@@ -26,7 +26,7 @@ _DIVERGED_MARGIN = 1e100
 
 
 @declare_parameters
-class _PGSBase(LinearModelBase):
+class _PGSBase(ConstantFeatureIntercept, LinearModelBase):
     """The PGS parameters and how they become the kernel's settings."""
 
     solver_name = "pgs"
@@ -132,7 +132,8 @@ class _PGSBase(LinearModelBase):
         # and the divergence bound; p < 2 uses sampled q-norms instead (and, for t0="auto" with a
         # Lipschitz loss, one more pass: pnorm_margin_gain), read from the first block of rows.
         mean_sq = rows.stats.mean_sq
-        self.intercept_scaling_ = self._intercept_value_for(rows.stats)
+        # With "auto", the bias then steps and is regularised like a typical weight.
+        self._set_constant_feature(rows.stats)
         first, first_targets = rows.first_block()
         dual_sq = self._mean_sq_dual_norm(first, mean_sq)
         self.t0_ = t0 = self._t0_for(first, first_targets, dual_sq)
@@ -164,19 +165,10 @@ class _PGSBase(LinearModelBase):
         sampler = rows.sampler(int(self.batch_size), self.sampling, rng)
         return PGSEngine(states, sampler, int(self.batch_size), self.output, rng)
 
-    def _intercept_value_for(self, stats) -> float:
-        """s, the value of the constant feature that carries the intercept: with "auto", the bias
-        then steps and is regularised like a typical weight."""
-        return constant_feature_value(bool(self.fit_intercept), self.intercept_scaling, stats)
-
     def _penalty(self, w: np.ndarray) -> float:
         """sigma / (2 (p - 1)) ||(coef, b / s)||_p^2 of eq. (7): the intercept b is the weight b / s
         of the constant feature s, regularised like any weight."""
-        if self.fit_intercept:
-            s = self.intercept_scaling
-            s = self.intercept_scaling_ if s == "auto" else float(s)
-            w = np.concatenate([w[:-1], w[-1:] / s])
-        return pnorm_penalty(w, float(self.p), float(self.sigma))[0]
+        return pnorm_penalty(self._regularised_weights(w), float(self.p), float(self.sigma))[0]
 
     def _losses_at_zero(self, rows: TrainingRows) -> list[float]:
         """F(0) of eq. (7) per output: the mean loss of the zero predictor over every block of

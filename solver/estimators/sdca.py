@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from numbers import Real
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..losses import LOSSES
 from ..parameters import declare_parameters, param
 from ..penalties import l2_penalty
 from ..sdca import SDCA_LOSSES, SDCAEngine
-from .base import LinearModelBase, constant_feature_value
+from .base import ConstantFeatureIntercept, LinearModelBase
 from .constraints import AT_LEAST_ONE, POSITIVE, classifier_loss, regressor_loss
 from .early_stopping import no_early_stopping
 from .tasks import LinearClassifierMixin, LinearRegressorMixin
 
 
 @declare_parameters
-class _SDCABase(LinearModelBase):
+class _SDCABase(ConstantFeatureIntercept, LinearModelBase):
     """``sigma/2 ||w||^2 + (1/m) sum_i c_i l(<w, x_i>; y_i)`` (the bias's weight included in the
     norm): eq. (1) of the SDCA paper with its lambda = sigma, and eq. (7) of the PGS paper at p = 2."""
 
@@ -65,9 +64,7 @@ class _SDCABase(LinearModelBase):
         return 1000
 
     def _make_engine(self, data, stats, targets, rng):
-        self.intercept_scaling_ = constant_feature_value(
-            bool(self.fit_intercept), self.intercept_scaling, stats
-        )
+        self._set_constant_feature(stats)
         return SDCAEngine(
             data,
             targets,
@@ -84,9 +81,7 @@ class _SDCABase(LinearModelBase):
     def _penalty(self, w):
         """sigma/2 ||(coef, b / s)||^2: the intercept b is the weight b / s of the constant
         feature s, regularised like any weight."""
-        if self.fit_intercept:
-            w = np.concatenate([w[:-1], w[-1:] / self.intercept_scaling_])
-        return l2_penalty(w, float(self.sigma))
+        return l2_penalty(self._regularised_weights(w), float(self.sigma))
 
 
 _CLASSIFICATION = tuple(name for name in SDCA_LOSSES if LOSSES[name].classification)
