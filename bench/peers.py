@@ -237,8 +237,8 @@ def _auto(problem: Problem, ours: dict[str, Solver]) -> Solver:
     chosen = ours[choose_solver_for(problem.X, "binary", params).solver]
 
     def fit(budget: int):
-        assert ours[choose_solver_for(problem.X, "binary", params).solver] is chosen
-        return chosen.fit(budget)
+        # The choice is made again in every timed fit, as a user's call makes it.
+        return ours[choose_solver_for(problem.X, "binary", params).solver].fit(budget)
 
     def budgets() -> list[int]:
         return [] if chosen.budget is None else [chosen.budget]

@@ -198,15 +198,12 @@ def check_parameters(cls: type, params: Mapping[str, Any]) -> list[ParameterProb
     return problems + joint_problems(cls, params, refused)
 
 
-_UNSET = object()
-
-
 def validate_given(estimator: Any, params: Mapping[str, Any]) -> None:
     """scikit-learn's check of each parameter alone (its ``_validate_params``, in its words), for
     the values of ``params`` that are not the declared default object itself, which
     ``declare_parameters`` checked."""
     defaults_of = type(estimator)._parameter_defaults
-    given = {name: value for name, value in params.items() if value is not defaults_of.get(name, _UNSET)}
+    given = {name: value for name, value in params.items() if value is not defaults_of[name]}
     validate_parameter_constraints(
         estimator._parameter_constraints, given, caller_name=type(estimator).__name__
     )

@@ -93,12 +93,12 @@ def peers_case(case: dict) -> str:
         f"PGS p=2 / fastest peer ({fastest}): {sig3(to_peer)} (goal <= {GOAL_PEERS}); "
         f"p=1.8 / p=2: {sig3(p18)} (goal <= {GOAL_PEERS_P18}). PGS set-up (fit() of one "
         f"iteration): {sig3(case['setup']['fit_one_iteration'])} s, one pass over the values "
-        f"{sig3(case['setup']['one_pass'])} s." + _sdca_ratio(case)
+        f"{sig3(case['setup']['one_pass'])} s." + _own_ratios(case)
     )
     return "\n\n".join([head, table, ratio])
 
 
-def _sdca_ratio(case: dict) -> str:
+def _own_ratios(case: dict) -> str:
     """SDCA against Snap ML on one thread (the same method), and solver="auto" against the
     fastest peer, in records that have those rows."""
     text = ""
@@ -122,7 +122,7 @@ def peers_goals(r: dict) -> list[Goal]:
             ratio_goal(
                 'Wall-clock fit() to the target accuracy: solver="auto" (the choice and the chosen '
                 "solver's fit) against the fastest peer (each set and sigma)",
-                [_auto_ratio(case) for case in r["cases"]],
+                [_goal_ratio(case, "auto") for case in r["cases"]],
                 GOAL_AUTO,
             )
         )
@@ -131,7 +131,7 @@ def peers_goals(r: dict) -> list[Goal]:
             ratio_goal(
                 "Wall-clock fit() to the target accuracy: SDCA against Snap ML on 1 thread, "
                 + " and ".join(SDCA_GOAL_SETS),
-                [_sdca_to_snap(case) for case in r["cases"] if case["set"] in SDCA_GOAL_SETS],
+                [_goal_ratio(case, "sdca") for case in r["cases"]],
                 GOAL_SDCA,
             )
         )

@@ -117,7 +117,7 @@ def test_only_the_values_given_are_checked_again_and_each_is():
         validate_given(cls(), dict(cls._parameter_defaults))
 
 
-def test_get_params_reads_the_signature_once_per_class():
+def test_the_cached_parameter_names_are_the_signature_s_and_callers_cannot_change_them():
     first = PGSClassifier._get_param_names()
     first.append("not a parameter")  # a caller's change does not reach the cache
     assert PGSClassifier._get_param_names() == sorted(inspect.signature(PGSClassifier).parameters)
