@@ -38,6 +38,7 @@ from solver import LBFGSClassifier, PGSClassifier, SDCAClassifier, warm_up
 from .datasets import load_pair
 from .peers import load_set
 from .results import add_results_dir, record
+from .time_to_accuracy import TO_TARGET
 
 PEERS_RECORD = Path(__file__).resolve().parent.parent / "docs" / "results" / "peers.json"
 REPEATS = 3
@@ -121,7 +122,7 @@ def small_case(name: str, sigma: float) -> dict:
     caps = {"pgs": 100 * X.shape[0], "lbfgs": 1000}
     budgets = {}
     for solver, make in fits.items():
-        traced = make(caps[solver], target_score=target, checkpoint_growth=1.1, eval_rows=None)
+        traced = make(caps[solver], target_score=target, **TO_TARGET)
         traced.fit(X, y, eval_set=(Xt, yt))
         budgets[solver] = traced.n_iter_ if traced.stop_reason_ == "target_score" else None
     runs: dict[str, list[float]] = {solver: [] for solver, budget in budgets.items() if budget}
@@ -165,8 +166,7 @@ def hinge_case(name: str, data, sigma: float, max_epochs: int) -> dict:
         sigma=sigma,
         n_iter=max_epochs * m,
         target_score=target,
-        checkpoint_growth=1.1,
-        eval_rows=None,
+        **TO_TARGET,
         random_state=0,
     ).fit(X, y, eval_set=(Xt, yt))
     return {

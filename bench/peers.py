@@ -61,7 +61,7 @@ from . import tables
 from .datasets import REAL_SETS, kdd_like
 from .results import add_results_dir, record
 from .tables.wall_clock import AUTO, SDCA
-from .time_to_accuracy import TARGET_DROP, exact_optimum_p, exact_optimum_p2, load
+from .time_to_accuracy import TARGET_DROP, TO_TARGET, exact_optimum_p, exact_optimum_p2, load
 
 DEFAULT_SETS = (*REAL_SETS, "rcv1_like", "kdd_like")
 
@@ -207,8 +207,7 @@ def _pgs(problem: Problem, p: float, seed: int, target: float, max_iter: int) ->
             n_iter=max_iter,
             random_state=seed,
             target_score=solver.target or target,
-            checkpoint_growth=1.1,
-            eval_rows=None,  # the target is the whole test set's accuracy, as for the peers
+            **TO_TARGET,
         )
         traced.fit(problem.X, problem.y, eval_set=(problem.Xt, problem.yt))
         return [traced.n_iter_] if traced.stop_reason_ == "target_score" else []

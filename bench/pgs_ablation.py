@@ -43,7 +43,7 @@ from solver import PGSClassifier
 
 from . import tables
 from .results import RESULTS_DIR, add_results_dir, record
-from .time_to_accuracy import DEFAULT_SETS, TARGET_DROP, exact_optimum_p2, load, log
+from .time_to_accuracy import DEFAULT_SETS, TARGET_DROP, TO_TARGET, exact_optimum_p2, load, log
 
 SMALL_M_SETS = ("rt_polarity", "reuters_moneyfx", "w8a", "a9a")
 PEERS_RECORD = RESULTS_DIR / "peers.json"
@@ -133,8 +133,7 @@ def run_variant(X, y, Xt, yt, sigma, target, variant: Variant, t0_auto: float, s
         sigma=sigma,
         n_iter=math.ceil(epochs * m / k),
         target_score=target,
-        checkpoint_growth=1.1,
-        eval_rows=None,  # the target is the whole test set's accuracy
+        **TO_TARGET,
         random_state=seed,
         **params,
     )

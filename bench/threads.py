@@ -82,7 +82,7 @@ from solver.sampling import InMemoryRows
 from . import tables
 from .peers import load_set
 from .results import add_results_dir, record
-from .time_to_accuracy import TARGET_DROP, exact_optimum_p, exact_optimum_p2
+from .time_to_accuracy import TARGET_DROP, TO_TARGET, exact_optimum_p, exact_optimum_p2
 
 DEFAULT_SETS = ("w8a", "kdd_like", "rcv1_like")
 # The rows whose column counts set the parts' coordinate bounds.
@@ -328,9 +328,8 @@ class Run:
             y,
             eval_set=(Xt, yt),
             target_score=target,
-            checkpoint_growth=1.1,
             checkpoint_interval=None,
-            eval_rows=None,  # the target is the whole test set's accuracy
+            **TO_TARGET,
             **self.params(sigma, n_iter),
         )
         if est.stop_reason_ == "target_score":

@@ -71,6 +71,10 @@ from .results import add_results_dir, record
 
 DEFAULT_SETS = ("a9a", "w8a", "ijcnn1", "rt_polarity", "reuters_moneyfx", "rcv1_like")
 TARGET_DROP = 0.005  # the target is the optimum's test accuracy minus 0.5 points
+# The settings of a traced fit that finds the first checkpoint reaching a target: checkpoints 10%
+# apart in samples, and the test score on every test row (the estimators' default eval_rows scores
+# an even sample of 20,000, on which a target can be reached before the whole test set reaches it).
+TO_TARGET = {"checkpoint_growth": 1.1, "eval_rows": None}
 UNTRACED_BELOW = 1.0  # PGS runs faster than this are re-timed without checkpoints (see run_pgs)
 SHORT_RUN = 0.01  # ... and those faster than this, UNTRACED_REPEATS times (the median is kept)
 UNTRACED_REPEATS = 5
@@ -214,8 +218,7 @@ def run_pgs(method: Method, X, y, Xt, yt, sigma, seed, targets, epochs) -> None:
         sigma=sigma,
         n_iter=math.ceil(epochs * m / k),
         target_score=max(reachable),
-        checkpoint_growth=1.1,
-        eval_rows=None,  # the targets are the whole test set's accuracy, as for the peers
+        **TO_TARGET,
         random_state=seed,
         **method.params,
     )
