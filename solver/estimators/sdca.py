@@ -54,8 +54,7 @@ class _SDCABase(ConstantFeatureIntercept, LinearModelBase):
         s = 1 is LIBLINEAR's default). "auto" takes the root mean square of the non-zero feature
         values, as PGS does: 1 for binary features, about 0.15 for L2-normalised text, where s = 1
         would double R^2 = max ||x_i||^2, on which the epochs SDCA needs depend (the SDCA paper's
-        rates): on rt_polarity at sigma 1e-5 and 1e-6, 1-3 epochs reach the peers bench's
-        target accuracy, against 3-5 with s = 1. ``intercept_scaling_`` holds the value used.""",
+        rates). ``intercept_scaling_`` holds the value used.""",
     )
 
     def _default_n_iter(self, m: int) -> int:
